@@ -1,0 +1,106 @@
+"""Shared CLI helpers: the context object, logging setup, output rendering, progress bars."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from okgen.settings import Workspace
+
+
+@dataclass
+class Context:
+    """What every verb gets from the global options."""
+
+    workspace: Workspace
+    json: bool = False
+    debug: bool = False
+    quiet: bool = False
+
+
+def get_ctx() -> Context:
+    """The :class:`Context` of the running command."""
+    ctx = click.get_current_context()
+    root = ctx.find_root()
+    if not isinstance(root.obj, Context):  # called directly (tests): defaults from the env
+        root.obj = Context(workspace=Workspace.from_env())
+    return root.obj
+
+
+def json_option(f):
+    """Add ``--json`` to a reporting verb (same as the global ``okgen --json``)."""
+    return click.option("--json", "json_out", is_flag=True, default=False, help="Print the result as JSON on stdout.")(f)
+
+
+def want_json(local: bool = False) -> bool:
+    """True when JSON output was asked for globally or on the verb."""
+    return local or get_ctx().json
+
+
+def setup_logging(verbose: int = 0, quiet: bool = False) -> None:
+    """Configure logging to stderr (only the CLI configures logging)."""
+    level = logging.WARNING if quiet else (logging.INFO if verbose <= 1 else logging.DEBUG)
+    if verbose == 0 and not quiet:
+        level = logging.INFO
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        if getattr(h, "_okgen", False):
+            root.removeHandler(h)
+    handler = logging.StreamHandler(sys.stderr)
+    handler._okgen = True  # type: ignore[attr-defined]
+    handler.setFormatter(logging.Formatter("%(levelname).1s %(asctime)s %(name)s: %(message)s", "%H:%M:%S"))
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+    logging.getLogger("okgen").setLevel(level)
+    # Chatty libraries stay at warnings unless -vv.
+    if verbose < 2:
+        for name in ("httpx", "httpcore", "openai", "trafilatura", "htmldate", "urllib3", "filelock"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def echo_json(data: Any) -> None:
+    """Print ``data`` as indented JSON on stdout."""
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str, sort_keys=False))
+
+
+def echo_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None, title: str | None = None) -> None:
+    """Print rows as a readable table on stdout (rich, no colours when not a terminal)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    columns = list(columns or (rows[0].keys() if rows else []))
+    table = Table(title=title, show_lines=False, box=None, pad_edge=False, header_style="bold")
+    for c in columns:
+        table.add_column(str(c), overflow="fold")
+    for r in rows:
+        table.add_row(*("" if r.get(c) is None else str(r.get(c)) for c in columns))
+    Console(soft_wrap=False, width=max(100, _term_width())).print(table)
+
+
+def _term_width() -> int:
+    import shutil
+
+    return shutil.get_terminal_size((120, 20)).columns
+
+
+def echo_kv(pairs: Iterable[tuple[str, Any]]) -> None:
+    """Print ``key: value`` lines on stdout, keys aligned."""
+    pairs = list(pairs)
+    width = max((len(k) for k, _ in pairs), default=0)
+    for k, v in pairs:
+        click.echo(f"{k.ljust(width)}  {v}")
+
+
+def progress_enabled() -> bool:
+    """Progress bars only when stderr is a terminal and --quiet is off."""
+    try:
+        quiet = get_ctx().quiet
+    except RuntimeError:
+        quiet = False
+    return sys.stderr.isatty() and not quiet

@@ -1,0 +1,140 @@
+"""The ``okgen`` command: global options, lazy verb loading, errors and exit codes.
+
+Exit codes: 0 ok, 1 okgen error (one line; the traceback only with ``--debug``), 2 usage error,
+130 interrupted. Every option can be set by an environment variable: the global ones by
+``OKGEN_HOME``, ``OKGEN_JSON``, ``OKGEN_DEBUG``, ``OKGEN_VERBOSE``, the others by
+``OKGEN_<VERB>_<OPTION>`` (``OKGEN_INGEST_DATE``, ``OKGEN_SNAPSHOT_LS_JSON``), click's
+auto-envvar rule.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import sys
+import traceback
+
+import click
+
+from okgen import __version__
+
+# verb -> (module, attribute, one-line help). Modules are imported only when their verb runs
+# (or when `okgen VERB --help` is asked), so `okgen --help` stays fast and light.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "daily": ("okgen.cli.daily", "daily", "Run the whole chain for one date: ingest, generate, snapshot, index, publish."),
+    "ingest": ("okgen.cli.ingest", "ingest", "Fetch the day's feeds and articles into the article store."),
+    "articles": ("okgen.cli.articles", "articles", "List and show stored articles."),
+    "generate": ("okgen.cli.generate", "generate", "Write and validate questions for a date's articles."),
+    "snapshot": ("okgen.cli.snapshot", "snapshot", "Build, list, show, verify and import snapshots."),
+    "signature": ("okgen.cli.signature", "signature", "Explain and check signatures."),
+    "index": ("okgen.cli.index", "index", "Build retrieval indexes over news windows."),
+    "retrieval-eval": ("okgen.cli.retrieval_eval", "retrieval_eval", "Compare retrievers by hit rate and MRR."),
+    "eval": ("okgen.cli.eval", "eval_cmd", "Score a model on a snapshot."),
+    "report": ("okgen.cli.report", "report", "Render tables and plots from eval runs."),
+    "export": ("okgen.cli.export", "export", "Export a snapshot for lm-eval, Hugging Face datasets or inspect_ai."),
+    "schedule": ("okgen.cli.schedule", "schedule", "Run `okgen daily` every day with APScheduler."),
+    "publish": ("okgen.cli.publish", "publish", "Upload a snapshot archive to a folder or fsspec URL."),
+    "pull": ("okgen.cli.publish", "pull", "Download, verify and register a published snapshot."),
+    "keygen": ("okgen.cli.publish", "keygen", "Create an Ed25519 key pair for signing snapshots."),
+    "hydrate": ("okgen.cli.hydrate", "hydrate", "Re-fetch the article texts of a snapshot released without them."),
+    "status": ("okgen.cli.status", "status", "Show recent runs, stage states and the next scheduled run."),
+    "gc": ("okgen.cli.gc", "gc", "Delete old raw captures and windows."),
+}
+
+
+def _available() -> dict[str, tuple[str, str, str]]:
+    """The verbs whose modules exist in this installation."""
+    import importlib.util
+
+    out = {}
+    for name, spec in COMMANDS.items():
+        if importlib.util.find_spec(spec[0]) is not None:
+            out[name] = spec
+    return out
+
+
+class LazyGroup(click.Group):
+    """A click group that imports a verb's module only when the verb is used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(_available()))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is not None:
+            return cmd
+        spec = _available().get(cmd_name)
+        if spec is None:
+            return None
+        module = importlib.import_module(spec[0])
+        return getattr(module, spec[1])
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Help text from the table, so `okgen --help` imports no verb module.
+        rows = [(name, spec[2]) for name, spec in sorted(_available().items())]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "-V", "--version", prog_name="okgen", message="%(prog)s %(version)s")
+@click.option("--home", type=click.Path(file_okay=False), envvar="OKGEN_HOME", help="Workspace folder (default: current directory).")
+@click.option("--json", "json_out", is_flag=True, envvar="OKGEN_JSON", help="Print results as JSON on stdout.")
+@click.option("-v", "--verbose", count=True, envvar="OKGEN_VERBOSE", help="More logging on stderr (-vv for debug).")
+@click.option("-q", "--quiet", is_flag=True, envvar="OKGEN_QUIET", help="Only warnings and errors on stderr; no progress bars.")
+@click.option("--debug", is_flag=True, envvar="OKGEN_DEBUG", help="Show tracebacks on errors.")
+@click.pass_context
+def cli(ctx: click.Context, home: str | None, json_out: bool, verbose: int, quiet: bool, debug: bool) -> None:
+    """okgen: fresh, leak-free knowledge benchmarks from the day's news.
+
+    Start with `okgen daily` (today's benchmark on the embedded defaults) and
+    `okgen VERB --help` for any verb below.
+    """
+    from okgen.cli.common import Context, setup_logging
+    from okgen.settings import Workspace
+
+    setup_logging(verbose=verbose, quiet=quiet)
+    ctx.obj = Context(workspace=Workspace.from_env(home), json=json_out, debug=debug, quiet=quiet)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: run the CLI and map errors to one-line messages and exit codes."""
+    from okgen.errors import OkgenError
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args or os.environ.get("OKGEN_DEBUG", "").lower() in ("1", "true", "yes")
+    try:
+        rv = cli.main(args=args, prog_name="okgen", standalone_mode=False, auto_envvar_prefix="OKGEN")
+    except click.exceptions.Abort:
+        click.echo("okgen: interrupted", err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:
+        click.echo("okgen: interrupted", err=True)
+        sys.exit(130)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except OkgenError as e:
+        if debug:
+            traceback.print_exc()
+        click.echo(f"okgen: error: {_one_line(str(e))}", err=True)
+        sys.exit(e.exit_code)
+    except BrokenPipeError:
+        sys.exit(0)
+    except Exception as e:  # a bug: still one line unless --debug
+        if debug:
+            traceback.print_exc()
+        else:
+            logging.getLogger("okgen").debug("internal error", exc_info=True)
+        click.echo(f"okgen: internal error: {type(e).__name__}: {_one_line(str(e))} (rerun with --debug for the traceback)", err=True)
+        sys.exit(1)
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 2000 else text[:2000] + "..."

@@ -1,0 +1,41 @@
+"""``okgen signature``: explain and check signature strings."""
+
+from __future__ import annotations
+
+import click
+
+from okgen.cli.common import echo_json, echo_table, json_option, want_json
+
+
+@click.group()
+def signature() -> None:
+    """Explain and check signatures."""
+
+
+@signature.command("explain")
+@click.argument("sig")
+@json_option
+def explain(sig: str, json_out: bool) -> None:
+    """Print every field of a snapshot or eval signature as a table.
+
+    Example: okgen signature explain 'd:2026-11-21|w:10|g:extractive-v1|...'
+    """
+    from okgen.signature import parse_any
+
+    parsed = parse_any(sig)
+    rows = parsed.explain()
+    if want_json(json_out):
+        echo_json({"kind": parsed.KIND, "long": parsed.format(), "short": parsed.short, "fields": rows})
+        return
+    echo_table(rows, ["key", "short", "value", "meaning"], title=parsed.KIND)
+
+
+@signature.command("check")
+@click.argument("sig")
+@click.option("--short", "as_short", is_flag=True, help="Print the short form instead of the long one.")
+def check(sig: str, as_short: bool) -> None:
+    """Parse a signature and print it in canonical form (exit 1 when it is malformed)."""
+    from okgen.signature import parse_any
+
+    parsed = parse_any(sig)
+    click.echo(parsed.short if as_short else parsed.format())

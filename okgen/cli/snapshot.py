@@ -1,0 +1,183 @@
+"""``okgen snapshot``: list, show, verify, archive and extract snapshots."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import click
+
+from okgen.cli.common import echo_json, echo_kv, echo_table, get_ctx, json_option, want_json
+from okgen.errors import IntegrityError
+
+
+@click.group()
+def snapshot() -> None:
+    """Build, list, show, verify and import snapshots."""
+
+
+@snapshot.command("ls")
+@json_option
+def ls(json_out: bool) -> None:
+    """List the snapshots of the workspace (catalogue records and folders), newest first."""
+    from okgen.snapshot.store import list_snapshots
+
+    ws = get_ctx().workspace
+    rows = []
+    for entry, snap in list_snapshots(ws):
+        if entry is not None:
+            rows.append({
+                "date": str(entry.date), "hash": entry.content_hash[:12], "questions": entry.questions,
+                "local": "yes" if snap is not None else "no", "text": "yes" if entry.text_included else "no",
+                "name": entry.name, "signature": entry.short_signature,
+            })
+        elif snap is not None:
+            m = snap.manifest
+            rows.append({
+                "date": str(m.date), "hash": m.content_hash[:12], "questions": m.counts.get("questions"),
+                "local": "yes", "text": "yes" if m.text_included else "no", "name": snap.name,
+                "signature": snap.signature.short,
+            })
+    if want_json(json_out):
+        echo_json(rows)
+        return
+    if not rows:
+        click.echo(f"no snapshots in {ws.home} (okgen daily builds one)", err=True)
+        return
+    echo_table(rows, ["date", "hash", "questions", "local", "text", "name"])
+
+
+@snapshot.command("show")
+@click.argument("ref")
+@json_option
+def show(ref: str, json_out: bool) -> None:
+    """Show a snapshot's signature, counts and funnel. REF: signature, short form, hash, folder or archive."""
+    from okgen.snapshot.store import resolve
+
+    snap = resolve(ref, get_ctx().workspace)
+    m = snap.manifest
+    if want_json(json_out):
+        data = m.model_dump(mode="json")
+        data["short_signature"] = snap.signature.short
+        data["path"] = str(snap.path)
+        echo_json(data)
+        return
+    c = m.counts
+    echo_kv([
+        ("signature", m.signature),
+        ("short", snap.signature.short),
+        ("path", snap.path),
+        ("date", m.date),
+        ("created", m.created_at.isoformat()),
+        ("questions", c.get("questions")),
+        ("articles", f"{c.get('articles')} ({', '.join(f'{w}d: {n}' for w, n in c.get('articles_by_window', {}).items())})"),
+        ("generator", m.generator.model),
+        ("validator", m.validator.model if m.validator else "none"),
+        ("seed", m.seed),
+        ("answer positions", ", ".join(f"{k}: {v}" for k, v in c.get("answer_positions", {}).items())),
+        ("texts", "included" if m.text_included else "omitted"),
+    ])
+    if m.funnel:
+        click.echo("funnel:")
+        for k, v in m.funnel.items():
+            if not isinstance(v, dict | list):
+                click.echo(f"  {k}: {v}")
+
+
+@snapshot.command("verify")
+@click.argument("ref")
+@click.option("--pubkey", type=click.Path(dir_okay=False, exists=True), help="Also check the Ed25519 manifest signature with this public key.")
+@json_option
+def verify(ref: str, pubkey: str | None, json_out: bool) -> None:
+    """Recompute every hash of a snapshot and report any changed byte with its file.
+
+    REF is a snapshot folder, a .tar.gz archive, or a signature (long, short, or hash) from the
+    catalogue. Exits with status 1 when anything is wrong.
+    """
+    from okgen.signature import looks_like_signature, parse_any
+    from okgen.snapshot.archive import safe_extract
+    from okgen.snapshot.store import catalogue, resolve
+    from okgen.snapshot.verify import verify_folder
+
+    ws = get_ctx().workspace
+    p = Path(ref).expanduser()
+    archive_problem = None
+    if not looks_like_signature(ref) and p.is_file():
+        with tempfile.TemporaryDirectory(prefix="okgen-verify-") as tmp:
+            folder = safe_extract(p, tmp)
+            report = verify_folder(folder)
+            report.path = str(p)
+            _check_pubkey(report, folder, pubkey)
+    else:
+        expected = parse_any(ref).snapshot_signature() if looks_like_signature(ref) else None
+        snap = resolve(ref, ws)
+        report = verify_folder(snap.path, expected)
+        _check_pubkey(report, snap.path, pubkey)
+        entry = catalogue(ws).get_by_name(snap.name)
+        if entry is not None and entry.archive and entry.archive_sha256:
+            from okgen.hashing import sha256_file
+
+            a = catalogue(ws).resolve_path(entry.archive)
+            if a is not None and a.is_file() and sha256_file(a) != entry.archive_sha256:
+                archive_problem = f"{a.name}: archive SHA-256 differs from the catalogue record"
+                report.add(a.name, "archive SHA-256 differs from the catalogue record")
+    if want_json(json_out):
+        echo_json(report.to_dict())
+    elif report.ok:
+        extra = " (manifest signature verified)" if report.signed else ""
+        click.echo(f"ok: {report.path}: {len(report.checked)} files verified{extra}")
+    else:
+        for prob in report.problems:
+            click.echo(f"FAIL {prob}", err=True)
+    if not report.ok:
+        first = report.problems[0]
+        raise IntegrityError(f"{report.path}: {len(report.problems)} problem(s); first: {first}" if archive_problem is None else archive_problem)
+
+
+def _check_pubkey(report, folder: Path, pubkey: str | None) -> None:
+    if pubkey is None:
+        return
+    try:
+        from okgen.snapshot.signing import verify_manifest_signature
+    except ImportError:  # pragma: no cover - signing lands with publishing
+        report.add("manifest.sig", "manifest signing is not available in this okgen")
+        return
+    try:
+        verify_manifest_signature(folder, Path(pubkey))
+        report.signed = True
+    except IntegrityError as e:
+        report.signed = False
+        report.add("manifest.sig", str(e))
+
+
+@snapshot.command("archive")
+@click.argument("ref")
+@click.option("--out", type=click.Path(dir_okay=False), help="Archive path (default: next to the folder).")
+def archive_cmd(ref: str, out: str | None) -> None:
+    """Write the deterministic .tar.gz of a snapshot and record its checksum in the catalogue."""
+    from okgen.snapshot.archive import make_archive
+    from okgen.snapshot.build import register
+    from okgen.snapshot.store import resolve
+
+    ws = get_ctx().workspace
+    snap = resolve(ref, ws)
+    path = Path(out) if out else snap.path.parent / f"{snap.name}.tar.gz"
+    make_archive(snap.path, path)
+    register(snap, ws, archive=path)
+    click.echo(str(path))
+
+
+@snapshot.command("extract")
+@click.argument("archive", type=click.Path(dir_okay=False, exists=True))
+@click.option("--to", "dest", type=click.Path(file_okay=False), help="Folder to extract into (default: the workspace's snapshots/).")
+def extract(archive: str, dest: str | None) -> None:
+    """Safely extract a snapshot archive and register it in the catalogue."""
+    from okgen.snapshot.archive import safe_extract
+    from okgen.snapshot.build import register
+    from okgen.snapshot.store import Snapshot
+
+    ws = get_ctx().workspace
+    folder = safe_extract(archive, Path(dest) if dest else ws.snapshots_dir)
+    snap = Snapshot(folder)
+    register(snap, ws)
+    click.echo(str(folder))

@@ -1,0 +1,174 @@
+"""File helpers: canonical JSON/JSONL records, atomic writes and atomic folders.
+
+Nothing okgen writes is ever half-written: files go to a temporary name in the same folder and
+are renamed into place; folders are built under a temporary name and renamed when complete.
+Reading a record file that does not match its schema names the file and the line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from okgen.errors import OkgenError, SchemaError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def record_line(record: BaseModel | dict[str, Any]) -> str:
+    """One canonical JSONL line (sorted keys, compact, UTF-8) for a record, without newline."""
+    data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def pretty_json(record: BaseModel | dict[str, Any]) -> str:
+    """Canonical indented JSON for a top-level file (sorted keys, trailing newline)."""
+    data = record.model_dump(mode="json") if isinstance(record, BaseModel) else record
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write UTF-8 ``text`` to ``path`` atomically."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def write_jsonl(path: str | os.PathLike[str], records: Iterable[BaseModel | dict[str, Any]]) -> int:
+    """Write records as canonical JSONL, atomically; return the number of lines."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    n = 0
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            for rec in records:
+                f.write(record_line(rec))
+                f.write("\n")
+                n += 1
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return n
+
+
+def iter_jsonl(path: str | os.PathLike[str], model: type[M]) -> Iterator[M]:
+    """Yield validated records from a JSONL file.
+
+    Raises:
+        SchemaError: a line is not JSON or does not match ``model`` ("file:line: reason").
+        NotFoundError-like OkgenError: the file is missing.
+    """
+    path = Path(path)
+    try:
+        f = open(path, encoding="utf-8")
+    except FileNotFoundError:
+        raise OkgenError(f"{path}: no such file") from None
+    with f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise SchemaError(f"{path.name}:{lineno}: broken JSON line ({e.msg} at column {e.colno})") from None
+            except UnicodeDecodeError:
+                raise SchemaError(f"{path.name}:{lineno}: not valid UTF-8") from None
+            try:
+                yield model.model_validate(data)
+            except ValidationError as e:
+                raise SchemaError(f"{path.name}:{lineno}: {describe_validation_error(e)}") from None
+
+
+def read_jsonl(path: str | os.PathLike[str], model: type[M]) -> list[M]:
+    """Read a whole JSONL file of ``model`` records (see :func:`iter_jsonl`)."""
+    try:
+        return list(iter_jsonl(path, model))
+    except UnicodeDecodeError:
+        raise SchemaError(f"{Path(path).name}: not valid UTF-8") from None
+
+
+def read_model_json(path: str | os.PathLike[str], model: type[M]) -> M:
+    """Read a top-level JSON file as ``model``.
+
+    Raises:
+        SchemaError: not JSON, or not matching the schema.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise OkgenError(f"{path}: no such file") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise SchemaError(f"{path.name}: corrupted JSON ({getattr(e, 'msg', e)})") from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        raise SchemaError(f"{path.name}: {describe_validation_error(e)}") from None
+
+
+def describe_validation_error(e: ValidationError) -> str:
+    """One line for the first problem of a pydantic error (``field.sub: message``)."""
+    err = e.errors()[0]
+    loc = ".".join(str(x) for x in err.get("loc", ())) or "record"
+    more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+    return f"{loc}: {err['msg']}{more}"
+
+
+@contextlib.contextmanager
+def atomic_dir(target: str | os.PathLike[str], replace: bool = False) -> Iterator[Path]:
+    """Build a folder under a temporary name and rename it to ``target`` when the block ends.
+
+    On error the temporary folder is removed and ``target`` is left as it was.
+
+    Args:
+        target: final folder path.
+        replace: replace an existing ``target`` (otherwise an existing one is an error).
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists() and not replace:
+        raise OkgenError(f"{target} already exists")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        yield tmp
+        if target.exists():
+            old = target.with_name(f".{target.name}.old")
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(target, old)
+            os.replace(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

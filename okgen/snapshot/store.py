@@ -1,0 +1,169 @@
+"""Snapshots on disk: open, list and resolve them by signature, hash, folder or archive."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from pathlib import Path
+
+from okgen.errors import NotFoundError, OkgenError
+from okgen.files import iter_jsonl, read_jsonl, read_model_json
+from okgen.schema import Article, Question, SnapshotManifest
+from okgen.settings import Workspace
+from okgen.signature import Signature, looks_like_signature
+from okgen.snapshot import layout
+from okgen.snapshot.catalogue import Catalogue, CatalogueEntry
+
+
+class Snapshot:
+    """A snapshot folder. Records are read lazily and cached.
+
+    Args:
+        path: the snapshot folder (holding ``manifest.json``).
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        if not (self.path / layout.MANIFEST).is_file():
+            raise NotFoundError(f"{self.path}: not a snapshot folder (no {layout.MANIFEST})")
+
+    def __repr__(self) -> str:
+        return f"Snapshot({str(self.path)!r})"
+
+    @functools.cached_property
+    def manifest(self) -> SnapshotManifest:
+        """The parsed ``manifest.json``."""
+        return read_model_json(self.path / layout.MANIFEST, SnapshotManifest)
+
+    @functools.cached_property
+    def signature(self) -> Signature:
+        """The parsed snapshot signature."""
+        return Signature.parse(self.manifest.signature)
+
+    @property
+    def name(self) -> str:
+        """Folder name."""
+        return self.path.name
+
+    @functools.cached_property
+    def questions(self) -> list[Question]:
+        """All questions."""
+        return read_jsonl(self.path / layout.QUESTIONS, Question)
+
+    @functools.cached_property
+    def corpus(self) -> list[Article]:
+        """All corpus articles (the longest window)."""
+        return read_jsonl(self.path / layout.CORPUS, Article)
+
+    def iter_corpus(self) -> Iterator[Article]:
+        """Stream corpus articles without keeping them."""
+        return iter_jsonl(self.path / layout.CORPUS, Article)
+
+    @functools.cached_property
+    def articles_by_id(self) -> dict[str, Article]:
+        """Corpus articles by id."""
+        return {a.id: a for a in self.corpus}
+
+    def window(self, days: int) -> list[Article]:
+        """Articles of the ``days``-day window ending on the snapshot date: (D - days, D]."""
+        import datetime as dt
+
+        if days < 1:
+            raise OkgenError(f"a window is at least 1 day, got {days}")
+        d = self.manifest.date
+        start = d - dt.timedelta(days=days)
+        return [a for a in self.corpus if start < a.date <= d]
+
+
+def list_snapshots(ws: Workspace) -> list[tuple[CatalogueEntry | None, Snapshot | None]]:
+    """Every snapshot known to the workspace: catalogue records and folders without one."""
+    cat = catalogue(ws)
+    out: list[tuple[CatalogueEntry | None, Snapshot | None]] = []
+    seen: set[str] = set()
+    for e in cat.entries():
+        p = cat.resolve_path(e.path)
+        snap = Snapshot(p) if p is not None and (p / layout.MANIFEST).is_file() else None
+        out.append((e, snap))
+        seen.add(e.name)
+    if ws.snapshots_dir.is_dir():
+        for p in sorted(ws.snapshots_dir.iterdir(), reverse=True):
+            if p.is_dir() and p.name not in seen and not p.name.startswith(".") and (p / layout.MANIFEST).is_file():
+                out.append((None, Snapshot(p)))
+    return out
+
+
+def catalogue(ws: Workspace) -> Catalogue:
+    """The workspace's signature catalogue."""
+    return Catalogue(ws.signatures_dir, ws.home)
+
+
+def resolve(ref: str, ws: Workspace | None = None, *, extract: bool = True) -> Snapshot:
+    """Find a snapshot by folder path, archive path, signature, short signature or hash.
+
+    An archive is extracted safely into the workspace's ``snapshots/`` (and registered) unless
+    its folder is already there. A signature found in the catalogue whose folder is missing but
+    whose archive is present is extracted from the archive.
+
+    Raises:
+        NotFoundError: nothing matches (or several snapshots do).
+        SignatureError: ``ref`` looks like a signature but does not parse.
+    """
+    from okgen.snapshot.build import register
+
+    ws = ws or Workspace.from_env()
+    ref = str(ref).strip()
+    p = Path(ref).expanduser()
+    if not looks_like_signature(ref) and p.exists():
+        if p.is_dir():
+            return Snapshot(p)
+        if p.name.endswith((".tar.gz", ".tgz")):
+            if not extract:
+                raise OkgenError(f"{p}: an archive; extract it first")
+            return open_archive(p, ws)
+        raise NotFoundError(f"{p}: neither a snapshot folder nor a .tar.gz archive")
+    cat = catalogue(ws)
+    try:
+        entry = cat.find(ref)
+    except NotFoundError:
+        # A folder in snapshots/ that was copied in without a catalogue record.
+        for _, snap in list_snapshots(ws):
+            if snap is not None and (snap.name == ref or snap.manifest.content_hash.startswith(ref.lower())
+                                     or (looks_like_signature(ref) and _same_signature(snap, ref))):
+                register(snap, ws)
+                return snap
+        raise
+    path = cat.resolve_path(entry.path)
+    if path is not None and (path / layout.MANIFEST).is_file():
+        return Snapshot(path)
+    archive = cat.resolve_path(entry.archive)
+    if archive is not None and archive.is_file() and extract:
+        return open_archive(archive, ws)
+    raise NotFoundError(
+        f"snapshot {entry.name} is catalogued but not present locally; "
+        f"fetch it with: okgen pull '{entry.short_signature}' --from SOURCE"
+    )
+
+
+def _same_signature(snap: Snapshot, ref: str) -> bool:
+    from okgen.signature import parse_any
+
+    try:
+        return snap.signature == parse_any(ref).snapshot_signature()
+    except OkgenError:
+        return False
+
+
+def open_archive(archive: Path, ws: Workspace) -> Snapshot:
+    """Extract an archive into ``snapshots/`` (if not already there), register it, open it."""
+    from okgen.snapshot.archive import list_members
+    from okgen.snapshot.build import register
+    from okgen.snapshot.archive import safe_extract
+
+    members = list_members(archive)
+    top = Path(members[0].name).parts[0]
+    folder = ws.snapshots_dir / top
+    if not (folder / layout.MANIFEST).is_file():
+        folder = safe_extract(archive, ws.snapshots_dir)
+    snap = Snapshot(folder)
+    register(snap, ws, archive=archive if archive.resolve().parent == ws.snapshots_dir.resolve() else None)
+    return snap
