@@ -35,7 +35,8 @@ def get_ctx() -> Context:
 
 def json_option(f):
     """Add ``--json`` to a reporting verb (same as the global ``okgen --json``)."""
-    return click.option("--json", "json_out", is_flag=True, default=False, help="Print the result as JSON on stdout.")(f)
+    return click.option("--json", "json_out", is_flag=True, default=False, envvar="OKGEN_JSON",
+                        help="Print the result as JSON on stdout (env: OKGEN_JSON).")(f)
 
 
 def want_json(local: bool = False) -> bool:

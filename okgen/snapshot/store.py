@@ -155,9 +155,8 @@ def _same_signature(snap: Snapshot, ref: str) -> bool:
 
 def open_archive(archive: Path, ws: Workspace) -> Snapshot:
     """Extract an archive into ``snapshots/`` (if not already there), register it, open it."""
-    from okgen.snapshot.archive import list_members
+    from okgen.snapshot.archive import list_members, safe_extract
     from okgen.snapshot.build import register
-    from okgen.snapshot.archive import safe_extract
 
     members = list_members(archive)
     top = Path(members[0].name).parts[0]

@@ -1,0 +1,53 @@
+"""``okgen schedule``: run ``okgen daily`` every day (APScheduler 3, persistent job store)."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+
+import click
+
+from okgen.cli.common import get_ctx
+
+
+@click.command("schedule")
+@click.option("--at", default="06:00", show_default=True, help="Time of day to run, HH:MM (24-hour).")
+@click.option("--tz", default="UTC", show_default=True, help="IANA time zone of --at and of 'yesterday'.")
+@click.option("--misfire-grace", default=20 * 3600, show_default=True, type=int,
+              help="Seconds a missed run may start late (after downtime); later ones are skipped.")
+@click.option("--catch-up-days", default=1, show_default=True, type=int,
+              help="Also build up to this many earlier days that have no finished run.")
+def schedule(at: str, tz: str, misfire_grace: int, catch_up_days: int) -> None:
+    """Run the daily job every day at --at in --tz until stopped (SIGTERM or Ctrl-C).
+
+    Each run builds the previous day's snapshot. Logs go to data/logs/schedule.log.
+
+    Example: okgen schedule --at 06:30 --tz Europe/Berlin
+    """
+    from okgen.daily.scheduler import configure, file_logging, new_scheduler, parse_at, parse_tz
+
+    parse_at(at)
+    parse_tz(tz)
+    ws = get_ctx().workspace
+    file_logging(ws)
+    log = logging.getLogger("okgen.schedule")
+    sched = new_scheduler(ws, "background")
+    sched.start(paused=True)  # paused: the stored job (and a missed fire time) is read first
+    job = configure(sched, ws, at=at, tz=tz, misfire_grace=misfire_grace, catch_up_days=catch_up_days)
+    stopped = threading.Event()
+
+    def stop(signum, frame):  # clean shutdown: no new runs; an interrupted run resumes next time
+        log.info("received %s: stopping the scheduler", signal.Signals(signum).name)
+        stopped.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    log.info("scheduler started: okgen daily at %s %s; next run %s", at, tz, job.next_run_time)
+    click.echo(f"okgen daily scheduled at {at} {tz}; next run {job.next_run_time}; logs in {ws.logs_dir / 'schedule.log'}", err=True)
+    sched.resume()
+    while not stopped.wait(1.0):
+        pass
+    sched.shutdown(wait=False)
+    log.info("scheduler stopped")
+    click.echo("scheduler stopped", err=True)

@@ -1,0 +1,235 @@
+"""Publish snapshot archives to a folder or any fsspec URL, and pull them back.
+
+A destination holds ``archives/<name>[.notext].tar.gz`` and a catalogue ``index.json``::
+
+    {"schema_version": 1, "kind": "okgen-index", "snapshots": [
+        {"signature": "...", "short_signature": "...", "name": "...", "date": "2026-11-21",
+         "questions": 412, "archive": "archives/<name>.tar.gz", "sha256": "...", "bytes": 123,
+         "text_included": true, "signed": true, "key_id": "...", "published_at": "..."}]}
+
+``s3://``, ``gs://`` and other URLs work when that fsspec filesystem's package is installed
+(``s3fs``, ``gcsfs``). Pulling downloads the archive, checks its SHA-256 against the index,
+extracts it safely, verifies every hash (and the Ed25519 signature when a public key is given)
+and registers the snapshot locally; anything that fails is removed again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from okgen.errors import ConfigError, IntegrityError, NotFoundError, OkgenError
+from okgen.hashing import sha256_file
+from okgen.schema import utcnow
+from okgen.settings import Workspace
+from okgen.signature import looks_like_signature, parse_any
+from okgen.snapshot import layout
+from okgen.snapshot.archive import make_archive, safe_extract
+from okgen.snapshot.build import register
+from okgen.snapshot.store import Snapshot
+from okgen.snapshot.verify import verify_folder
+
+log = logging.getLogger(__name__)
+INDEX = "index.json"
+
+
+def _fs(url: str):
+    import fsspec
+
+    try:
+        fs, root = fsspec.core.url_to_fs(url)
+    except ImportError as e:
+        raise ConfigError(f"cannot open {url}: {e} (install the fsspec filesystem package for this URL scheme)") from None
+    except ValueError as e:
+        raise ConfigError(f"cannot open {url}: {e}") from None
+    return fs, root.rstrip("/")
+
+
+def read_index(src: str) -> dict[str, Any]:
+    """Read a destination's ``index.json`` (an empty index when there is none).
+
+    Raises:
+        IntegrityError: the index exists but is not valid JSON of the right kind.
+    """
+    fs, root = _fs(src)
+    path = f"{root}/{INDEX}"
+    if not fs.exists(path):
+        return {"schema_version": 1, "kind": "okgen-index", "snapshots": []}
+    try:
+        with fs.open(path, "rb") as f:
+            data = json.loads(f.read().decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise IntegrityError(f"{src}/{INDEX}: corrupted ({e})") from None
+    if not isinstance(data, dict) or data.get("kind") != "okgen-index" or not isinstance(data.get("snapshots"), list):
+        raise IntegrityError(f"{src}/{INDEX}: not an okgen catalogue index")
+    return data
+
+
+def _write_index(fs: Any, root: str, data: dict[str, Any]) -> None:
+    payload = (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    tmp = f"{root}/.{INDEX}.{utcnow():%Y%m%dT%H%M%S}.tmp"
+    with fs.open(tmp, "wb") as f:
+        f.write(payload)
+    fs.mv(tmp, f"{root}/{INDEX}")
+
+
+def publish(snapshot: Snapshot, dest: str, workspace: Workspace, *, sign_key: str | Path | None = None,
+            no_text: bool = False) -> dict[str, Any]:
+    """Upload a snapshot's deterministic archive to ``dest`` and record it in ``dest/index.json``.
+
+    Args:
+        snapshot: the local snapshot (verified before anything is uploaded).
+        dest: a folder or fsspec URL.
+        workspace: the local workspace (its catalogue records where the snapshot went).
+        sign_key: Ed25519 private key; adds ``manifest.sig`` to what is published.
+        no_text: publish questions and article metadata and text hashes, without bodies.
+
+    Returns:
+        The index entry written.
+    """
+    report = verify_folder(snapshot.path)
+    if not report.ok:
+        raise IntegrityError(f"refusing to publish {snapshot.name}: {report.problems[0]}")
+    with tempfile.TemporaryDirectory(prefix="okgen-publish-") as tmpdir:
+        work = Path(tmpdir) / snapshot.name
+        if no_text:
+            from okgen.snapshot.notext import strip_texts
+
+            variant = strip_texts(snapshot, work)
+        else:
+            shutil.copytree(snapshot.path, work)
+            variant = Snapshot(work)
+        key_id = None
+        if sign_key is not None:
+            from okgen.snapshot.signing import sign_manifest, verify_manifest_signature
+
+            sign_manifest(variant.path, sign_key)
+            pub = _public_from_private(Path(sign_key), Path(tmpdir))
+            key_id = verify_manifest_signature(variant.path, pub)
+            if not no_text:  # the local copy carries the signature too
+                shutil.copyfile(variant.path / layout.MANIFEST_SIG, snapshot.path / layout.MANIFEST_SIG)
+        suffix = ".notext.tar.gz" if no_text else ".tar.gz"
+        archive = make_archive(variant.path, Path(tmpdir) / f"{snapshot.name}{suffix}")
+        if not no_text:
+            local = snapshot.path.parent / archive.name
+            shutil.copyfile(archive, local)
+        digest = sha256_file(archive)
+        size = archive.stat().st_size
+        fs, root = _fs(dest)
+        fs.makedirs(f"{root}/archives", exist_ok=True)
+        remote = f"archives/{archive.name}"
+        fs.put_file(str(archive), f"{root}/{remote}")
+    m = snapshot.manifest
+    entry = {
+        "signature": m.signature,
+        "short_signature": snapshot.signature.short,
+        "content_hash": m.content_hash,
+        "name": snapshot.name,
+        "date": str(m.date),
+        "questions": m.counts.get("questions"),
+        "archive": remote,
+        "sha256": digest,
+        "bytes": size,
+        "text_included": not no_text,
+        "signed": key_id is not None,
+        "key_id": key_id,
+        "published_at": utcnow().isoformat(),
+    }
+    index = read_index(dest)
+    index["snapshots"] = [e for e in index["snapshots"] if not (e.get("name") == entry["name"] and e.get("text_included") == entry["text_included"])]
+    index["snapshots"].append(entry)
+    index["snapshots"].sort(key=lambda e: (e.get("date", ""), e.get("name", ""), not e.get("text_included", True)))
+    index["updated_at"] = utcnow().isoformat()
+    _write_index(fs, root, index)
+    register(snapshot, workspace, archive=None if no_text else snapshot.path.parent / f"{snapshot.name}.tar.gz", source=dest)
+    log.info("published %s to %s (%s, %d bytes)", snapshot.name, dest, remote, size)
+    return entry
+
+
+def _public_from_private(private: Path, tmpdir: Path) -> Path:
+    from cryptography.hazmat.primitives import serialization
+
+    key = serialization.load_pem_private_key(private.read_bytes(), password=None)
+    pub = tmpdir / "signer.pub"
+    pub.write_bytes(key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+    return pub
+
+
+def find_entry(index: dict[str, Any], ref: str, prefer_text: bool = True) -> dict[str, Any]:
+    """Find the index entry for a signature, short signature, hash prefix or name."""
+    ref = ref.strip()
+    entries = index.get("snapshots", [])
+    if looks_like_signature(ref):
+        long = parse_any(ref).snapshot_signature().format()
+        matches = [e for e in entries if e.get("signature") == long]
+    else:
+        matches = [e for e in entries if e.get("name") == ref or str(e.get("content_hash", "")).startswith(ref.lower())]
+    if not matches:
+        raise NotFoundError(f"no published snapshot matches {ref!r}")
+    names = {e["name"] for e in matches}
+    if len(names) > 1:
+        raise NotFoundError(f"{ref!r} matches {len(names)} published snapshots; give the full signature")
+    matches.sort(key=lambda e: e.get("text_included", True) != prefer_text)
+    return matches[0]
+
+
+def pull(ref: str, src: str, workspace: Workspace, *, pubkey: str | Path | None = None,
+         prefer_text: bool = True) -> Snapshot:
+    """Download, check and register a published snapshot.
+
+    Raises:
+        IntegrityError: the archive's SHA-256 differs from the index, a file hash fails, or the
+            signature does not verify with ``pubkey``. Nothing is left behind.
+    """
+    index = read_index(src)
+    entry = find_entry(index, ref, prefer_text)
+    fs, root = _fs(src)
+    ws = workspace
+    ws.snapshots_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".pull-", dir=ws.snapshots_dir) as tmpdir:
+        local_archive = Path(tmpdir) / Path(entry["archive"]).name
+        try:
+            fs.get_file(f"{root}/{entry['archive']}", str(local_archive))
+        except FileNotFoundError:
+            raise NotFoundError(f"{src}/{entry['archive']}: listed in the index but missing") from None
+        digest = sha256_file(local_archive)
+        if digest != entry["sha256"]:
+            raise IntegrityError(f"{entry['archive']}: SHA-256 {digest[:12]}… differs from the index ({entry['sha256'][:12]}…); refusing it")
+        folder = safe_extract(local_archive, Path(tmpdir) / "x")
+        rep = verify_folder(folder, parse_any(entry["signature"]))
+        if not rep.ok:
+            raise IntegrityError(f"{entry['archive']}: {rep.problems[0]}")
+        if pubkey is not None:
+            from okgen.snapshot.signing import verify_manifest_signature
+
+            verify_manifest_signature(folder, pubkey)
+        final = ws.snapshots_dir / folder.name
+        if final.exists():
+            existing = verify_folder(final)
+            if existing.ok and Snapshot(final).manifest.text_included >= Snapshot(folder).manifest.text_included:
+                log.info("%s is already present and verified", final.name)
+                snap = Snapshot(final)
+                register(snap, ws, source=src)
+                return snap
+            shutil.rmtree(final)
+        folder.rename(final)
+        archive_dst = None
+        if entry.get("text_included", True):
+            archive_dst = ws.snapshots_dir / local_archive.name
+            shutil.move(str(local_archive), archive_dst)
+    snap = Snapshot(final)
+    register(snap, ws, archive=archive_dst, source=src)
+    return snap
+
+
+def published_date(entry: dict[str, Any]) -> dt.date:
+    """The news date of an index entry."""
+    try:
+        return dt.date.fromisoformat(entry["date"])
+    except (KeyError, ValueError):
+        raise OkgenError(f"index entry {entry.get('name')!r} has no valid date") from None

@@ -1,0 +1,137 @@
+"""publish -> pull -> verify round trips, signing, tampering, no-text releases."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from okgen.errors import IntegrityError
+from okgen.settings import Workspace
+from okgen.snapshot import layout
+from okgen.snapshot.publish import publish, pull, read_index
+from okgen.snapshot.signing import generate_keypair, sign_manifest, verify_manifest_signature
+from okgen.snapshot.verify import verify_folder
+
+
+def cli(*args, home):
+    return subprocess.run([sys.executable, "-m", "okgen", "--home", str(home), *args], capture_output=True, text=True)
+
+
+def test_publish_pull_verify_unsigned(make_snapshot, workspace, tmp_path):
+    snap = make_snapshot()
+    dest = tmp_path / "pub"
+    entry = publish(snap, str(dest), workspace)
+    assert (dest / entry["archive"]).is_file()
+    index = json.loads((dest / "index.json").read_text())
+    assert index["snapshots"][0]["signature"] == snap.manifest.signature
+    other = Workspace(tmp_path / "other")
+    got = pull(snap.signature.short, str(dest), other)
+    assert verify_folder(got.path).ok
+    assert got.manifest == snap.manifest
+    assert (got.path / layout.QUESTIONS).read_bytes() == (snap.path / layout.QUESTIONS).read_bytes()
+    # Registered locally with its source; resolvable by hash.
+    from okgen.snapshot.store import catalogue, resolve
+
+    assert resolve(snap.manifest.content_hash[:10], other).path == got.path
+    assert catalogue(other).get_by_name(got.name).sources == (str(dest),)
+
+
+def test_signed_round_trip_and_wrong_key(make_snapshot, workspace, tmp_path):
+    snap = make_snapshot()
+    priv, pub = generate_keypair(tmp_path / "k" / "okgen.key")
+    _, other_pub = generate_keypair(tmp_path / "k2" / "other.key")
+    dest = tmp_path / "pub"
+    entry = publish(snap, str(dest), workspace, sign_key=priv)
+    assert entry["signed"] and len(entry["key_id"]) == 16
+    assert (snap.path / layout.MANIFEST_SIG).is_file()  # local copy signed too
+    ws2 = Workspace(tmp_path / "w2")
+    got = pull(snap.signature.format(), str(dest), ws2, pubkey=pub)
+    assert verify_manifest_signature(got.path, pub) == entry["key_id"]
+    with pytest.raises(IntegrityError, match="made with key"):
+        pull(snap.signature.format(), str(dest), Workspace(tmp_path / "w3"), pubkey=other_pub)
+    assert not any((tmp_path / "w3" / "snapshots").glob("2026*"))
+    # CLI verify with the right and the wrong key.
+    ok = cli("snapshot", "verify", str(got.path), "--pubkey", str(pub), home=ws2.home)
+    assert ok.returncode == 0 and "manifest signature verified" in ok.stdout
+    bad = cli("snapshot", "verify", str(got.path), "--pubkey", str(other_pub), home=ws2.home)
+    assert bad.returncode == 1 and "manifest.sig" in bad.stderr
+
+
+def test_signature_detects_a_manifest_edit(make_snapshot, tmp_path):
+    snap = make_snapshot()
+    priv, pub = generate_keypair(tmp_path / "okgen.key")
+    sign_manifest(snap.path, priv)
+    verify_manifest_signature(snap.path, pub)
+    p = snap.path / layout.MANIFEST
+    p.write_text(p.read_text().replace('"seed": 13', '"seed": 14'))
+    with pytest.raises(IntegrityError, match="does not match"):
+        verify_manifest_signature(snap.path, pub)
+
+
+def test_tampered_archive_is_refused(make_snapshot, workspace, tmp_path):
+    snap = make_snapshot()
+    dest = tmp_path / "pub"
+    entry = publish(snap, str(dest), workspace)
+    arch = dest / entry["archive"]
+    data = bytearray(arch.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    arch.write_bytes(bytes(data))
+    ws2 = Workspace(tmp_path / "w2")
+    with pytest.raises(IntegrityError, match="differs from the index"):
+        pull(snap.signature.short, str(dest), ws2)
+    assert not ws2.snapshots_dir.exists() or not [p for p in ws2.snapshots_dir.iterdir() if not p.name.startswith(".")]
+    out = cli("pull", snap.signature.short, "--from", str(dest), home=ws2.home)
+    assert out.returncode == 1 and "refusing it" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_consistent_but_tampered_index_is_caught_by_verify(make_snapshot, workspace, tmp_path):
+    # Someone rewrites a question inside the archive and updates the index checksum:
+    # the content hash in the signature still catches it.
+    import tarfile
+
+    from okgen.hashing import sha256_file
+    from okgen.snapshot.archive import make_archive, safe_extract
+
+    snap = make_snapshot()
+    dest = tmp_path / "pub"
+    entry = publish(snap, str(dest), workspace)
+    folder = safe_extract(dest / entry["archive"], tmp_path / "x")
+    q = folder / layout.QUESTIONS
+    q.write_text(q.read_text().replace('"answer_index":0', '"answer_index":0 ', 1))
+    make_archive(folder, dest / entry["archive"])
+    index = read_index(str(dest))
+    index["snapshots"][0]["sha256"] = sha256_file(dest / entry["archive"])
+    (dest / "index.json").write_text(json.dumps(index))
+    with pytest.raises(IntegrityError, match="questions.jsonl"):
+        pull(snap.signature.short, str(dest), Workspace(tmp_path / "w2"))
+    assert tarfile.is_tarfile(dest / entry["archive"])
+
+
+def test_no_text_release_and_fsspec_memory(make_snapshot, workspace, tmp_path):
+    snap = make_snapshot()
+    entry = publish(snap, "memory://okgen-test-pub", workspace, no_text=True)
+    assert entry["text_included"] is False and entry["archive"].endswith(".notext.tar.gz")
+    full = publish(snap, "memory://okgen-test-pub", workspace)
+    index = read_index("memory://okgen-test-pub")
+    assert len(index["snapshots"]) == 2
+    ws2 = Workspace(tmp_path / "w2")
+    bare = pull(snap.signature.short, "memory://okgen-test-pub", ws2, prefer_text=False)
+    assert not bare.manifest.text_included
+    assert all(a.text == "" and a.text_sha256 for a in bare.corpus)
+    assert bare.signature == snap.signature
+    assert verify_folder(bare.path).ok
+    ws3 = Workspace(tmp_path / "w3")
+    rich = pull(snap.signature.short, "memory://okgen-test-pub", ws3)
+    assert rich.manifest.text_included and rich.corpus == snap.corpus
+    assert full["sha256"] != entry["sha256"]
+
+
+def test_keygen_cli(tmp_path):
+    out = cli("keygen", "--out", str(tmp_path / "k.key"), home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "k.key").stat().st_mode & 0o777 == 0o600
+    again = cli("keygen", "--out", str(tmp_path / "k.key"), home=tmp_path)
+    assert again.returncode == 1 and "already exists" in again.stderr
