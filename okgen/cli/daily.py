@@ -1,0 +1,117 @@
+"""``okgen daily``: the whole chain for one date (or a range), resumable, printing the signature last."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import click
+
+from okgen.cli.common import echo_json, get_ctx, json_option, progress_enabled, want_json
+
+
+def _date(value: str | None) -> dt.date | None:
+    if value is None:
+        return None
+    text = value.strip().lower()
+    today = dt.datetime.now(dt.timezone.utc).date()
+    if text == "today":
+        return today
+    if text == "yesterday":
+        return today - dt.timedelta(days=1)
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date (YYYY-MM-DD, today or yesterday)") from None
+
+
+@click.command("daily")
+@click.option("--date", "date_s", metavar="DATE", help="News date (default: yesterday in [daily] timezone).")
+@click.option("--from", "from_s", metavar="DATE", help="Backfill from this date (with --to).")
+@click.option("--to", "to_s", metavar="DATE", help="Backfill up to this date, inclusive.")
+@click.option("--force", is_flag=True, help="Rebuild a finished date with a new timestamp and signature.")
+@click.option("--feeds", type=click.Path(exists=True, dir_okay=False), help="Feed list (TOML or OPML).")
+@click.option("--replay", type=click.Path(exists=True, dir_okay=False), help="Ingest from this WARC capture instead of the network.")
+@click.option("--replay-dir", type=click.Path(exists=True, file_okay=False), help="Backfill from okgen-<date>.warc.gz captures in this folder.")
+@click.option("--import", "import_file", type=click.Path(exists=True, dir_okay=False), help="Ingest from a JSON/JSONL news dump.")
+@click.option("--generator", metavar="SPEC", help="extractive or openai/MODEL[,base_url=URL,...] (default: [generate] generator, else extractive).")
+@click.option("--validator", metavar="SPEC", help="openai/MODEL[,...] or none.")
+@click.option("--probe", "probes", multiple=True, metavar="SPEC", help="Freshness probe model; repeat for several.")
+@click.option("--per-article", type=click.IntRange(1, 50), help="Questions per article.")
+@click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD", help="Stop generation cleanly at this spend.")
+@click.option("--no-cache", is_flag=True, help="Bypass the LLM response cache.")
+@click.option("--retrievers", metavar="LIST", help="Indexes to build, comma-separated (default bm25; '' for none).")
+@click.option("--windows", metavar="LIST", help="News windows in days, comma-separated (default 1,5,10).")
+@click.option("--publish-to", metavar="DEST", help="Publish the archive to this folder or fsspec URL.")
+@click.option("--sign-key", type=click.Path(exists=True, dir_okay=False), help="Sign the published manifest with this Ed25519 key.")
+@click.option("--no-text", is_flag=True, default=None, help="Publish without article bodies.")
+@json_option
+def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, generator, validator, probes, per_article,
+          max_cost, no_cache, retrievers, windows, publish_to, sign_key, no_text, json_out) -> None:
+    """Run ingest, generate, snapshot, index and publish for one date; print the signature last.
+
+    With no configuration it uses the packaged feed list, the SQLite store and WARC captures in
+    data/, the offline extractive generator, snapshots/ and signatures/. Running a date again
+    resumes where it stopped; a finished date prints its signature again.
+
+    \b
+    Examples:
+      okgen daily
+      okgen daily --date 2026-11-21 --generator openai/gpt-4.1-mini --validator openai/gpt-4.1
+      okgen daily --from 2026-11-01 --to 2026-11-10 --replay-dir data/warc
+    """
+    from okgen.daily.pipeline import DailyOptions, run_daily, run_range, summarize
+    from okgen.errors import OkgenError
+
+    ws = get_ctx().workspace
+    date, start, end = _date(date_s), _date(from_s), _date(to_s)
+    if (start is None) != (end is None):
+        raise click.UsageError("--from and --to go together")
+    if start is not None and date is not None:
+        raise click.UsageError("use either --date or --from/--to")
+    if replay_dir and start is None:
+        raise click.UsageError("--replay-dir is for backfills (--from/--to); use --replay for one date")
+    overrides = dict(feeds=feeds, replay=replay, import_file=import_file, generator=generator, validator=validator,
+                     probes=probes or None, per_article=per_article, max_cost=max_cost, publish_to=publish_to,
+                     sign_key=sign_key, no_text=no_text, retrievers=retrievers, windows=windows,
+                     use_cache=False if no_cache else None)
+    opts = DailyOptions.from_config(ws.config(), **overrides)
+    if not opts.llm_configured:
+        click.echo("okgen: no LLM endpoint configured: using the offline extractive generator (gen:extractive-v1); "
+                   "set [generate] generator in okgen.toml or pass --generator openai/MODEL", err=True)
+
+    def on_stage(stage, status, counts):
+        click.echo(f"okgen: {stage}: {status} ({_brief(stage, counts)})", err=True)
+
+    if start is not None:
+        results = run_range(start, end, ws, opts, force=force, progress=progress_enabled(), replay_dir=replay_dir)
+        if want_json(json_out):
+            echo_json({"summary": summarize(results), "runs": [r.to_dict() for r in results]})
+        else:
+            for r in results:
+                click.echo(f"{r.date}  {r.status:7}  {r.signature or r.error}")
+        failed = [r for r in results if r.status != "done"]
+        if failed:
+            raise OkgenError(f"{len(failed)} of {len(results)} date(s) failed (first: {failed[0].date}: {failed[0].error})")
+        return
+    result = run_daily(date, ws, opts, force=force, progress=progress_enabled(), on_stage=on_stage)
+    if want_json(json_out):
+        echo_json(result.to_dict())
+        return
+    if result.already_done:
+        click.echo(f"okgen: {result.date} was already built (run {result.run_id}); --force rebuilds it", err=True)
+    click.echo(f"snapshot: {result.snapshot}", err=True)
+    click.echo(result.signature)
+
+
+def _brief(stage: str, c: dict) -> str:
+    if stage == "ingest":
+        return f"{c.get('stored_total', 0)} articles for the date, {c.get('stored', 0)} new; feeds ok {c.get('feeds_ok', 0)}/{c.get('feeds_total', 0)}"
+    if stage == "generate":
+        return f"{c.get('kept', 0)} questions kept of {c.get('candidates', 0)} candidates"
+    if stage == "snapshot":
+        return f"{c.get('questions')} questions, {c.get('articles')} corpus articles"
+    if stage == "index":
+        return ", ".join(c.get("indexes", {})) or c.get("reason", "")
+    if stage == "publish":
+        return c.get("dest") or c.get("reason", "")
+    return ""

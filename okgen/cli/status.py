@@ -1,0 +1,65 @@
+"""``okgen status``: recent runs, stage states, counts, failures and the next scheduled run."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import click
+
+from okgen.cli.common import echo_json, echo_table, get_ctx, json_option, want_json
+
+
+def _fmt_time(ts: float | None) -> str:
+    if ts is None:
+        return ""
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+@click.command("status")
+@click.option("--limit", default=10, show_default=True, type=int, help="Runs to show.")
+@json_option
+def status(limit: int, json_out: bool) -> None:
+    """Show recent daily runs with their stages, failures and the next scheduled run.
+
+    Example: okgen status --limit 5
+    """
+    from okgen.daily.scheduler import next_run_time
+    from okgen.daily.state import RunState
+
+    ws = get_ctx().workspace
+    runs = []
+    if ws.db_path.is_file():
+        with RunState(ws.db_path) as st:
+            runs = st.runs(limit=limit)
+    nxt = next_run_time(ws)
+    data = {
+        "workspace": str(ws.home),
+        "next_scheduled_run": nxt.isoformat() if nxt else None,
+        "runs": [
+            {
+                "run_id": r.run_id, "date": str(r.date), "status": r.status, "forced": r.forced,
+                "started": _fmt_time(r.started_at), "finished": _fmt_time(r.finished_at),
+                "signature": r.signature, "error": r.error,
+                "stages": [{"stage": s.stage, "status": s.status, "seconds": round(s.seconds, 2) if s.seconds is not None else None,
+                            "counts": s.counts, "error": s.error} for s in r.stages],
+            }
+            for r in runs
+        ],
+    }
+    if want_json(json_out):
+        echo_json(data)
+        return
+    click.echo(f"workspace: {ws.home}")
+    click.echo(f"next scheduled run: {nxt.isoformat() if nxt else 'none (okgen schedule is not set up here)'}")
+    if not runs:
+        click.echo("no daily runs yet (okgen daily starts one)")
+        return
+    rows = []
+    for r in runs:
+        stages = " ".join(f"{s.stage}:{s.status}" for s in r.stages)
+        rows.append({"run": r.run_id, "date": str(r.date), "status": r.status, "started": _fmt_time(r.started_at),
+                     "stages": stages, "error": (r.error or "")[:80]})
+    echo_table(rows, ["run", "date", "status", "started", "stages", "error"])
+    failures = [(r, s) for r in runs for s in r.stages if s.status == "failed"]
+    for r, s in failures[:10]:
+        click.echo(f"failed: run {r.run_id} ({r.date}) stage {s.stage}: {s.error}")

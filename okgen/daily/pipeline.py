@@ -1,0 +1,337 @@
+"""``okgen daily``: ingest -> generate (with validation) -> snapshot -> indexes -> publish.
+
+Every stage checkpoints in the workspace store (:mod:`okgen.daily.state`), so running the same
+date again continues where it stopped and never duplicates work: ingest and generation resume
+per item, the snapshot is rebuilt with the run's own timestamp (the same signature), indexes
+are reused when they exist. ``force`` starts a new run with a new timestamp and signature. A
+workspace lock keeps two runs from overlapping.
+
+Configuration (all optional) comes from ``okgen.toml``: ``[ingest]`` and ``[generate]`` as for
+those verbs, and ``[daily]``::
+
+    [daily]
+    timezone = "UTC"            # "yesterday" is computed in this zone
+    feeds = "my-feeds.toml"     # feed list (default: the packaged one)
+    retrievers = ["bm25"]       # indexes built for each window after the snapshot
+    windows = [1, 5, 10]
+    publish_to = "/srv/okgen"   # folder or fsspec URL; unset: no publishing
+    sign_key = "okgen.key"      # sign published manifests
+    no_text = false             # publish without article bodies
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from okgen.daily.lock import RunLock
+from okgen.daily.state import RunState
+from okgen.errors import ConfigError, OkgenError
+from okgen.hashing import sha256_file, sha256_text
+from okgen.settings import Workspace
+
+log = logging.getLogger(__name__)
+
+STAGES = ("ingest", "generate", "snapshot", "index", "publish")
+EXTRACTIVE = ("extractive", "extractive-v1")
+
+
+@dataclass
+class DailyOptions:
+    """What one daily run does; defaults come from ``okgen.toml`` (see the module docstring)."""
+
+    feeds: str | None = None
+    replay: str | None = None
+    import_file: str | None = None
+    generator: str = "extractive"
+    validator: str | None = None
+    probes: tuple[str, ...] = ()
+    per_article: int | None = None
+    seed: int | None = None
+    max_cost: float | None = None
+    concurrency: int = 16
+    use_cache: bool = True
+    retrievers: tuple[str, ...] = ("bm25",)
+    windows: tuple[int, ...] = (1, 5, 10)
+    publish_to: str | None = None
+    sign_key: str | None = None
+    no_text: bool = False
+    timezone: str = "UTC"
+
+    @property
+    def llm_configured(self) -> bool:
+        """True when an LLM generator is configured (else the offline extractive one runs)."""
+        return self.generator not in EXTRACTIVE
+
+    @classmethod
+    def from_config(cls, cfg: dict[str, Any], **overrides: Any) -> DailyOptions:
+        """Merge ``[daily]`` and ``[generate]`` of ``okgen.toml`` with explicit overrides (None = unset)."""
+        d = dict(cfg.get("daily", {}) or {})
+        g = dict(cfg.get("generate", {}) or {})
+        known = {"timezone", "feeds", "retrievers", "windows", "publish_to", "sign_key", "no_text", "replay", "import_file"}
+        unknown = set(d) - known
+        if unknown:
+            raise ConfigError(f"okgen.toml [daily]: unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})")
+        vals: dict[str, Any] = {k: d[k] for k in known if k in d}
+        for k in ("generator", "validator", "probes", "per_article", "seed", "max_cost", "concurrency"):
+            if k in g:
+                vals[k] = g[k]
+        vals.update({k: v for k, v in overrides.items() if v is not None})
+        for k in ("probes", "retrievers", "windows"):
+            if k in vals:
+                v = vals[k]
+                vals[k] = tuple(v) if isinstance(v, list | tuple) else tuple(x for x in str(v).split(",") if x)
+        if "windows" in vals:
+            vals["windows"] = tuple(int(w) for w in vals["windows"])
+        if vals.get("validator") in ("", "none"):
+            vals["validator"] = None
+        if vals.get("publish_to") == "":
+            vals["publish_to"] = None
+        return cls(**vals)
+
+
+@dataclass
+class DailyResult:
+    """The outcome of one date's run."""
+
+    date: dt.date
+    run_id: int
+    status: str
+    signature: str | None = None
+    snapshot: str | None = None
+    resumed: bool = False
+    stages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    error: str | None = None
+    already_done: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"date": str(self.date), "run_id": self.run_id, "status": self.status, "signature": self.signature,
+                "snapshot": self.snapshot, "resumed": self.resumed, "already_done": self.already_done,
+                "stages": self.stages, "error": self.error}
+
+
+def default_date(tz: str = "UTC") -> dt.date:
+    """Yesterday in ``tz``: the most recent complete news day."""
+    return (dt.datetime.now(ZoneInfo(tz)) - dt.timedelta(days=1)).date()
+
+
+def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions | None = None, *,
+              force: bool = False, progress: bool = False,
+              on_stage: Callable[[str, str, dict[str, Any]], None] | None = None) -> DailyResult:
+    """Run (or resume) every stage for one date.
+
+    Args:
+        date: the news date (default: yesterday in the configured timezone).
+        workspace: the workspace.
+        options: what to run (default: from ``okgen.toml``).
+        force: start a new run (new timestamp and signature) even if the date is done.
+        progress: progress bars on stderr.
+        on_stage: called as ``on_stage(stage, status, counts)`` after each stage.
+
+    Raises:
+        LockedError: another daily run holds the workspace lock.
+        OkgenError: a stage failed (its state and error are recorded; rerun to resume).
+    """
+    opts = options or DailyOptions.from_config(workspace.config())
+    date = date or default_date(opts.timezone)
+    with RunLock(workspace.data_dir / "locks" / "daily.lock"), RunState(workspace.db_path) as state:
+        run_id, resumed = state.start_or_resume(date, force=force, config=_public(opts))
+        run = state.runs(limit=1, date=date)[0]
+        result = DailyResult(date=date, run_id=run_id, status="running", resumed=resumed)
+        if run.status == "done" and not force:
+            result.status, result.signature, result.already_done = "done", run.signature, True
+            result.stages = {s.stage: {"status": s.status, "counts": s.counts} for s in run.stages}
+            result.snapshot = result.stages.get("snapshot", {}).get("counts", {}).get("path")
+            log.info("%s is already done (run %d); use --force to rebuild", date, run_id)
+            return result
+        ctx = _RunContext(workspace, state, run_id, date, opts, progress, dt.datetime.fromtimestamp(int(run.started_at), dt.timezone.utc))
+        try:
+            for stage in STAGES:
+                if state.stage_status(run_id, stage) in ("done", "skipped"):
+                    counts = state.stage_counts(run_id, stage)
+                    ctx.counts[stage] = counts
+                    result.stages[stage] = {"status": "done (earlier)", "counts": counts}
+                    continue
+                state.begin_stage(run_id, stage)
+                t0 = time.perf_counter()
+                try:
+                    status, counts = getattr(ctx, f"stage_{stage}")()
+                except BaseException as e:
+                    msg = str(e) if isinstance(e, OkgenError) else f"{type(e).__name__}: {e}"
+                    state.end_stage(run_id, stage, "failed", error=msg if not isinstance(e, KeyboardInterrupt) else "interrupted")
+                    raise
+                counts["seconds"] = round(time.perf_counter() - t0, 3)
+                ctx.counts[stage] = counts
+                state.end_stage(run_id, stage, status, counts)
+                result.stages[stage] = {"status": status, "counts": counts}
+                if on_stage is not None:
+                    on_stage(stage, status, counts)
+        except BaseException as e:
+            state.finish_run(run_id, "failed" if not isinstance(e, KeyboardInterrupt) else "interrupted",
+                             error=str(e) if isinstance(e, OkgenError) else f"{type(e).__name__}: {e}")
+            raise
+        result.signature = ctx.counts["snapshot"]["signature"]
+        result.snapshot = ctx.counts["snapshot"]["path"]
+        result.status = "done"
+        state.finish_run(run_id, "done", signature=result.signature)
+        return result
+
+
+def run_range(start: dt.date, end: dt.date, workspace: Workspace, options: DailyOptions | None = None, *,
+              force: bool = False, progress: bool = False, replay_dir: str | Path | None = None) -> list[DailyResult]:
+    """Backfill every date from ``start`` to ``end`` (inclusive), oldest first.
+
+    A failed date is recorded and the next one runs; the results list every date's outcome.
+    With ``replay_dir``, each date replays ``<replay_dir>/okgen-<date>.warc.gz``.
+    """
+    from okgen.ingest.warc import warc_path
+
+    if end < start:
+        raise ConfigError(f"--to {end} is before --from {start}")
+    opts = options or DailyOptions.from_config(workspace.config())
+    out = []
+    d = start
+    while d <= end:
+        o = opts
+        if replay_dir is not None:
+            wp = warc_path(Path(replay_dir), d)
+            if not wp.is_file():
+                out.append(DailyResult(date=d, run_id=0, status="failed", error=f"{wp}: no WARC capture for {d}"))
+                d += dt.timedelta(days=1)
+                continue
+            o = DailyOptions(**{**opts.__dict__, "replay": str(wp)})
+        try:
+            out.append(run_daily(d, workspace, o, force=force, progress=progress))
+        except OkgenError as e:
+            log.error("%s failed: %s", d, e)
+            out.append(DailyResult(date=d, run_id=0, status="failed", error=str(e)))
+        d += dt.timedelta(days=1)
+    return out
+
+
+def _public(opts: DailyOptions) -> dict[str, Any]:
+    """Options as recorded in the run (no secrets are in them: keys come from the environment)."""
+    return {k: v for k, v in opts.__dict__.items()}
+
+
+class _RunContext:
+    """The stages of one run; each returns (status, counts)."""
+
+    def __init__(self, ws: Workspace, state: RunState, run_id: int, date: dt.date, opts: DailyOptions,
+                 progress: bool, timestamp: dt.datetime):
+        self.ws, self.state, self.run_id, self.date, self.opts = ws, state, run_id, date, opts
+        self.progress = progress
+        self.timestamp = timestamp
+        self.counts: dict[str, dict[str, Any]] = {}
+
+    # -- ingest ---------------------------------------------------------------------------
+    def stage_ingest(self) -> tuple[str, dict[str, Any]]:
+        from okgen.ingest.pipeline import run_ingest
+
+        o = self.opts
+        summary = run_ingest(self.date, self.ws, feeds=o.feeds, replay=o.replay, import_file=o.import_file, progress=self.progress)
+        counts = summary.to_dict()
+        if o.import_file:
+            counts["feeds_hash"] = sha256_text(f"import:{sha256_file(o.import_file)}")
+        return "done", counts
+
+    # -- generate -------------------------------------------------------------------------
+    def stage_generate(self) -> tuple[str, dict[str, Any]]:
+        res = self._generate()
+        f = res.funnel
+        if res.stopped == "budget":
+            raise OkgenError(f"the --max-cost budget was reached with {res.pending} article(s) unfinished; "
+                             "finished ones are kept: rerun (with a larger budget) to continue")
+        if not res.complete:
+            raise OkgenError(f"{res.pending} article(s) could not be finished ({res.stopped or 'errors'}); rerun to retry them")
+        if not res.questions:
+            raise OkgenError(f"no question survived the checks for {self.date} ({f.get('candidates', 0)} candidates)")
+        return "done", {"kept": len(res.questions), "candidates": f.get("candidates"), "articles": f.get("articles"),
+                        "generator": res.generator.model, "validator": res.validator.model if res.validator else None,
+                        "usage": f.get("usage"), "run_key": res.run_key}
+
+    def _generate(self):
+        from okgen.generate.pipeline import DEFAULT_PER_ARTICLE, DEFAULT_SEED, run_generate
+
+        o = self.opts
+        return run_generate(
+            self.date, self.ws, generator=o.generator, validator=o.validator, probes=o.probes,
+            per_article=o.per_article or DEFAULT_PER_ARTICLE, concurrency=o.concurrency, max_cost=o.max_cost,
+            use_cache=o.use_cache, seed=o.seed if o.seed is not None else DEFAULT_SEED, progress=self.progress,
+        )
+
+    # -- snapshot -------------------------------------------------------------------------
+    def stage_snapshot(self) -> tuple[str, dict[str, Any]]:
+        from okgen.ingest.store import ArticleStore
+        from okgen.signature import format_timestamp
+        from okgen.snapshot.build import build_snapshot
+        from okgen.snapshot.layout import snapshot_name
+        from okgen.snapshot.store import Snapshot
+
+        res = self._generate()  # a finished date: read back from the store, no calls
+        longest = max(self.opts.windows)
+        with ArticleStore(self.ws.db_path) as store:
+            corpus = store.articles_between(self.date - dt.timedelta(days=longest), self.date)
+        feeds_hash = self.counts.get("ingest", {}).get("feeds_hash") or sha256_text("unknown-feeds")
+        # A run killed after the build but before its checkpoint finds its own folder again.
+        for p in sorted(self.ws.snapshots_dir.glob(f"{self.date}_{format_timestamp(self.timestamp)}_*")):
+            if (p / "manifest.json").is_file():
+                snap = Snapshot(p)
+                break
+        else:
+            snap = build_snapshot(
+                res.questions, corpus, date=self.date, generator=res.generator, validator=res.validator,
+                probes=res.probes, prompt_hash=res.prompt_hash, feeds_hash=feeds_hash, seed=res.seed,
+                windows=self.opts.windows, funnel=res.funnel, timestamp=self.timestamp, workspace=self.ws,
+                extra={"ingest": {k: self.counts.get("ingest", {}).get(k) for k in ("mode", "config_hash", "stored_total")}},
+            )
+        assert snap.name == snapshot_name(str(self.date), format_timestamp(self.timestamp), snap.manifest.content_hash)
+        return "done", {"signature": snap.manifest.signature, "short": snap.signature.short, "path": str(snap.path),
+                        "questions": snap.manifest.counts["questions"], "articles": snap.manifest.counts["articles"]}
+
+    # -- indexes --------------------------------------------------------------------------
+    def stage_index(self) -> tuple[str, dict[str, Any]]:
+        from okgen.retrieval.index import open_index
+        from okgen.retrieval.windows import EmptyWindowError
+        from okgen.snapshot.store import Snapshot
+
+        if not self.opts.retrievers:
+            return "skipped", {"reason": "no retrievers configured"}
+        snap = Snapshot(self.counts["snapshot"]["path"])
+        built: dict[str, Any] = {}
+        for name in self.opts.retrievers:
+            for w in self.opts.windows:
+                try:
+                    idx = open_index(snap, name, w, self.ws)
+                except EmptyWindowError as e:
+                    built[f"{name}@{w}"] = f"empty: {e}"
+                    continue
+                built[f"{name}@{w}"] = {"docs": idx.num_docs, "folder": str(idx.folder)}
+        return "done", {"indexes": built}
+
+    # -- publish --------------------------------------------------------------------------
+    def stage_publish(self) -> tuple[str, dict[str, Any]]:
+        from okgen.snapshot.publish import publish
+        from okgen.snapshot.store import Snapshot
+
+        o = self.opts
+        if not o.publish_to:
+            return "skipped", {"reason": "no publish_to configured"}
+        snap = Snapshot(self.counts["snapshot"]["path"])
+        entry = publish(snap, o.publish_to, self.ws, sign_key=o.sign_key, no_text=o.no_text)
+        return "done", {"dest": o.publish_to, "archive": entry["archive"], "sha256": entry["sha256"], "signed": entry["signed"]}
+
+
+def summarize(results: Sequence[DailyResult]) -> dict[str, int]:
+    """Counts of outcomes for a backfill."""
+    out: dict[str, int] = {}
+    for r in results:
+        out[r.status] = out.get(r.status, 0) + 1
+    return out
