@@ -210,3 +210,47 @@ def test_backfill_from_replayed_captures(site, tmp_path):
         b_line = [ln for ln in replayed.stdout.strip().splitlines() if ln.startswith(str(d))][0]
         b = resolve(b_line.split()[2], ws2)
         assert [q.id for q in a.questions] == [q.id for q in b.questions]
+
+
+def test_no_text_release_hydrates_back_to_the_original(site, tmp_path):
+    from okgen.snapshot import layout
+    from okgen.testing.web import Route
+
+    articles, feeds, web = site
+    ws = Workspace(tmp_path / "ws")
+    dest = tmp_path / "pub"
+    write_config(ws, feeds, retrievers=[], publish_to=str(dest), no_text=True)
+    out = okgen(ws, "daily", "--date", str(DAY))
+    assert out.returncode == 0, out.stderr
+    sig = Signature.parse(out.stdout.strip().splitlines()[-1])
+    original = resolve(sig.short, ws)
+    ws2 = Workspace(tmp_path / "ws2")
+    write_config(ws2, feeds)
+    assert okgen(ws2, "pull", sig.short, "--from", str(dest), "--no-text").returncode == 0
+    bare = resolve(sig.short, ws2)
+    assert not bare.manifest.text_included and all(a.text == "" for a in bare.corpus)
+    hyd = okgen(ws2, "--json", "hydrate", sig.short)
+    assert hyd.returncode == 0, hyd.stderr
+    rep = json.loads(hyd.stdout)
+    assert rep["complete"] and rep["matched"] == len(original.corpus)
+    for name in (layout.MANIFEST, layout.QUESTIONS, layout.CORPUS, layout.README):
+        assert (bare.path / name).read_bytes() == (original.path / name).read_bytes(), name
+    assert okgen(ws2, "snapshot", "verify", sig.format()).returncode == 0
+    # A page that changed and one that vanished are reported, and their texts stay omitted.
+    ws3 = Workspace(tmp_path / "ws3")
+    write_config(ws3, feeds)
+    assert okgen(ws3, "pull", sig.short, "--from", str(dest), "--no-text").returncode == 0
+    corpus = resolve(sig.short, ws3).corpus
+    changed, gone = corpus[0], corpus[1]
+    path_of = {a.url: a.url.split(str(web.port), 1)[1] for a in corpus}
+    from okgen.testing.news_site import article_html
+
+    web.set(path_of[changed.url], Route(body=article_html(changed.title, changed.text + " A correction was appended later today.")))
+    web.set(path_of[gone.url], Route(status=410, body="gone"))
+    rep = json.loads(okgen(ws3, "--json", "hydrate", sig.short).stdout)
+    assert not rep["complete"]
+    assert [c["id"] for c in rep["changed"]] == [changed.id] and [v["id"] for v in rep["vanished"]] == [gone.id]
+    after = resolve(sig.short, ws3)
+    assert not after.manifest.text_included
+    assert sum(not a.text_omitted for a in after.corpus) == len(corpus) - 2
+    assert okgen(ws3, "snapshot", "verify", sig.short).returncode == 0

@@ -1,0 +1,118 @@
+"""Hydrate a snapshot released without article texts: fetch each article again, extract it
+with the same extractor settings, and keep the text only when it matches its recorded hash.
+
+Articles whose page changed (a different text) or vanished (a failed fetch) stay without text
+and are reported; when every article matches, the hydrated folder is byte-for-byte the
+original full release and verifies against the same signature.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from okgen.hashing import sha256_text
+from okgen.schema import Article
+from okgen.settings import Workspace
+from okgen.snapshot.store import Snapshot
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class HydrateReport:
+    """What hydration found, article by article."""
+
+    snapshot: str
+    matched: list[str] = field(default_factory=list)
+    changed: list[dict[str, Any]] = field(default_factory=list)
+    vanished: list[dict[str, Any]] = field(default_factory=list)
+    already: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """True when every text is present again."""
+        return not self.changed and not self.vanished
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"snapshot": self.snapshot, "matched": len(self.matched), "already_present": self.already,
+                "changed": self.changed, "vanished": self.vanished, "complete": self.complete}
+
+
+def hydrate(snapshot: Snapshot, workspace: Workspace, *, config: Any = None, progress: bool = False) -> tuple[Snapshot, HydrateReport]:
+    """Re-fetch the omitted texts of ``snapshot`` and rewrite it in place.
+
+    Args:
+        snapshot: a snapshot whose corpus has omitted texts.
+        workspace: for the ingest settings (``[ingest]`` of ``okgen.toml``: User-Agent,
+            politeness, allowed networks, extractor options).
+        config: an :class:`~okgen.ingest.config.IngestConfig` overriding the workspace's.
+        progress: progress bar on stderr.
+
+    Returns:
+        The rewritten snapshot and the report.
+    """
+    from okgen.ingest.config import config_for
+    from okgen.snapshot.notext import rewrite_corpus
+
+    cfg = config or config_for(workspace)
+    report = HydrateReport(snapshot=snapshot.name)
+    corpus = snapshot.corpus
+    todo = [a for a in corpus if a.text_omitted]
+    report.already = len(corpus) - len(todo)
+    if not todo:
+        log.info("%s already has every text", snapshot.name)
+        return snapshot, report
+    texts = asyncio.run(_fetch_all(todo, cfg, progress))
+    new: list[Article] = []
+    for a in corpus:
+        if not a.text_omitted:
+            new.append(a)
+            continue
+        got = texts.get(a.id)
+        if got is None or got.get("error"):
+            report.vanished.append({"id": a.id, "url": a.url, "reason": (got or {}).get("error", "not fetched")})
+            new.append(a)
+        elif sha256_text(got["text"]) != a.text_sha256:
+            report.changed.append({"id": a.id, "url": a.url, "words_now": len(got["text"].split())})
+            new.append(a)
+        else:
+            report.matched.append(a.id)
+            new.append(a.model_copy(update={"text": got["text"], "text_omitted": False}))
+    all_text = all(not a.text_omitted for a in new)
+    snap = rewrite_corpus(snapshot, new, snapshot.path, text_included=all_text)
+    from okgen.snapshot.build import register
+
+    register(snap, workspace)
+    return snap, report
+
+
+async def _fetch_all(articles: list[Article], cfg: Any, progress: bool) -> dict[str, dict[str, Any]]:
+    from okgen.ingest.extract import ExtractOptions, Extractor
+    from okgen.ingest.fetch import Fetcher
+    from okgen.ingest.netpolicy import charset_of
+    from okgen.progress import bar
+
+    opts = ExtractOptions(cfg.favor_precision, cfg.favor_recall, cfg.include_tables, False, cfg.num_perm, cfg.shingle_size)
+    out: dict[str, dict[str, Any]] = {}
+    pbar = bar(total=len(articles), desc="hydrate", unit="page") if progress else None
+    with Extractor(cfg.extract_workers, opts) as extractor:
+        async with Fetcher(cfg) as fetcher:
+
+            async def one(a: Article) -> None:
+                r = await fetcher.fetch(a.url, "article")
+                if not r.ok:
+                    out[a.id] = {"error": r.error or f"http_{r.status}"}
+                else:
+                    page = await extractor.extract(r.body, r.final_url or a.url, charset_of(r.content_type))
+                    out[a.id] = {"text": page.get("text", "")} if page.get("ok") else {"error": page.get("error", "extract_error")}
+                if pbar is not None:
+                    pbar.update(1)
+
+            await asyncio.gather(*(one(a) for a in articles))
+    if pbar is not None:
+        pbar.close()
+    return out
