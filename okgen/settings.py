@@ -34,6 +34,9 @@ class Workspace:
 
     home: Path
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "home", Path(self.home).expanduser().resolve())
+
     @classmethod
     def from_env(cls, home: str | os.PathLike[str] | None = None) -> Workspace:
         """Build the workspace from an explicit path, ``OKGEN_HOME`` or the current directory."""

@@ -254,3 +254,39 @@ def test_no_text_release_hydrates_back_to_the_original(site, tmp_path):
     assert not after.manifest.text_included
     assert sum(not a.text_omitted for a in after.corpus) == len(corpus) - 2
     assert okgen(ws3, "snapshot", "verify", sig.short).returncode == 0
+
+
+def test_gc_keeps_recent_days_and_every_snapshot(site, tmp_path):
+    from okgen.daily.gc import collect_garbage
+    from okgen.ingest.store import ArticleStore
+
+    _, feeds, _ = site
+    ws = Workspace(tmp_path / "ws")
+    write_config(ws, feeds)  # bm25 indexes for every window
+    days = [DAY - dt.timedelta(days=2), DAY - dt.timedelta(days=1), DAY]
+    out = okgen(ws, "daily", "--from", str(days[0]), "--to", str(days[-1]))
+    assert out.returncode == 0, out.stderr
+    warcs = sorted(p.name for p in ws.warc_dir.iterdir())
+    assert warcs == [f"okgen-{d}.warc.gz" for d in days]
+    hashes = {resolve(str(d), ws).manifest.content_hash[:12]: d for d in days}
+    assert {p.name for p in ws.index_dir.iterdir()} == set(hashes)
+    snaps_before = sorted(p.name for p in ws.snapshots_dir.iterdir())
+
+    # today is the 22nd: --keep-days 2 keeps the 20th onwards.
+    dry = collect_garbage(ws, 2, today=DAY + dt.timedelta(days=1), dry_run=True)
+    assert dry.warc == [f"okgen-{days[0]}.warc.gz"] and len(dry.indexes) == 1 and dry.bytes_freed > 0
+    assert sorted(p.name for p in ws.warc_dir.iterdir()) == warcs  # nothing deleted
+
+    rep = collect_garbage(ws, 2, today=DAY + dt.timedelta(days=1))
+    assert sorted(p.name for p in ws.warc_dir.iterdir()) == [f"okgen-{d}.warc.gz" for d in days[1:]]
+    assert {hashes[p.name] for p in ws.index_dir.iterdir()} == set(days[1:])
+    assert rep.store["ingest_items"] > 0 and rep.store["articles"] == 0
+    assert sorted(p.name for p in ws.snapshots_dir.iterdir()) == snaps_before  # releases stay
+    with ArticleStore(ws.db_path) as st:
+        assert st.count(days[0]) > 0  # articles stay without --articles
+    collect_garbage(ws, 0, today=DAY + dt.timedelta(days=10), articles=True)  # articles before the 21st go
+    with ArticleStore(ws.db_path) as st:
+        assert st.count(days[0]) == 0 and st.count(DAY) > 0  # the 10-day window before the cutoff stays
+    cli = okgen(ws, "--json", "gc", "--keep-days", "30", "--dry-run")
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout)["dry_run"] is True

@@ -20,6 +20,7 @@ from okgen.schema import Record, utcnow
 from okgen.signature import Signature, looks_like_signature, parse_any
 
 _HEX_PREFIX = re.compile(r"^[0-9a-f]{6,64}$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 class CatalogueEntry(Record):
@@ -83,7 +84,7 @@ class Catalogue:
                 out.append(read_model_json(p, CatalogueEntry))
             except OkgenError as e:
                 logging.getLogger(__name__).warning("skipping catalogue record %s: %s", p.name, e)
-        out.sort(key=lambda e: (e.date, e.signature), reverse=True)
+        out.sort(key=lambda e: (e.date, e.name), reverse=True)
         return out
 
     def put(self, entry: CatalogueEntry) -> Path:
@@ -98,7 +99,8 @@ class Catalogue:
         return read_model_json(path, CatalogueEntry) if path.is_file() else None
 
     def find(self, ref: str) -> CatalogueEntry:
-        """Find the one record matching a signature, short signature, hash prefix or name.
+        """Find the one record matching a signature, short signature, hash prefix, name or date
+        (a date picks the newest snapshot of that day).
 
         Raises:
             NotFoundError: no record matches, or several do (the message lists them).
@@ -117,6 +119,10 @@ class Catalogue:
                 )
             return matches[0]
         matches = [e for e in entries if e.name == ref]
+        if not matches and _DATE.match(ref):
+            # A date: the newest snapshot of that day (entries are sorted newest first).
+            same_day = [e for e in entries if str(e.date) == ref]
+            matches = same_day[:1]
         if not matches and _HEX_PREFIX.match(ref):
             matches = [e for e in entries if e.content_hash.startswith(ref)]
         if not matches:

@@ -1,0 +1,30 @@
+"""``okgen gc``: delete old raw captures, indexes and ingest working state."""
+
+from __future__ import annotations
+
+import click
+
+from okgen.cli.common import echo_json, get_ctx, json_option, want_json
+
+
+@click.command("gc")
+@click.option("--keep-days", type=int, required=True, help="Keep what belongs to the last N days.")
+@click.option("--articles", is_flag=True, help="Also delete stored articles older than the cutoff minus the 10-day window.")
+@click.option("--dry-run", is_flag=True, help="List what would be deleted, delete nothing.")
+@json_option
+def gc(keep_days: int, articles: bool, dry_run: bool, json_out: bool) -> None:
+    """Delete WARC captures, retrieval indexes and ingest state older than --keep-days.
+
+    Snapshots and their archives are never deleted.
+
+    Example: okgen gc --keep-days 30 --dry-run
+    """
+    from okgen.daily.gc import collect_garbage
+
+    rep = collect_garbage(get_ctx().workspace, keep_days, dry_run=dry_run, articles=articles)
+    if want_json(json_out):
+        echo_json(rep.to_dict())
+        return
+    verb = "would delete" if dry_run else "deleted"
+    click.echo(f"cutoff {rep.cutoff}: {verb} {len(rep.warc)} WARC file(s), {len(rep.indexes)} index folder(s), "
+               f"{', '.join(f'{v} {k}' for k, v in rep.store.items()) or 'no store rows'}; {rep.bytes_freed / 1e6:.1f} MB")

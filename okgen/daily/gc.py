@@ -1,0 +1,109 @@
+"""``okgen gc``: retention of raw captures, old retrieval indexes and ingest working state.
+
+Snapshots and their archives are releases and are never deleted here. What goes, for days
+before ``today - keep_days``:
+
+* raw WARC captures (``data/warc/okgen-<date>.warc.gz``);
+* retrieval index folders of snapshots dated before the cutoff, and of snapshots no longer
+  present in the workspace;
+* the ingest stage's per-item resume state and fetch log of those days;
+* with ``articles=True``, stored articles dated more than 10 days before the cutoff (the
+  10-day window that dedup and the kept days' snapshots need is always kept).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from okgen.errors import ConfigError
+from okgen.settings import Workspace
+
+log = logging.getLogger(__name__)
+_WARC = re.compile(r"^okgen-(\d{4}-\d{2}-\d{2})\.warc\.gz$")
+WINDOW_DAYS = 10
+
+
+@dataclass
+class GcReport:
+    """What was (or, in a dry run, would be) deleted."""
+
+    cutoff: dt.date
+    dry_run: bool
+    warc: list[str] = field(default_factory=list)
+    indexes: list[str] = field(default_factory=list)
+    store: dict[str, int] = field(default_factory=dict)
+    bytes_freed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"cutoff": str(self.cutoff), "dry_run": self.dry_run, "warc": self.warc, "indexes": self.indexes,
+                "store": self.store, "bytes_freed": self.bytes_freed}
+
+
+def _size(p: Path) -> int:
+    if p.is_file():
+        return p.stat().st_size
+    return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+
+
+def collect_garbage(ws: Workspace, keep_days: int, *, today: dt.date | None = None, dry_run: bool = False,
+                    articles: bool = False) -> GcReport:
+    """Delete what is older than ``keep_days`` days (see the module docstring).
+
+    Raises:
+        ConfigError: ``keep_days`` is negative.
+    """
+    if keep_days < 0:
+        raise ConfigError(f"--keep-days must be >= 0, got {keep_days}")
+    today = today or dt.datetime.now(dt.timezone.utc).date()
+    cutoff = today - dt.timedelta(days=keep_days)
+    rep = GcReport(cutoff=cutoff, dry_run=dry_run)
+    if ws.warc_dir.is_dir():
+        for p in sorted(ws.warc_dir.iterdir()):
+            m = _WARC.match(p.name)
+            if m and dt.date.fromisoformat(m.group(1)) < cutoff:
+                rep.warc.append(p.name)
+                rep.bytes_freed += _size(p)
+                if not dry_run:
+                    p.unlink()
+    dates = _snapshot_dates(ws)
+    if ws.index_dir.is_dir():
+        for folder in sorted(ws.index_dir.iterdir()):
+            if not folder.is_dir() or folder.name.startswith("."):
+                continue
+            date = dates.get(folder.name)
+            if date is None or date < cutoff:
+                rep.indexes.append(folder.name + ("" if date else " (no such snapshot)"))
+                rep.bytes_freed += _size(folder)
+                if not dry_run:
+                    shutil.rmtree(folder)
+    if ws.db_path.is_file():
+        from okgen.ingest.store import ArticleStore
+
+        with ArticleStore(ws.db_path) as store:
+            rep.store = store.prune(cutoff, articles_before=cutoff - dt.timedelta(days=WINDOW_DAYS) if articles else None,
+                                    dry_run=dry_run)
+    log.info("gc: cutoff %s, %d WARC files, %d index folders, store %s%s", cutoff, len(rep.warc), len(rep.indexes),
+             rep.store, " (dry run)" if dry_run else "")
+    return rep
+
+
+def _snapshot_dates(ws: Workspace) -> dict[str, dt.date]:
+    """First 12 hex digits of each present snapshot's content hash -> its date."""
+    from okgen.snapshot.store import list_snapshots
+
+    out: dict[str, dt.date] = {}
+    for entry, snap in list_snapshots(ws):
+        if snap is None:
+            continue
+        m = snap.manifest
+        key = m.content_hash[:12]
+        out[key] = max(out.get(key, m.date), m.date)
+        del entry
+    return out
