@@ -340,6 +340,12 @@ class Prediction(Record):
     """True when the context was truncated to fit the model."""
     retrieved: tuple[str, ...] = ()
     """Article ids given as context, in rank order."""
+    gold_rank: int | None = None
+    """Rank (1-based) of the question's own article among the retrieved passages; None when absent."""
+    judge_reason: str | None = None
+    """The LLM judge's reason, when it decided an open answer."""
+    error: str | None = None
+    """Backend failure (API error, over-long prompt); counted wrong and retried when a run resumes."""
     prompt_tokens: int = 0
     """Prompt tokens used."""
     completion_tokens: int = 0
@@ -368,7 +374,9 @@ class EvalRecord(Record):
     ci95: tuple[float, float]
     """Bootstrap 95% confidence interval of the accuracy."""
     unparsed: int = 0
-    """Generated answers that could not be parsed (counted wrong)."""
+    """Answers that could not be parsed (counted wrong)."""
+    errors: int = 0
+    """Questions the backend failed on (counted wrong)."""
     truncated: int = 0
     """Questions whose context was truncated."""
     by_source: dict[str, Breakdown] = Field(default_factory=dict)

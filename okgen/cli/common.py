@@ -61,7 +61,7 @@ def setup_logging(verbose: int = 0, quiet: bool = False) -> None:
     logging.getLogger("okgen").setLevel(level)
     # Chatty libraries stay at warnings unless -vv.
     if verbose < 2:
-        for name in ("httpx", "httpcore", "openai", "trafilatura", "htmldate", "urllib3", "filelock"):
+        for name in ("httpx", "httpcore", "openai", "trafilatura", "htmldate", "urllib3", "filelock", "bm25s"):
             logging.getLogger(name).setLevel(logging.WARNING)
 
 

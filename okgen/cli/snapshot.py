@@ -181,3 +181,36 @@ def extract(archive: str, dest: str | None) -> None:
     snap = Snapshot(folder)
     register(snap, ws)
     click.echo(str(folder))
+
+
+@snapshot.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, exists=True))
+@click.option("--date", "date_", default=None, help="Import only the questions of this date (YYYY-MM-DD).")
+@click.option("--all-dates", is_flag=True, help="Build one snapshot per date found in the file.")
+@click.option("--windows", default="1,5,10", show_default=True, help="News windows (days) the corpus supports.")
+@click.option("--name", default=None, help="Name of the set (generator field; default: the file name).")
+@click.option("--strict", is_flag=True, help="Stop at the first bad line instead of skipping it.")
+@json_option
+def import_cmd(file: str, date_: str | None, all_dates: bool, windows: str, name: str | None, strict: bool,
+               json_out: bool) -> None:
+    """Turn an external multiple-choice JSONL set (question, choices, answer, date, optional url/text) into snapshots."""
+    import datetime as dt
+
+    from okgen.errors import ConfigError
+    from okgen.eval.importer import import_mc_jsonl
+
+    try:
+        day = dt.date.fromisoformat(date_) if date_ else None
+        wins = tuple(int(w) for w in windows.split(",") if w.strip())
+    except ValueError:
+        raise ConfigError("--date takes YYYY-MM-DD and --windows comma-separated day counts") from None
+    res = import_mc_jsonl(file, get_ctx().workspace, date=day, all_dates=all_dates, windows=wins, name=name, strict=strict)
+    rows = [{"date": str(s.manifest.date), "questions": s.manifest.counts.get("questions"),
+             "articles": s.manifest.counts.get("articles"), "name": s.name, "signature": s.signature.short,
+             "new": "no" if s.name in res.existing else "yes"} for s in res.snapshots]
+    if want_json(json_out):
+        echo_json({"snapshots": rows, "items": res.items, "skipped": [{"line": n, "reason": r} for n, r in res.skipped]})
+        return
+    echo_table(rows, ["date", "questions", "articles", "new", "name"])
+    if res.skipped:
+        click.echo(f"{len(res.skipped)} line(s) skipped; first: line {res.skipped[0][0]}: {res.skipped[0][1]}", err=True)

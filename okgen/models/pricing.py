@@ -3,12 +3,14 @@
 The packaged table (``okgen/data/prices.toml``) lists list prices for common API models; users
 extend or override it with a ``[prices]`` table in ``okgen.toml`` or a TOML file of their own
 (``okgen generate --prices FILE``). A model missing from the table costs 0 and is warned about
-once, so a budget is never silently wrong without a warning.
+once, so a budget is never silently wrong without a warning. :class:`Budget` is the spending
+limit behind ``--max-cost``.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -18,6 +20,7 @@ from okgen.errors import ConfigError
 from okgen.settings import load_config
 
 log = logging.getLogger(__name__)
+_WARN_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -80,12 +83,72 @@ class PriceTable:
         best = max((m for m in self._prices if model.split("/", 1)[-1].startswith(m)), key=len, default=None)
         return self._prices[best] if best else None
 
-    def cost(self, model: str, prompt_tokens: int, completion_tokens: int) -> float:
-        """USD cost of one call (0 with a one-time warning for an unknown model)."""
+    def cost(self, model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
+        """USD cost of one call (0 with a one-time warning for an unknown model).
+
+        Args:
+            model: model name.
+            prompt_tokens: input tokens, including ``cached_tokens``.
+            completion_tokens: output tokens.
+            cached_tokens: input tokens the provider served from its prompt cache (billed at
+                ``cached_input`` when the table gives one).
+        """
         p = self.lookup(model)
         if p is None:
-            if model not in self._warned:
+            with _WARN_LOCK:
+                first = model not in self._warned
                 self._warned.add(model)
+            if first:
                 log.warning("no price known for %s: its cost counts as 0 (add it under [prices] in okgen.toml)", model)
             return 0.0
-        return (prompt_tokens * p.input + completion_tokens * p.output) / 1_000_000
+        cached = min(max(0, cached_tokens), prompt_tokens) if p.cached_input is not None else 0
+        return ((prompt_tokens - cached) * p.input + cached * (p.cached_input or 0.0)
+                + completion_tokens * p.output) / 1_000_000
+
+    def known(self) -> dict[str, Price]:
+        """Every priced model name, sorted."""
+        return dict(sorted(self._prices.items()))
+
+
+class Budget:
+    """A spending limit in USD, shared by every client of a run (thread-safe).
+
+    A call may start only while ``spent + reserved < limit``; it reserves an estimate of its
+    cost until it finishes and is then charged its real cost. So no call starts once the limit
+    is reached, and the overshoot is bounded by the calls already in flight.
+
+    Args:
+        limit: USD; None for no limit (the budget then only counts).
+    """
+
+    def __init__(self, limit: float | None = None):
+        if limit is not None and limit < 0:
+            raise ConfigError(f"a budget must be >= 0 USD, got {limit}")
+        self.limit = limit
+        self.spent = 0.0
+        self.reserved = 0.0
+        self.refused = 0
+        self._lock = threading.Lock()
+
+    def try_reserve(self, estimate: float) -> bool:
+        """Reserve ``estimate`` USD for a call; False (and nothing reserved) when exhausted."""
+        with self._lock:
+            if self.limit is not None and self.spent + self.reserved >= self.limit:
+                self.refused += 1
+                return False
+            self.reserved += estimate
+            return True
+
+    def settle(self, estimate: float, actual: float) -> None:
+        """Release a reservation and charge the call's real cost."""
+        with self._lock:
+            self.reserved = max(0.0, self.reserved - estimate)
+            self.spent += actual
+
+    @property
+    def exhausted(self) -> bool:
+        """True once the spent money reaches the limit."""
+        return self.limit is not None and self.spent >= self.limit
+
+    def __repr__(self) -> str:
+        return f"Budget(limit={self.limit}, spent={self.spent:.6f}, reserved={self.reserved:.6f})"

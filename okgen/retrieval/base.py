@@ -23,6 +23,17 @@ from typing import Any, ClassVar, NamedTuple
 from okgen.errors import ConfigError
 
 
+class ModelLoadError(ConfigError):
+    """A retriever's model or checkpoint cannot be loaded (not downloadable, not a folder)."""
+
+
+def short_reason(e: BaseException, limit: int = 120) -> str:
+    """``Type: first sentence`` of an exception, trimmed, for one-line messages."""
+    text = (str(e).strip().splitlines() or [""])[0].split(". ")[0].strip()
+    text = text if len(text) <= limit else text[:limit].rstrip() + "..."
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
 class Doc(NamedTuple):
     """One indexed unit: an article or a passage of one."""
 
@@ -110,6 +121,7 @@ class Retriever(ABC):
     @classmethod
     def check_params(cls, params: dict[str, Any], where: str) -> None:
         """Validate resolved parameters (override to check ranges and choices)."""
+        return None
 
     @abstractmethod
     def build(self, docs: Sequence[Doc], folder: Path) -> None:

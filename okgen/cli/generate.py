@@ -1,0 +1,114 @@
+"""``okgen generate``: write, check, validate and probe questions for one date's articles."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import click
+
+from okgen.cli.common import echo_json, get_ctx, json_option, progress_enabled, want_json
+
+
+class _Date(click.ParamType):
+    name = "DATE"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> dt.date:
+        if isinstance(value, dt.date):
+            return value
+        text = str(value).strip().lower()
+        today = dt.datetime.now(dt.timezone.utc).date()
+        if text == "today":
+            return today
+        if text == "yesterday":
+            return today - dt.timedelta(days=1)
+        try:
+            return dt.date.fromisoformat(text)
+        except ValueError:
+            self.fail(f"{value!r} is not a date (YYYY-MM-DD, today or yesterday)", param, ctx)
+
+
+@click.command("generate")
+@click.option("--date", "date", type=_Date(), required=True, help="News date (YYYY-MM-DD, today, yesterday).")
+@click.option("--generator", default=None, metavar="SPEC",
+              help="extractive (offline, the default) or openai/MODEL[,base_url=URL,key=value...].")
+@click.option("--validator", default=None, metavar="SPEC", help="openai/MODEL[,...] or none (the default).")
+@click.option("--probe", "probes", multiple=True, metavar="SPEC",
+              help="Freshness probe model (openai/MODEL...); repeat for several.")
+@click.option("--drop-known/--flag-known", default=None,
+              help="Drop questions every probe answers correctly, or only flag them (default: the probe spec).")
+@click.option("--per-article", type=click.IntRange(1, 50), default=None, help="Questions per article (default 5).")
+@click.option("--concurrency", type=click.IntRange(1, 1024), default=16, show_default=True,
+              help="LLM calls in flight at once.")
+@click.option("--max-cost", type=click.FloatRange(min=0), default=None, metavar="USD",
+              help="Stop cleanly once this many USD are spent (finished articles are kept).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the LLM response cache.")
+@click.option("--seed", type=int, default=None, help="Snapshot seed (default 1234, or [generate] seed).")
+@click.option("--articles", "articles_file", type=click.Path(exists=True, dir_okay=False),
+              help="Read articles from a JSONL file instead of the article store.")
+@click.option("--agents", "agents_dir", type=click.Path(exists=True, file_okay=False),
+              help="Agents folder (default: ./agents, else the packaged specs).")
+@click.option("--prices", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Extra price table (TOML, [prices.\"model\"] input/output per 1M tokens).")
+@click.option("--fresh", is_flag=True, help="Forget this run's finished articles and generate again.")
+@click.option("--out", type=click.Path(dir_okay=False), help="Also write the kept questions as JSONL.")
+@json_option
+def generate(date: dt.date, generator: str | None, validator: str | None, probes: tuple[str, ...],
+             drop_known: bool | None, per_article: int | None, concurrency: int, max_cost: float | None,
+             no_cache: bool, seed: int | None, articles_file: str | None, agents_dir: str | None,
+             prices: tuple[str, ...], fresh: bool, out: str | None, json_out: bool) -> None:
+    """Write and validate questions for a date's articles.
+
+    Finished articles are stored as they complete, so an interrupted run resumes where it
+    stopped and a finished date is answered from the store. The funnel (counts at every
+    stage, tokens and cost) is printed at the end.
+
+    \b
+    Examples:
+      okgen generate --date 2026-11-21
+      okgen generate --date 2026-11-21 --generator openai/gpt-4.1-mini --validator openai/gpt-4.1 --max-cost 5
+      okgen generate --date 2026-11-21 --generator openai/Qwen2.5-7B-Instruct,base_url=http://127.0.0.1:8000/v1
+    """
+    from okgen.errors import BudgetExceeded, OkgenError
+    from okgen.files import read_jsonl, write_jsonl
+    from okgen.generate.pipeline import DEFAULT_PER_ARTICLE, DEFAULT_SEED, run_generate
+    from okgen.schema import Article
+
+    ws = get_ctx().workspace
+    cfg = ws.config()
+    g = cfg.get("generate", {}) or {}
+    articles = read_jsonl(articles_file, Article) if articles_file else None
+    result = run_generate(
+        date, ws, articles,
+        generator=generator or g.get("generator", "extractive"),
+        validator=validator if validator is not None else g.get("validator"),
+        probes=probes or tuple(g.get("probes", ())),
+        per_article=per_article or int(g.get("per_article", DEFAULT_PER_ARTICLE)),
+        concurrency=concurrency, max_cost=max_cost if max_cost is not None else g.get("max_cost"),
+        use_cache=not no_cache, seed=seed if seed is not None else int(g.get("seed", DEFAULT_SEED)),
+        config=cfg, fresh=fresh, drop_known=drop_known, agents_dir=agents_dir, prices=prices,
+        progress=progress_enabled(),
+    )
+    if out:
+        write_jsonl(out, result.questions)
+    if want_json(json_out):
+        echo_json({
+            "date": str(result.date), "questions": len(result.questions), "complete": result.complete,
+            "stopped": result.stopped, "generator": result.generator.model_dump(mode="json"),
+            "validator": result.validator.model_dump(mode="json") if result.validator else None,
+            "probes": [p.model_dump(mode="json") for p in result.probes], "prompt_hash": result.prompt_hash,
+            "seed": result.seed, "run_key": result.run_key, "out": out, "funnel": result.funnel,
+        })
+    else:
+        click.echo(result.render_funnel())
+        if out:
+            click.echo(f"wrote {len(result.questions)} questions to {out}")
+    a = result.funnel["articles"]
+    if result.stopped == "budget":
+        raise BudgetExceeded(f"budget of ${max_cost if max_cost is not None else g.get('max_cost')} reached: "
+                             f"{a['generated'] + sum(a['failed'].values())} of {a['total']} articles finished and kept; "
+                             "rerun with a higher --max-cost to finish the rest")
+    if not result.complete:
+        reasons = ", ".join(f"{k} {v}" for k, v in a["pending_by_reason"].items())
+        raise OkgenError(f"{a['pending']} of {a['total']} articles could not be processed ({reasons}); "
+                         "finished ones are kept: rerun to retry the rest")

@@ -1,0 +1,124 @@
+"""``okgen index``: build, list and query retrieval indexes over news windows."""
+
+from __future__ import annotations
+
+import click
+
+from okgen.cli.common import echo_json, echo_table, get_ctx, json_option, want_json
+from okgen.errors import OkgenError
+
+
+def _names(values: tuple[str, ...]) -> list[str]:
+    return list(dict.fromkeys(x.strip() for v in values for x in v.split(",") if x.strip()))
+
+
+@click.group()
+def index() -> None:
+    """Build retrieval indexes over news windows (one folder per snapshot x window x spec)."""
+
+
+@index.command("build")
+@click.option("--signature", "ref", required=True, help="Snapshot: signature (long or short), content hash, folder or archive.")
+@click.option("--retriever", "retrievers", multiple=True, required=True,
+              help="Spec name (bm25, bm25-passages, dpr, colbert) or path to a .toml spec; repeat or comma-separate.")
+@click.option("--window", "windows", multiple=True, required=True, help="Window in days (1, 5, 10...); repeat or comma-separate.")
+@click.option("--rebuild", is_flag=True, help="Replace existing indexes instead of reusing them.")
+@json_option
+def build(ref: str, retrievers: tuple[str, ...], windows: tuple[str, ...], rebuild: bool, json_out: bool) -> None:
+    """Build (or reuse) the index of each retriever x window of a snapshot.
+
+    An existing index is verified and reused; one built for another corpus is refused.
+    Failures are reported per index; the exit status is 1 when any failed.
+    """
+    from okgen.retrieval.evaluate import parse_int_list
+    from okgen.retrieval.index import open_index
+    from okgen.snapshot.store import resolve
+
+    ws = get_ctx().workspace
+    snap = resolve(ref, ws)
+    wins = parse_int_list(",".join(windows), "windows")
+    rows, failed = [], 0
+    for name in _names(retrievers):
+        for w in wins:
+            row = {"retriever": name, "window": w}
+            try:
+                idx = open_index(snap, name, w, ws, rebuild=rebuild)
+                row.update(rspec=idx.spec_hash, articles=idx.num_docs, units=idx.num_units,
+                           build_s=idx.manifest.build_seconds, folder=str(idx.folder), error=None)
+            except OkgenError as e:
+                failed += 1
+                row.update(error=str(e))
+                click.echo(f"okgen: {name}, {w}-day window: {e}", err=True)
+            rows.append(row)
+    if want_json(json_out):
+        echo_json(rows)
+    else:
+        echo_table([r for r in rows if not r["error"]], ["retriever", "window", "rspec", "articles", "units", "build_s", "folder"])
+    if failed:
+        raise OkgenError(f"{failed} of {len(rows)} indexes failed")
+
+
+@index.command("ls")
+@json_option
+def ls(json_out: bool) -> None:
+    """List the indexes of the workspace (data/indexes)."""
+    from okgen.retrieval.index import disk_bytes, list_indexes
+
+    ws = get_ctx().workspace
+    rows = []
+    for folder, m, err in list_indexes(ws):
+        if m is None:
+            rows.append({"folder": str(folder), "error": err})
+            continue
+        rows.append({"date": str(m.date), "snapshot": m.content_hash[:12], "retriever": m.spec_name, "rspec": m.spec_hash,
+                     "window": m.window, "articles": m.num_articles, "units": m.num_units,
+                     "mb": round(disk_bytes(folder) / 1e6, 2), "built": m.built_at.isoformat(), "folder": str(folder),
+                     "error": None})
+    if want_json(json_out):
+        echo_json(rows)
+        return
+    if not rows:
+        click.echo(f"no indexes in {ws.index_dir} (okgen index build makes one)", err=True)
+        return
+    echo_table([r for r in rows if not r.get("error")], ["date", "snapshot", "retriever", "rspec", "window", "articles", "units", "mb"])
+    for r in rows:
+        if r.get("error"):
+            click.echo(f"unreadable: {r['folder']}: {r['error']}", err=True)
+
+
+@index.command("search")
+@click.option("--signature", "ref", required=True, help="Snapshot: signature, content hash, folder or archive.")
+@click.option("--retriever", required=True, help="Spec name or path to a .toml spec.")
+@click.option("--window", type=int, required=True, help="Window in days.")
+@click.option("-k", "k", type=int, default=5, show_default=True, help="Results per query.")
+@click.option("--passages", is_flag=True, help="Show passages (units) instead of articles.")
+@click.option("--no-build", is_flag=True, help="Fail instead of building a missing index.")
+@click.argument("queries", nargs=-1, required=True)
+@json_option
+def search(ref: str, retriever: str, window: int, k: int, passages: bool, no_build: bool,
+           queries: tuple[str, ...], json_out: bool) -> None:
+    """Search a window's index with one or more QUERIES (article hits, or passages with --passages)."""
+    from okgen.retrieval.index import open_index
+    from okgen.snapshot.store import resolve
+
+    ws = get_ctx().workspace
+    snap = resolve(ref, ws)
+    idx = open_index(snap, retriever, window, ws, build=not no_build)
+    titles = {a.id: a.title for a in snap.window(window)}
+    rows = []
+    if passages:
+        for qi, hits in enumerate(idx.search_units(list(queries), k)):
+            rows += [{"query": qi + 1, "rank": h.rank, "score": round(h.score, 4), "unit": h.unit_id,
+                      "title": titles.get(h.article_id, ""), "text": h.text} for h in hits]
+    else:
+        for qi, hits in enumerate(idx.search(list(queries), k)):
+            rows += [{"query": qi + 1, "rank": h.rank, "score": round(h.score, 4), "article": h.doc_id,
+                      "title": titles.get(h.doc_id, "")} for h in hits]
+    if want_json(json_out):
+        echo_json(rows)
+        return
+    if not rows:
+        click.echo("no results (no query had an indexable token)", err=True)
+        return
+    cols = ["query", "rank", "score", "unit", "title"] if passages else ["query", "rank", "score", "article", "title"]
+    echo_table(rows, cols)

@@ -1,0 +1,44 @@
+"""``okgen report``: tables and plots from eval runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from okgen.cli.common import echo_json, json_option, want_json
+
+
+@click.command("report")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="Write report.md, report.json and the PNG plots into this folder.")
+@click.option("--plots/--no-plots", default=True, show_default=True, help="Draw the PNG plots (needs --out and matplotlib).")
+@json_option
+def report(runs: tuple[str, ...], out: str | None, plots: bool, json_out: bool) -> None:
+    """Render the OKBench tables from RUN folders (or any folder holding runs).
+
+    Accuracy per model without context and with the oracle article, and accuracy per
+    retriever x window x k, as Markdown (or JSON with --json) on stdout; with --out also
+    report.md, report.json, accuracy_by_setting.png and accuracy_vs_k.png. Example:
+
+    \b
+      okgen report data/runs/2026-03-14_* --out reports/2026-03-14
+    """
+    from okgen.eval.report import build_report, load_rows, plot_report, render_markdown
+
+    data = build_report(load_rows(runs))
+    md = render_markdown(data)
+    if out:
+        folder = Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "report.md").write_text(md, encoding="utf-8")
+        (folder / "report.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        if plots:
+            for p in plot_report(data, folder):
+                click.echo(f"wrote {p}", err=True)
+    if want_json(json_out):
+        echo_json(data)
+    else:
+        click.echo(md, nl=False)

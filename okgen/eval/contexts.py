@@ -1,0 +1,111 @@
+"""Contexts for the three settings, and the truncation rule that fits them to the model.
+
+* ``none``: no context.
+* ``oracle``: the question's source article (title and text).
+* ``retrieval``: the top-k passages a retriever returns from the snapshot's corpus over a news
+  window, in rank order (:func:`retrieve`).
+
+**Truncation rule.** The instruction, the question, the choices and the ``Answer:`` prefix are
+never cut. When the prompt plus the answer's reserve (the longest choice continuation, 1 token
+for a letter, ``max_tokens`` for generation) exceeds the model's context length, the context
+block is cut **from its end**, by tokens: the last passage is shortened first; a passage left
+with fewer than :data:`MIN_PASSAGE_TOKENS` tokens is dropped, then the one before it is cut,
+and so on. For the oracle article this keeps its beginning (headline and lead, where news
+writing puts the facts). Each prediction records ``truncated``; ``results.json`` counts them.
+Backends without a tokenizer (API models) estimate 4 characters per token and truncate only
+when ``max_context`` is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from okgen.eval.templates import Passage, Template
+from okgen.models.base import Backend, Prompt
+from okgen.schema import Article, Question
+
+MIN_PASSAGE_TOKENS = 16
+SETTINGS = ("none", "oracle", "retrieval")
+
+
+@dataclass
+class Fitted:
+    """A prompt ready to score."""
+
+    prompt: Prompt
+    truncated: bool = False
+    retrieved: tuple[str, ...] = ()
+    gold_rank: int | None = None
+    too_long: bool = False
+
+
+def article_passage(a: Article, rank: int | None = None) -> Passage:
+    """An article as a passage."""
+    return Passage(article_id=a.id, title=a.title, text=a.text, source=a.source_name or a.source,
+                   date=a.date.isoformat(), rank=rank)
+
+
+def retrieve(index: Any, questions: Sequence[Question], k: int, articles: dict[str, Article]) -> list[tuple[list[Passage], int | None]]:
+    """Top-k passages per question from a window index, in rank order, with the gold article's rank.
+
+    Args:
+        index: an ``okgen.retrieval.index.WindowIndex``.
+        questions: the questions (their text is the query, their date the temporal filter).
+        k: passages per question.
+        articles: corpus articles by id (source and date for the passage header).
+    """
+    hits = index.search_units([q.question for q in questions], k, query_dates=[q.date for q in questions])
+    out = []
+    for q, hs in zip(questions, hits):
+        passages = []
+        gold = None
+        for h in hs[:k]:
+            a = articles.get(h.article_id)
+            passages.append(Passage(article_id=h.article_id, title=a.title if a else "", text=h.text,
+                                    source=(a.source_name or a.source) if a else "",
+                                    date=a.date.isoformat() if a else "", rank=h.rank))
+            if gold is None and h.article_id == q.article_id:
+                gold = int(h.rank)
+        out.append((passages, gold))
+    return out
+
+
+def fit(template: Template, question: Question, passages: Sequence[Passage], setting: str, backend: Backend,
+        reserve: int, group: str | None = None) -> Fitted:
+    """Render the prompt and apply the truncation rule (see the module docstring)."""
+    passages = list(passages)
+    prompt = template.render(question, passages, setting, group)
+    limit = backend.max_length
+    ids = tuple(p.article_id for p in passages)
+    if limit is None:
+        return Fitted(prompt, retrieved=ids)
+    n = backend.prompt_tokens(prompt)
+    truncated = False
+    for _ in range(8):  # tokenization is not additive: re-measure after each cut
+        over = n + reserve - limit
+        if over <= 0 or not passages:
+            break
+        passages = _cut_tail(passages, over + 2, backend)
+        truncated = True
+        prompt = template.render(question, passages, setting, group)
+        n = backend.prompt_tokens(prompt)
+    return Fitted(prompt, truncated=truncated, retrieved=tuple(p.article_id for p in passages),
+                  too_long=n + reserve > limit)
+
+
+def _cut_tail(passages: list[Passage], tokens: int, backend: Backend) -> list[Passage]:
+    """Remove about ``tokens`` tokens from the end of the passages' texts."""
+    out = list(passages)
+    while tokens > 0 and out:
+        last = out[-1]
+        have = backend.text_tokens(last.text)
+        keep = have - tokens
+        if keep < MIN_PASSAGE_TOKENS:
+            out.pop()
+            tokens -= have + backend.text_tokens(last.title) + 4  # its header goes too
+            continue
+        out[-1] = replace(last, text=backend.truncate_text(last.text, keep))
+        tokens = 0
+    return out

@@ -1,0 +1,182 @@
+"""``okgen export``: a snapshot for other evaluation tools.
+
+* ``lm-eval``: an lm-evaluation-harness task: ``<task>.yaml`` (``output_type:
+  multiple_choice``, choices ``A``..``D`` after the okgen ``mc-v1`` prompt, metrics ``acc`` and
+  ``acc_norm``) and ``<task>.jsonl`` with the rendered prompts. Run it with
+  ``lm_eval --include_path DIR --tasks <task> ...``; its ``acc`` is okgen's ``loglik`` score
+  (plain prompt, no chat template). The YAML names the data file by absolute path.
+* ``hf``: a Hugging Face datasets folder: ``data/questions-00000-of-00001.parquet``,
+  ``data/corpus-00000-of-00001.parquet`` and a ``README.md`` dataset card whose YAML header
+  declares both configs (``load_dataset(DIR)`` / ``load_dataset(DIR, "corpus")``).
+* ``inspect``: inspect_ai JSONL samples (``id``, ``input``, ``choices``, ``target`` letter,
+  ``metadata``), for ``json_dataset(...)`` with the ``multiple_choice()`` solver.
+
+``--setting oracle`` puts the source article in the prompt (lm-eval) or the input (inspect),
+untruncated. Every export writes ``okgen_export.json`` with the snapshot signature and the
+SHA-256 of each file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from okgen.errors import ConfigError
+from okgen.eval.contexts import article_passage
+from okgen.eval.templates import LETTERS, get_template
+from okgen.files import atomic_write_text, pretty_json, write_jsonl
+from okgen.hashing import sha256_file
+from okgen.registry import require
+
+FORMATS = ("lm-eval", "hf", "inspect")
+
+
+def task_name(snapshot: Any, setting: str = "none") -> str:
+    """The exported task/dataset name: ``okgen_<date>_<hash8>[_oracle]`` (letters, digits, underscores)."""
+    m = snapshot.manifest
+    base = f"okgen_{m.date:%Y_%m_%d}_{m.content_hash[:8]}"
+    return base if setting == "none" else f"{base}_{setting}"
+
+
+def export_snapshot(snapshot: Any, fmt: str, out_dir: str | Path, setting: str = "none") -> list[Path]:
+    """Write ``snapshot`` in format ``fmt`` into ``out_dir``; return the files written.
+
+    Raises:
+        ConfigError: unknown format or setting, or an oracle export of a snapshot without texts.
+    """
+    if fmt not in FORMATS:
+        raise ConfigError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
+    if setting not in ("none", "oracle"):
+        raise ConfigError("exports support --setting none or oracle (retrieval contexts depend on the retriever)")
+    if setting == "oracle" and not snapshot.manifest.text_included:
+        raise ConfigError(f"{snapshot.name} has no article texts: an oracle export needs them (okgen hydrate)")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"lm-eval": _lm_eval, "hf": _hf, "inspect": _inspect}[fmt](snapshot, out, setting)
+    manifest = {
+        "kind": "okgen-export", "format": fmt, "setting": setting, "task": task_name(snapshot, setting),
+        "snapshot": snapshot.name, "signature": snapshot.manifest.signature, "template": "mc-v1",
+        "files": {p.relative_to(out).as_posix(): sha256_file(p) for p in files},
+    }
+    atomic_write_text(out / "okgen_export.json", pretty_json(manifest))
+    return files + [out / "okgen_export.json"]
+
+
+def _passages(snapshot: Any, q: Any, setting: str) -> list:
+    return [article_passage(snapshot.articles_by_id[q.article_id])] if setting == "oracle" else []
+
+
+def _lm_eval(snapshot: Any, out: Path, setting: str) -> list[Path]:
+    yaml = require("yaml", "export", "the lm-eval export")
+    tmpl = get_template("mc-v1", "mc")
+    name = task_name(snapshot, setting)
+    rows = []
+    for q in snapshot.questions:
+        rows.append({"id": q.id, "prompt": tmpl.render(q, _passages(snapshot, q, setting), setting).plain(),
+                     "choice_labels": list(LETTERS[:len(q.choices)]), "answer_index": q.answer_index,
+                     "question": q.question, "choices": list(q.choices), "source": q.source,
+                     "article_id": q.article_id, "date": q.date.isoformat()})
+    data = out / f"{name}.jsonl"
+    write_jsonl(data, rows)
+    task = {
+        "task": name,
+        "dataset_path": "json",
+        "dataset_kwargs": {"data_files": {"test": str(data.resolve())}},
+        "test_split": "test",
+        "output_type": "multiple_choice",
+        "doc_to_text": "prompt",
+        "doc_to_choice": "choice_labels",
+        "doc_to_target": "answer_index",
+        "target_delimiter": " ",
+        "metric_list": [{"metric": m, "aggregation": "mean", "higher_is_better": True} for m in ("acc", "acc_norm")],
+        "metadata": {"version": 1.0, "okgen_signature": snapshot.manifest.signature, "okgen_template": tmpl.name,
+                     "okgen_setting": setting},
+    }
+    path = out / f"{name}.yaml"
+    atomic_write_text(path, yaml.safe_dump(task, sort_keys=False, allow_unicode=True, width=1000))
+    return [path, data]
+
+
+def _hf(snapshot: Any, out: Path, setting: str) -> list[Path]:
+    pa = require("pyarrow", "export", "the hf export")
+    pq = require("pyarrow.parquet", "export", "the hf export")
+    arts = snapshot.articles_by_id
+    qs = snapshot.questions
+    questions = pa.table({
+        "id": [q.id for q in qs],
+        "date": pa.array([q.date for q in qs], pa.date32()),
+        "source": [q.source for q in qs],
+        "question": [q.question for q in qs],
+        "choices": pa.array([list(q.choices) for q in qs], pa.list_(pa.string())),
+        "answer_index": pa.array([q.answer_index for q in qs], pa.int32()),
+        "answer": [q.answer for q in qs],
+        "short_answer": [q.short_answer for q in qs],
+        "article_id": [q.article_id for q in qs],
+        "url": [arts[q.article_id].url for q in qs],
+        "title": [arts[q.article_id].title for q in qs],
+        "context": [arts[q.article_id].text if setting == "oracle" else None for q in qs],
+    })
+    corpus = snapshot.corpus
+    articles = pa.table({
+        "id": [a.id for a in corpus],
+        "date": pa.array([a.date for a in corpus], pa.date32()),
+        "source": [a.source for a in corpus],
+        "url": [a.url for a in corpus],
+        "title": [a.title for a in corpus],
+        "text": [a.text for a in corpus],
+        "text_sha256": [a.text_sha256 for a in corpus],
+        "language": [a.language for a in corpus],
+    })
+    data = out / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    qp, cp = data / "questions-00000-of-00001.parquet", data / "corpus-00000-of-00001.parquet"
+    pq.write_table(questions, qp)
+    pq.write_table(articles, cp)
+    card = out / "README.md"
+    atomic_write_text(card, _card(snapshot, setting))
+    return [qp, cp, card]
+
+
+def _card(snapshot: Any, setting: str) -> str:
+    m = snapshot.manifest
+    langs = sorted({a.language for a in snapshot.corpus if a.language}) or ["en"]
+    header = {
+        "pretty_name": f"okgen news benchmark {m.date}",
+        "language": langs,
+        "task_categories": ["multiple-choice", "question-answering"],
+        "size_categories": ["n<1K" if m.counts.get("questions", 0) < 1000 else "1K<n<10K"],
+        "configs": [
+            {"config_name": "default", "data_files": [{"split": "test", "path": "data/questions-*.parquet"}]},
+            {"config_name": "corpus", "data_files": [{"split": "test", "path": "data/corpus-*.parquet"}]},
+        ],
+    }
+    yaml = require("yaml", "export", "the hf export")
+    return (f"---\n{yaml.safe_dump(header, sort_keys=False)}---\n\n# {header['pretty_name']}\n\n"
+            f"Multiple-choice questions about news published on {m.date}, built by okgen {m.okgen_version} "
+            f"({m.counts.get('questions')} questions, {m.counts.get('articles')} corpus articles).\n\n"
+            f"- Signature: `{m.signature}`\n- Content hash: `{m.content_hash}`\n"
+            f"- Choice order is fixed (shuffled once with seed {m.seed}); `answer_index` is 0-based.\n"
+            f"- `context` holds the source article{' ' if setting == 'oracle' else ' only in an oracle export'}.\n"
+            f"- Config `corpus`: every article of the {max(m.windows)}-day window, for retrieval.\n\n"
+            "Generated with `okgen export --format hf`. Article texts remain the property of their publishers.\n")
+
+
+def _inspect(snapshot: Any, out: Path, setting: str) -> list[Path]:
+    rows = []
+    for q in snapshot.questions:
+        text = q.question
+        if setting == "oracle":
+            a = snapshot.articles_by_id[q.article_id]
+            text = f"Article:\n{a.title}\n{a.text}\n\nQuestion: {q.question}"
+        rows.append({"id": q.id, "input": text, "choices": list(q.choices), "target": LETTERS[q.answer_index],
+                     "metadata": {"article_id": q.article_id, "source": q.source, "date": q.date.isoformat(),
+                                  "short_answer": q.short_answer}})
+    path = out / f"{task_name(snapshot, setting)}.jsonl"
+    write_jsonl(path, rows)
+    return [path]
+
+
+def read_export_manifest(folder: str | Path) -> dict[str, Any]:
+    """The ``okgen_export.json`` of an export folder."""
+    return json.loads((Path(folder) / "okgen_export.json").read_text(encoding="utf-8"))

@@ -1,0 +1,154 @@
+"""Programmatic checks run on every candidate before any LLM judging, each with a named verdict.
+
+Verdict names (stage ``check``), in the order they are applied:
+
+* ``schema``: the generator's item had the required fields (set by the generator parser);
+* ``question_count``: the item was beyond the number of questions asked for;
+* ``four_distinct_choices``: exactly four non-empty choices, no two the same after normalising;
+* ``answer_in_choices``: the answer is one of the choices;
+* ``answer_in_article``: the answer is found in the article (normalised match);
+* ``evidence_in_article``: the evidence quote is found in the article (fragments around
+  ellipses each found);
+* ``no_article_reference``: the question and choices never mention "the article", "the text",
+  "the passage" ...;
+* ``explicit_date``: the question names a date (a day, or a month of a year);
+* ``length_bounds``: question, choices and evidence within length bounds;
+* ``short_answer``: a short answer of at most 10 tokens, found in the article or the answer;
+* ``giveaway_length``: the correct choice is not much longer than every other choice;
+* ``giveaway_type``: the correct choice is not the only one of its form (money, date, name...).
+
+Near-duplicate questions are removed later, across the whole day (:func:`near_duplicates`,
+verdict ``near_duplicate``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from okgen.generate.records import Candidate
+from okgen.generate.spans import kind_of_choice
+from okgen.generate.text import (
+    contains,
+    content_tokens,
+    fragments_found,
+    has_explicit_date,
+    normalize,
+)
+
+CHECKS = ("schema", "question_count", "four_distinct_choices", "answer_in_choices", "answer_in_article",
+          "evidence_in_article", "no_article_reference", "explicit_date", "length_bounds", "short_answer",
+          "giveaway_length", "giveaway_type")
+DEDUP = "near_duplicate"
+
+ARTICLE_REF = re.compile(
+    r"\b(?:the|this|that|above|below|following|given|provided|same|source)\s+(?:news\s+)?"
+    r"(?:article|text|passage|excerpt|document|snippet|paragraph|story)s?\b"
+    r"|\b(?:according to|in|from|per)\s+the\s+(?:author|writer)\b|\bmentioned (?:above|earlier|previously)\b"
+    r"|\bthe author\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Length bounds of the ``length_bounds`` and ``short_answer`` checks."""
+
+    question_min_chars: int = 20
+    question_max_chars: int = 400
+    question_min_words: int = 5
+    choice_max_chars: int = 160
+    evidence_max_chars: int = 1500
+    short_answer_max_tokens: int = 10
+    giveaway_ratio: float = 1.75
+    giveaway_min_extra_chars: int = 10
+
+
+def check_candidate(c: Candidate, article_norm: str, limits: Limits = Limits()) -> None:
+    """Apply every content check to ``c`` (recording all verdicts; the first failure rejects).
+
+    Args:
+        c: the candidate; ``schema`` / ``question_count`` verdicts may already be on it.
+        article_norm: :func:`~okgen.generate.text.normalize` of the article's title and text.
+        limits: length bounds.
+    """
+    if c.rejected_by in ("schema", "question_count"):
+        return
+    choices = [x.strip() for x in c.choices]
+    norms = [normalize(x) for x in choices]
+    distinct = len(choices) == 4 and all(x for x in choices) and len(set(norms)) == 4
+    c.add("four_distinct_choices", distinct,
+          reason=None if distinct else f"{len(choices)} choices, {len(set(n for n in norms if n.strip()))} distinct non-empty")
+    in_choices = c.answer.strip() in choices
+    c.add("answer_in_choices", in_choices, reason=None if in_choices else f"answer {c.answer!r} is not a choice")
+    found = contains(article_norm, c.answer)
+    c.add("answer_in_article", found, reason=None if found else f"answer {c.answer!r} not found in the article")
+    ev = fragments_found(article_norm, c.evidence)
+    c.add("evidence_in_article", ev, reason=None if ev else "evidence quote not found in the article")
+    ref = ARTICLE_REF.search(" ".join([c.question, *choices]))
+    c.add("no_article_reference", ref is None, reason=None if ref is None else f"mentions {ref.group(0)!r}")
+    dated = has_explicit_date(c.question)
+    c.add("explicit_date", dated, reason=None if dated else "the question names no date")
+    problems = _length_problems(c, choices, limits)
+    c.add("length_bounds", not problems, reason="; ".join(problems) or None)
+    sa = c.short_answer.strip()
+    sa_ok = 0 < len(sa.split()) <= limits.short_answer_max_tokens and (
+        contains(article_norm, sa) or normalize(sa).strip() in normalize(c.answer))
+    c.add("short_answer", sa_ok, reason=None if sa_ok else f"short answer {sa!r} is empty, too long or not grounded")
+    others = [x for x in choices if x != c.answer.strip()]
+    if in_choices and others:
+        longest = max(len(x) for x in others)
+        a = len(c.answer.strip())
+        give = a > limits.giveaway_ratio * longest and a - longest >= limits.giveaway_min_extra_chars
+        c.add("giveaway_length", not give, reason=f"answer has {a} characters, the other choices at most {longest}" if give else None)
+        kind = kind_of_choice(c.answer)
+        lone = all(kind_of_choice(x) != kind for x in others)
+        c.add("giveaway_type", not lone, reason=f"the answer is the only {kind} among the choices" if lone else None)
+
+
+def _length_problems(c: Candidate, choices: Sequence[str], limits: Limits) -> list[str]:
+    out = []
+    q = c.question.strip()
+    if len(q) < limits.question_min_chars or len(q.split()) < limits.question_min_words:
+        out.append(f"question too short ({len(q)} characters)")
+    if len(q) > limits.question_max_chars:
+        out.append(f"question too long ({len(q)} > {limits.question_max_chars} characters)")
+    long_choices = [x for x in choices if len(x) > limits.choice_max_chars]
+    if long_choices:
+        out.append(f"a choice is longer than {limits.choice_max_chars} characters")
+    if len(c.evidence) > limits.evidence_max_chars:
+        out.append(f"evidence longer than {limits.evidence_max_chars} characters")
+    return out
+
+
+def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5) -> dict[int, int]:
+    """Find near-duplicate questions: index -> index of the earlier question it duplicates.
+
+    Two questions are near duplicates when their normalised texts are equal, or when they have
+    the same answer and their content words overlap by at least ``threshold`` (Jaccard). The
+    earlier one (in the given order) is kept. Comparing only questions with the same answer
+    keeps this linear in practice.
+
+    Args:
+        items: (question, answer) pairs in priority order.
+        threshold: Jaccard overlap of content words.
+    """
+    by_text: dict[str, int] = {}
+    by_answer: dict[str, list[tuple[int, frozenset[str]]]] = {}
+    dups: dict[int, int] = {}
+    for i, (q, a) in enumerate(items):
+        qn = normalize(q)
+        if qn in by_text:
+            dups[i] = by_text[qn]
+            continue
+        toks = content_tokens(qn, normalized=True)
+        key = normalize(a)
+        for j, other in by_answer.get(key, ()):
+            union = toks | other
+            if union and len(toks & other) / len(union) >= threshold:
+                dups[i] = j
+                break
+        if i in dups:
+            continue
+        by_text[qn] = i
+        by_answer.setdefault(key, []).append((i, toks))
+    return dups

@@ -1,0 +1,202 @@
+"""Distractors for the extractive generator: same-kind names from the day's other articles and
+plausibly perturbed numbers and dates, formatted like the answer.
+
+Everything is seeded: the caller passes a :class:`random.Random` derived from the snapshot seed
+and the article, so the same input always gives the same choices.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import random
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from okgen.generate import lexicon as lx
+from okgen.generate.spans import NAME_KINDS
+from okgen.generate.text import contains, normalize, parse_date
+
+# Multipliers for numbers: the first group gives the "close" distractor.
+CLOSE_FACTORS = (0.8, 1.25, 0.9, 1.1)
+FAR_FACTORS = (0.5, 0.6, 0.7, 1.4, 1.5, 1.75, 2.0, 2.5, 0.4, 3.0)
+DATE_CLOSE = (7, -7, 3, -3, 14, -14)
+DATE_FAR = (30, -30, 61, -61, 92, -92, 21, -21)
+YEAR_SHIFTS = (1, -1, 2, -2, 3, -3, 5, -5)
+
+
+@dataclass
+class Pool:
+    """Same-kind names seen in the day's articles: kind -> {normalised: (text, article ids)}."""
+
+    names: dict[str, dict[str, tuple[str, set[str]]]] = field(default_factory=lambda: {k: {} for k in NAME_KINDS})
+
+    def add(self, kind: str, text: str, article_id: str) -> None:
+        """Record a name of ``kind`` seen in ``article_id``."""
+        if kind not in self.names:
+            return
+        key = normalize(text)
+        entry = self.names[kind].get(key)
+        if entry is None:
+            self.names[kind][key] = (text, {article_id})
+        else:
+            entry[1].add(article_id)
+
+    def candidates(self, kind: str, exclude_article: str) -> list[str]:
+        """Names of ``kind`` from articles other than ``exclude_article``, sorted."""
+        return sorted(t for t, ids in self.names.get(kind, {}).values() if ids - {exclude_article})
+
+
+def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: str, question: str,
+         rng: random.Random, year: int, n: int = 3) -> list[str] | None:
+    """Choose ``n`` distractors for ``answer``; None when not enough good ones exist.
+
+    A distractor never appears in the article or the question (it could be a second right
+    answer), never equals or contains the answer, and at least one is close to it.
+    """
+    q_norm = normalize(question)
+    a_norm = normalize(answer)
+
+    def ok(c: str) -> bool:
+        cn = normalize(c)
+        return (cn != a_norm and cn.strip() not in a_norm and a_norm.strip() not in cn
+                and not contains(article_norm, c) and not contains(q_norm, c))
+
+    if kind in NAME_KINDS:
+        cands = [c for c in pool.candidates(kind, article_id) if ok(c)]
+        if kind == "place" and len(cands) < n:
+            cands += [c for c in _gazetteer_like(answer) if ok(c) and c not in cands]
+        return _names(answer, kind, cands, rng, n)
+    gen = {"money": _numbers, "count": _numbers, "quantity": _numbers, "percent": _percents,
+           "year": _years, "date": _dates}.get(kind)
+    if gen is None:
+        return None
+    close, far = gen(answer, year)
+    out: list[str] = []
+    for group in (close, far):
+        group = [c for c in group if ok(c) and c not in out]
+        rng.shuffle(group)
+        need = 1 if not out else n - len(out)
+        out += group[:need]
+    return out if len(out) == n else None
+
+
+def _names(answer: str, kind: str, cands: Sequence[str], rng: random.Random, n: int) -> list[str] | None:
+    if len(cands) < n:
+        return None
+    # Close: shares the organisation word ("... Bank"), or the same number of words.
+    a_words = answer.split()
+
+    def closeness(c: str) -> tuple[int, int]:
+        w = c.split()
+        shared = int(bool(set(w[-1:]) & set(a_words[-1:]) or set(w[:1]) & set(a_words[:1])))
+        return (shared, int(len(w) == len(a_words)))
+
+    ranked = sorted(cands, key=lambda c: (closeness(c), -abs(len(c) - len(answer))), reverse=True)
+    best = max(closeness(c) for c in cands)
+    close = [c for c in ranked if closeness(c) == best][:5]
+    first = rng.choice(close)
+    rest = [c for c in cands if c != first]
+    return [first] + rng.sample(rest, n - 1)
+
+
+def _gazetteer_like(answer: str) -> list[str]:
+    for group in (lx.COUNTRIES, lx.CITIES, lx.REGIONS):
+        if answer in group:
+            return sorted(group)
+    return sorted(lx.CITIES)
+
+
+_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+
+
+def _reformat(template: str, value: float, sample: str) -> str:
+    """Put ``value`` in place of the number ``sample`` of ``template``, in the same style."""
+    decimals = len(sample.split(".")[1]) if "." in sample else 0
+    int_digits = len(sample.replace(",", "").split(".")[0])
+    # Thousands separators as in the answer; English style when the answer was too short to tell.
+    commas = "," in sample or (int_digits < 4 and value >= 1000)
+    text = f"{value:,.{decimals}f}" if commas else f"{value:.{decimals}f}"
+    return template.replace(sample, text, 1)
+
+
+def _round_like(value: float, sample: str) -> float:
+    digits = sample.replace(",", "").split(".")[0].lstrip("0")
+    if "." in sample or not digits:
+        return value
+    sig = max(1, len(digits.rstrip("0")))
+    mag = 10 ** max(0, int(math.floor(math.log10(max(value, 1)))) - sig + 1)
+    return max(mag, round(value / mag) * mag)
+
+
+def _numbers(answer: str, year: int) -> tuple[list[str], list[str]]:
+    m = _NUMBER.search(answer)
+    if not m:
+        return [], []
+    sample = m.group(0)
+    value = float(sample.replace(",", ""))
+    if value <= 0:
+        return [], []
+
+    plural = bool(re.search(r"\d\s+\w+s\b", answer))
+
+    def make(values: Iterable[float]) -> list[str]:
+        out = []
+        for v in values:
+            if "." not in sample:
+                v = float(int(round(v)))
+            if v > 0 and v != value and not (plural and v == 1):
+                out.append(_reformat(answer, v, sample))
+        return list(dict.fromkeys(out))
+
+    if value < 10 and "." not in sample:  # small counts: neighbours, not multiples
+        return make(value + d for d in (1, -1)), make(value + d for d in (2, -2, 3, 4, 5))
+    return (make(_round_like(value * f, sample) for f in CLOSE_FACTORS),
+            make(_round_like(value * f, sample) for f in FAR_FACTORS))
+
+
+def _percents(answer: str, year: int) -> tuple[list[str], list[str]]:
+    m = _NUMBER.search(answer)
+    if not m:
+        return [], []
+    sample = m.group(0)
+    value = float(sample)
+    step = 1.0 if value < 10 else 2.0 if value < 30 else 5.0
+    if "." in sample:
+        step = step / 2
+
+    def make(mults: Iterable[float]) -> list[str]:
+        out = []
+        for k in mults:
+            v = round(value + k * step, len(sample.split(".")[1]) if "." in sample else 0)
+            if 0 < v < (100 if value < 100 else 10 * value) and v != value:
+                out.append(_reformat(answer, v, sample))
+        return list(dict.fromkeys(out))
+
+    return make((1, -1, 2, -2)), make((4, -4, 6, -6, 8, -8, 3, -3))
+
+
+def _years(answer: str, year: int) -> tuple[list[str], list[str]]:
+    y = int(answer)
+    return [str(y + d) for d in YEAR_SHIFTS[:2]], [str(y + d) for d in YEAR_SHIFTS[2:]]
+
+
+def _dates(answer: str, year: int) -> tuple[list[str], list[str]]:
+    from okgen.generate.text import format_like
+
+    parsed = parse_date(answer, year)
+    if parsed is None:
+        return [], []
+    d, style = parsed
+
+    def make(shifts: Iterable[int]) -> list[str]:
+        out = []
+        for s in shifts:
+            nd = d + dt.timedelta(days=s)
+            if style in ("md", "dm") and nd.year != d.year:
+                continue
+            out.append(format_like(nd, style))
+        return list(dict.fromkeys(out))
+
+    return make(DATE_CLOSE), make(DATE_FAR)

@@ -1,0 +1,168 @@
+"""The generation funnel: counts at every stage, tokens and cost, JSON-ready and printable.
+
+Stages and how they add up (a test checks every equation)::
+
+    articles.total     = articles.generated + sum(articles.failed) + articles.pending
+    candidates         = checks.passed + sum(checks.rejected)          (first failed check)
+    checks.passed      = validator.passed + sum(validator.rejected) + validator.errors
+    validator.passed   = probes.passed + probes.dropped
+    probes.passed      = dedup.kept + dedup.near_duplicate
+    kept               = dedup.kept
+
+``*_failures`` tables count every failure (a candidate failing three checks counts three
+times); ``rejected`` tables count each dropped candidate once, under its first failure.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from okgen.generate.checks import CHECKS, DEDUP
+from okgen.generate.probe import KNOWN
+from okgen.generate.records import ArticleResult, Candidate, Usage
+from okgen.generate.validator import ERROR as VALIDATOR_ERROR
+
+FUNNEL_VERSION = 1
+
+
+def build_funnel(date: dt.date, total_articles: int, results: Sequence[ArticleResult],
+                 pending: dict[str, int], survivors: Sequence[Candidate], duplicates: int,
+                 positions: dict[str, int], *, validator: bool, probes: int, stopped: str | None,
+                 resumed: int, run_usage: Usage | None = None) -> dict[str, Any]:
+    """Assemble the funnel of a run.
+
+    Args:
+        date: the news date.
+        total_articles: articles of the date.
+        results: finished articles (this run and resumed ones).
+        pending: articles not finished, by reason (transient error kind, ``budget``, ``stopped``).
+        survivors: candidates that passed checks, validator and probes (before dedup).
+        duplicates: survivors removed as near duplicates.
+        positions: kept questions per answer letter.
+        validator: whether a validator ran.
+        probes: number of probe models.
+        stopped: why the run stopped early (``budget``, ``errors``), None when it did not.
+        resumed: articles taken from an earlier run.
+        run_usage: usage of this invocation only (the ``usage`` table covers all results).
+    """
+    failed = Counter(r.error_kind or "unknown" for r in results if r.status != "ok")
+    cands = [c for r in results for c in r.candidates]
+    # Near duplicates are dropped last, across the day, though their verdict is a check's.
+    dropped_by_check = [c for c in cands if c.rejected_stage == "check" and c.rejected_by != DEDUP]
+    check_rej = Counter(c.rejected_by for c in dropped_by_check)
+    check_fail = Counter(v.name for c in cands for v in c.verdicts if v.stage == "check" and not v.passed and v.name != DEDUP)
+    passed_checks = [c for c in cands if c.rejected_stage != "check" or c.rejected_by == DEDUP]
+    val_rej = Counter(c.rejected_by for c in passed_checks if c.rejected_stage == "validator" and c.rejected_by != VALIDATOR_ERROR)
+    val_err = sum(1 for c in passed_checks if c.rejected_by == VALIDATOR_ERROR)
+    val_fail = Counter(v.name for c in passed_checks for v in c.verdicts if v.stage == "validator" and not v.passed)
+    passed_val = [c for c in passed_checks if c.rejected_stage != "validator"]
+    probe_correct = Counter(v.name for c in passed_val for v in c.verdicts
+                            if v.stage == "probe" and v.name != KNOWN and not v.passed)
+    usage: dict[str, Usage] = {}
+    for r in results:
+        for agent, u in r.usage.items():
+            usage.setdefault(agent, Usage()).merge(u)
+    total = Usage()
+    for u in usage.values():
+        total.merge(u)
+    kept = len(survivors) - duplicates
+    return {
+        "version": FUNNEL_VERSION,
+        "date": date.isoformat(),
+        "articles": {
+            "total": total_articles,
+            "generated": sum(1 for r in results if r.status == "ok"),
+            "failed": dict(sorted(failed.items())),
+            "pending": sum(pending.values()),
+            "pending_by_reason": dict(sorted(pending.items())),
+            "resumed": resumed,
+            "short": sum(1 for r in results if r.short),
+            "truncated": sum(1 for r in results if r.truncated),
+        },
+        "candidates": len(cands),
+        "checks": {"passed": len(passed_checks), "rejected": _ordered(check_rej, CHECKS)},
+        "check_failures": _ordered(check_fail, CHECKS),
+        "validator": {
+            "ran": validator,
+            "passed": len(passed_val),
+            "rejected": dict(sorted(val_rej.items())),
+            "errors": val_err,
+        },
+        "validator_failures": dict(sorted(val_fail.items())),
+        "probes": {
+            "models": probes,
+            "passed": len(survivors),
+            "flagged": sum(1 for c in passed_val if KNOWN in c.flags),
+            "dropped": sum(1 for c in passed_val if c.rejected_by == KNOWN),
+            "correct_by_model": dict(sorted(probe_correct.items())),
+        },
+        "dedup": {"kept": kept, "near_duplicate": duplicates},
+        "kept": kept,
+        "answer_positions": dict(sorted(positions.items())),
+        "usage": {
+            "calls": total.calls, "cached_calls": total.cached, "retries": total.retries,
+            "prompt_tokens": total.prompt_tokens, "completion_tokens": total.completion_tokens,
+            "cost_usd": round(total.cost_usd, 6),
+            "errors": dict(sorted(total.errors.items())),
+            "by_agent": {k: v.model_dump() for k, v in sorted(usage.items())},
+            "this_run_calls": run_usage.calls if run_usage else 0,
+            "this_run_cost_usd": round(run_usage.cost_usd, 6) if run_usage else 0.0,
+        },
+        "stopped": stopped,
+    }
+
+
+def _ordered(counts: Counter, order: Sequence[str]) -> dict[str, int]:
+    out = {k: counts[k] for k in order if counts.get(k)}
+    out.update({k: v for k, v in sorted(counts.items()) if k not in out})
+    return out
+
+
+def render_funnel(f: dict[str, Any]) -> str:
+    """A readable, indented rendering of a funnel for the terminal."""
+    a = f["articles"]
+    lines = [f"funnel for {f['date']}"]
+    extra = []
+    if a["resumed"]:
+        extra.append(f"{a['resumed']} resumed")
+    if a["failed"]:
+        extra.append("failed " + _kv(a["failed"]))
+    if a["pending"]:
+        extra.append("pending " + _kv(a["pending_by_reason"]))
+    if a["short"]:
+        extra.append(f"{a['short']} short")
+    if a["truncated"]:
+        extra.append(f"{a['truncated']} truncated")
+    lines.append(f"  articles      {a['total']:>6}   generated {a['generated']}" + (f" ({'; '.join(extra)})" if extra else ""))
+    lines.append(f"  candidates    {f['candidates']:>6}")
+    c = f["checks"]
+    lines.append(f"  after checks  {c['passed']:>6}" + (f"   rejected {_kv(c['rejected'])}" if c["rejected"] else ""))
+    v = f["validator"]
+    if v["ran"]:
+        rej = dict(v["rejected"])
+        if v["errors"]:
+            rej["validator_error"] = v["errors"]
+        lines.append(f"  validated     {v['passed']:>6}" + (f"   rejected {_kv(rej)}" if rej else ""))
+    p = f["probes"]
+    if p["models"]:
+        lines.append(f"  after probes  {p['passed']:>6}   flagged {p['flagged']}, dropped {p['dropped']}")
+    d = f["dedup"]
+    if d["near_duplicate"]:
+        lines.append(f"  deduplicated  {d['kept']:>6}   near_duplicate {d['near_duplicate']}")
+    lines.append(f"  kept          {f['kept']:>6}   positions {_kv(f['answer_positions'])}")
+    u = f["usage"]
+    if u["calls"]:
+        lines.append(f"  usage         {u['calls']} calls ({u['cached_calls']} cached, {u['retries']} retries), "
+                     f"{u['prompt_tokens']:,} prompt + {u['completion_tokens']:,} completion tokens, ${u['cost_usd']:.4f}")
+    if u.get("this_run_calls") and u["this_run_calls"] != u["calls"]:
+        lines.append(f"  this run      {u['this_run_calls']} calls, ${u['this_run_cost_usd']:.4f}")
+    if f.get("stopped"):
+        lines.append(f"  stopped early: {f['stopped']}")
+    return "\n".join(lines)
+
+
+def _kv(d: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in d.items())

@@ -1,0 +1,76 @@
+"""Word lists for the offline extractive generator: titles, organisation words, places.
+
+Small, hand-written and versioned with the code (``extractive-v1``): they tell a person from an
+organisation or a place in capitalised spans without a downloaded model, and give same-kind
+distractors for places when the day's other articles offer too few.
+"""
+
+from __future__ import annotations
+
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+          "October", "November", "December")
+MONTH_ABBR = {"Jan": 1, "Feb": 2, "Mar": 3, "Apr": 4, "Jun": 6, "Jul": 7, "Aug": 8, "Sep": 9, "Sept": 9,
+              "Oct": 10, "Nov": 11, "Dec": 12}
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+# Words that start a sentence but are not names ("The Federal Reserve" -> "Federal Reserve").
+LEADING_STOP = frozenset(["The", "A", "An", "In", "On", "At", "For", "After", "Before", "But", "And", "Or", "So", "Yet", "If", "When", "While", "Since", "As", "Also", "However", "Meanwhile", "Officials", "Analysts", "Critics", "Shares", "Researchers", "Regulators", "Residents", "Police", "Investors", "Scientists", "Experts", "Workers", "Voters", "Lawmakers", "Prosecutors", "Authorities", "Doctors", "Teachers", "Students", "Fans", "Protesters", "Leaders", "Flooding", "Heavy", "Last", "This", "That", "These", "Those", "There", "Here", "It", "He", "She", "They", "We", "I", "You", "His", "Her", "Its", "Their", "Our", "Under", "Over", "Despite", "During", "Amid", "According", "By", "From", "With", "Without", "About", "Across", "Against", "Among", "Between", "Following", "Earlier", "Later", "Today", "Yesterday", "Tomorrow", "Now", "Then", "Still", "Only", "Even", "Some", "Many", "Most", "Several", "All", "Both", "Each", "Every", "No", "Not", "Nearly", "About", "Almost", "More", "Less", "New", "Former", "Top", "Local", "National", "Global", "Federal"])
+
+# Title words before a name mark it as a person and are not part of it.
+TITLES = frozenset(["Mr", "Mrs", "Ms", "Miss", "Dr", "Prof", "Professor", "Sir", "Dame", "Lord", "Lady", "President", "Vice", "Prime", "Minister", "Chancellor", "Senator", "Sen", "Rep", "Representative", "Governor", "Gov", "Mayor", "Judge", "Justice", "King", "Queen", "Prince", "Princess", "Pope", "General", "Gen", "Admiral", "Colonel", "Col", "Captain", "Capt", "Chief", "Secretary", "Commissioner", "Ambassador", "Coach", "Bishop", "Archbishop", "Rabbi", "Imam", "Sheikh", "Chairman", "Chairwoman", "Chairperson", "CEO", "Director", "Inspector", "Detective", "Sergeant", "Officer", "Deputy", "Speaker", "Councillor", "Councilor", "Premier", "Emperor", "Empress", "Cardinal", "Father", "Sister", "Brother", "Saint", "Lieutenant", "Major", "Corporal", "Private", "Marshal", "Commander", "Superintendent", "Constable", "Agent", "Attorney"])
+
+# A last word that makes a capitalised span an organisation.
+ORG_LAST = frozenset(["Inc", "Incorporated", "Corp", "Corporation", "Ltd", "Limited", "LLC", "PLC", "plc", "AG", "SA", "GmbH", "NV", "Co", "Company", "Companies", "Group", "Holdings", "Partners", "Capital", "Bank", "Bancorp", "Energy", "Power", "Airlines", "Airways", "Air", "Motors", "Automotive", "Pharma", "Pharmaceuticals", "Therapeutics", "Biotech", "Biosciences", "Health", "Healthcare", "Systems", "Technologies", "Technology", "Tech", "Robotics", "Semiconductors", "Electronics", "Software", "Networks", "Network", "Telecom", "Communications", "Media", "News", "Times", "Post", "Journal", "Herald", "Tribune", "Insurance", "Foods", "Beverages", "Mining", "Minerals", "Metals", "Steel", "Oil", "Gas", "Petroleum", "Shipping", "Logistics", "Freight", "Rail", "Railways", "Transport", "Analytics", "Labs", "Laboratories", "Institute", "University", "College", "School", "Academy", "Commission", "Council", "Committee", "Agency", "Organization", "Organisation", "Ministry", "Department", "Authority", "Association", "Federation", "Union", "League", "Party", "Parliament", "Congress", "Senate", "Assembly", "Court", "Reserve", "Fund", "Bureau", "Office", "Service", "Services", "Police", "Army", "Navy", "Forces", "Guard", "Foundation", "Trust", "Society", "Club", "FC", "United", "City", "Museum", "Hospital", "Clinic", "Board", "Exchange", "Markets", "Industries", "Enterprises", "Ventures", "Studios", "Entertainment", "Games", "Records", "Publishing", "Press", "Retail", "Stores", "Brands", "Cloud", "Space", "Aerospace", "Dynamics", "Solutions", "Consulting", "Bancshares", "Cooperative", "Alliance", "Coalition", "Movement", "Front", "Initiative", "Programme", "Program", "Project", "Center", "Centre", "Observatory", "Agency", "Administration", "Directorate", "Secretariat"])
+
+# A first word that makes "X of Y" an organisation ("Bank of England", "University of Tokyo").
+ORG_FIRST = frozenset(["Bank", "University", "Ministry", "Department", "Institute", "Office", "Agency", "Council", "Court", "Commission", "Committee", "Museum", "Federation", "Union", "Church", "College", "School", "House", "Board", "Academy", "Organisation", "Organization", "Association", "Society", "Royal", "National", "International", "Central", "Federal", "European", "African", "Asian", "World", "United"])
+
+# Acronyms that are places rather than organisations.
+PLACE_ACRONYMS = frozenset({"US", "USA", "UK", "UAE", "DRC", "PRC"})
+
+COUNTRIES = frozenset(["Afghanistan", "Albania", "Algeria", "Angola", "Argentina", "Armenia", "Australia", "Austria", "Azerbaijan", "Bahrain", "Bangladesh", "Belarus", "Belgium", "Bolivia", "Botswana", "Brazil", "Bulgaria", "Cambodia", "Cameroon", "Canada", "Chad", "Chile", "China", "Colombia", "Croatia", "Cuba", "Cyprus", "Denmark", "Ecuador", "Egypt", "Eritrea", "Estonia", "Ethiopia", "Fiji", "Finland", "France", "Gabon", "Georgia", "Germany", "Ghana", "Greece", "Guatemala", "Haiti", "Honduras", "Hungary", "Iceland", "India", "Indonesia", "Iran", "Iraq", "Ireland", "Israel", "Italy", "Jamaica", "Japan", "Jordan", "Kazakhstan", "Kenya", "Kosovo", "Kuwait", "Kyrgyzstan", "Laos", "Latvia", "Lebanon", "Libya", "Lithuania", "Luxembourg", "Madagascar", "Malawi", "Malaysia", "Mali", "Malta", "Mauritania", "Mexico", "Moldova", "Mongolia", "Montenegro", "Morocco", "Mozambique", "Myanmar", "Namibia", "Nepal", "Netherlands", "Nicaragua", "Niger", "Nigeria", "Norway", "Oman", "Pakistan", "Panama", "Paraguay", "Peru", "Philippines", "Poland", "Portugal", "Qatar", "Romania", "Russia", "Rwanda", "Senegal", "Serbia", "Singapore", "Slovakia", "Slovenia", "Somalia", "Spain", "Sudan", "Sweden", "Switzerland", "Syria", "Taiwan", "Tajikistan", "Tanzania", "Thailand", "Tunisia", "Turkey", "Turkmenistan", "Uganda", "Ukraine", "Uruguay", "Uzbekistan", "Venezuela", "Vietnam", "Yemen", "Zambia", "Zimbabwe"]) | {"South Africa", "South Korea", "North Korea", "New Zealand", "Saudi Arabia", "Sri Lanka",
+                "United States", "United Kingdom", "United Arab Emirates", "Czech Republic", "Costa Rica",
+                "Ivory Coast", "El Salvador", "Dominican Republic", "South Sudan", "Sierra Leone",
+                "Burkina Faso", "Papua New Guinea", "Bosnia and Herzegovina", "North Macedonia"}
+
+CITIES = frozenset(["London", "Paris", "Berlin", "Madrid", "Rome", "Lisbon", "Dublin", "Amsterdam", "Brussels", "Vienna", "Prague", "Warsaw", "Budapest", "Athens", "Stockholm", "Oslo", "Copenhagen", "Helsinki", "Reykjavik", "Moscow", "Kyiv", "Istanbul", "Ankara", "Cairo", "Nairobi", "Lagos", "Accra", "Johannesburg", "Addis", "Ababa", "Casablanca", "Tunis", "Dakar", "Kinshasa", "Dubai", "Doha", "Riyadh", "Tehran", "Baghdad", "Beirut", "Jerusalem", "Amman", "Karachi", "Lahore", "Delhi", "Mumbai", "Bangalore", "Bengaluru", "Chennai", "Kolkata", "Dhaka", "Kathmandu", "Colombo", "Bangkok", "Hanoi", "Jakarta", "Manila", "Singapore", "Beijing", "Shanghai", "Shenzhen", "Guangzhou", "Tokyo", "Osaka", "Kyoto", "Seoul", "Busan", "Taipei", "Sydney", "Melbourne", "Brisbane", "Perth", "Auckland", "Wellington", "Toronto", "Montreal", "Vancouver", "Ottawa", "Chicago", "Boston", "Washington", "Seattle", "Denver", "Houston", "Dallas", "Austin", "Atlanta", "Miami", "Phoenix", "Detroit", "Philadelphia", "Mexico", "Monterrey", "Guadalajara", "Bogota", "Lima", "Santiago", "Caracas", "Quito", "Montevideo", "Havana", "Edinburgh", "Glasgow", "Manchester", "Birmingham", "Liverpool", "Leeds", "Bristol", "Cardiff", "Belfast", "Hamburg", "Munich", "Frankfurt", "Cologne", "Leipzig", "Milan", "Naples", "Turin", "Barcelona", "Valencia", "Seville", "Porto", "Lyon", "Marseille", "Geneva", "Zurich", "Rotterdam", "Antwerp", "Krakow", "Gdansk", "Bergen", "Tbilisi", "Yerevan", "Baku", "Almaty", "Tashkent", "Valparaiso", "Cebu"]) | {"New York", "Los Angeles", "San Francisco", "Hong Kong", "Rio de Janeiro", "Sao Paulo",
+               "Buenos Aires", "Mexico City", "Cape Town", "Kuala Lumpur", "Abu Dhabi", "New Delhi",
+               "Las Vegas", "San Diego", "Tel Aviv", "Ho Chi Minh City", "St Petersburg"}
+
+REGIONS = frozenset(["California", "Texas", "Florida", "Ohio", "Michigan", "Georgia", "Virginia", "Arizona", "Nevada", "Oregon", "Alaska", "Hawaii", "Colorado", "Bavaria", "Catalonia", "Scotland", "Wales", "England", "Quebec", "Ontario", "Queensland", "Siberia", "Patagonia", "Tasmania", "Andalusia", "Lombardy", "Normandy", "Brittany", "Kerala", "Punjab", "Gujarat", "Sichuan", "Xinjiang", "Hokkaido", "Crimea", "Donbas"]) | {"New South Wales", "British Columbia", "West Bank", "Gaza Strip", "North Carolina",
+                "South Carolina", "New Jersey", "Northern Ireland"}
+
+PLACES = COUNTRIES | CITIES | REGIONS
+
+# Words after a name that mark a person ("X said", "X, the chief executive").
+PERSON_AFTER = frozenset(["said", "says", "told", "added", "wrote", "announced", "argued", "explained", "warned", "noted", "insisted", "stressed", "admitted", "confirmed", "denied", "claimed", "urged", "called", "asked", "replied", "recalled", "estimated", "predicted", "who", "whose", "won", "scored", "resigned", "died", "was", "is", "has", "had", "will", "would", "appointed", "named", "elected"])
+# Words before a name that mark a person.
+PERSON_BEFORE = frozenset({"by", "coach", "captain", "striker", "goalkeeper", "driver", "author",
+                           "singer", "actor", "actress", "director", "economist", "scientist",
+                           "spokesperson", "spokesman", "spokeswoman", "minister", "chief"})
+# Prepositions before a single capitalised word that mark a place ("in Lisbon").
+PLACE_BEFORE = frozenset({"in", "at", "from", "to", "near", "across", "outside", "inside",
+                          "throughout", "around", "towards", "toward", "via"})
+# Connectors inside multi-word names ("Bank of England", "Rio de Janeiro").
+NAME_CONNECTORS = ("of", "of the", "for", "de", "da", "del", "der", "van", "von", "la", "le", "du",
+                   "al", "bin")
+
+# Units that make a number a quantity ("42 kilometres").
+UNITS = ("kilometres", "kilometers", "km", "miles", "metres", "meters", "feet", "inches", "centimetres",
+         "millimetres", "millimeters", "mm", "centimeters", "gigawatt hours", "megawatt hours",
+         "kilowatt hours", "terawatt hours", "GWh", "MWh", "TWh", "cubic metres",
+         "tonnes", "tons", "kilograms", "kg", "grams", "pounds", "litres", "liters", "gallons", "barrels",
+         "hours", "minutes", "seconds", "days", "weeks", "months", "years", "decades", "degrees Celsius",
+         "degrees Fahrenheit", "degrees", "megawatts", "gigawatts", "MW", "GW", "kilowatts", "acres",
+         "hectares", "square kilometres", "square miles", "votes", "seats", "points", "goals", "runs")
+CURRENCY_WORDS = ("dollars", "euros", "pounds sterling", "yen", "yuan", "rupees", "francs", "pesos",
+                  "won", "rand", "naira", "shillings", "roubles", "rubles", "lira", "zloty", "kronor",
+                  "kroner", "krona", "reais", "ringgit", "baht", "dirhams", "riyals", "forint")
+SCALES = ("thousand", "million", "billion", "trillion", "bn", "mn")
+
+# Sentence openings that point back to earlier sentences (the question would be ambiguous).
+BACKREF_START = frozenset(["He", "She", "It", "They", "We", "I", "You", "His", "Her", "Its", "Their", "Our", "This", "That", "These", "Those", "There", "Here", "But", "And", "Or", "So", "Also", "However", "Meanwhile", "Instead", "Still", "Yet", "Then", "Thus", "Hence", "Such", "Another", "Other", "Both", "Neither", "Either"])
+
+# Nationality adjectives: a capitalised span holding one is an organisation or an event, not a
+# person ("Philippine Red Cross", "British Airline Pilots' Association").
+DEMONYMS = frozenset(["American", "British", "English", "Scottish", "Welsh", "Irish", "French", "German", "Dutch", "Belgian", "Spanish", "Portuguese", "Italian", "Swiss", "Austrian", "Polish", "Czech", "Slovak", "Hungarian", "Romanian", "Bulgarian", "Greek", "Turkish", "Russian", "Ukrainian", "Norwegian", "Swedish", "Danish", "Finnish", "Icelandic", "Estonian", "Latvian", "Lithuanian", "Chinese", "Japanese", "Korean", "Indian", "Pakistani", "Indonesian", "Philippine", "Filipino", "Vietnamese", "Thai", "Malaysian", "Australian", "Canadian", "Mexican", "Brazilian", "Argentine", "Argentinian", "Chilean", "Colombian", "Peruvian", "Venezuelan", "Cuban", "Egyptian", "Nigerian", "Kenyan", "Ghanaian", "Ethiopian", "Moroccan", "Algerian", "Tunisian", "Israeli", "Palestinian", "Iranian", "Iraqi", "Saudi", "Emirati", "Qatari", "Syrian", "Lebanese", "Jordanian", "European", "African", "Asian", "Arab", "Latin", "Nordic", "Baltic", "Federal", "National", "Royal"])

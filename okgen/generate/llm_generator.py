@@ -1,0 +1,176 @@
+"""The LLM question generator: one chat call per article through :class:`OpenAIClient`.
+
+The answer is parsed leniently so that one bad item does not cost the others: the envelope is
+read as JSON, each question is validated on its own (``schema`` verdict), items beyond the
+number asked for get a ``question_count`` verdict, and an answer cut by the length limit keeps
+its complete questions. Whole-answer failures (refusal, invalid JSON, content filter) fail the
+article with that kind; transient ones (HTTP errors, timeouts, budget) leave it for a rerun.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from okgen.errors import ConfigError
+from okgen.files import describe_validation_error
+from okgen.generate.agents import AgentSpec
+from okgen.generate.records import Candidate, Usage
+from okgen.generate.text import format_date
+from okgen.models.jsonfix import JSONExtractError, extract_json
+from okgen.models.openai_api import ChatRequest, ChatResult, OpenAIClient
+from okgen.schema import AgentInfo, Article, Decoding
+
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+class GeneratedQuestion(BaseModel):
+    """One question as the generator writes it."""
+
+    question: str
+    choices: list[str]
+    answer: str
+    short_answer: str
+    rationale: str
+    evidence: str
+
+
+class GeneratedQuestions(BaseModel):
+    """The generator's whole answer."""
+
+    questions: list[GeneratedQuestion]
+
+
+@dataclass
+class GenOutcome:
+    """What one generator call gave for one article."""
+
+    candidates: list[Candidate] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    error_kind: str | None = None
+    error: str | None = None
+    transient: bool = False
+    short: bool = False
+    truncated: bool = False
+
+
+def decoding_from(spec: AgentSpec, options: dict[str, str], seed: int) -> Decoding:
+    """Decoding of an agent: the spec's ``[decoding]``, overridden by model-spec options."""
+    d = dict(spec.section("decoding"))
+    try:
+        for k in ("temperature", "top_p"):
+            if k in options:
+                d[k] = float(options.pop(k))
+        if "max_tokens" in options:
+            d["max_tokens"] = int(options.pop("max_tokens"))
+        if "seed" in options:
+            seed = int(options.pop("seed"))
+    except ValueError:
+        raise ConfigError(f"bad decoding value in model options {options}") from None
+    return Decoding(temperature=float(d.get("temperature", 0.0)), top_p=float(d.get("top_p", 1.0)),
+                    max_tokens=int(d.get("max_tokens", 0)), seed=seed)
+
+
+def cut_text(text: str, limit: int) -> str:
+    """Cut a long article at a paragraph (else sentence) boundary before ``limit`` characters."""
+    if limit <= 0 or len(text) <= limit:
+        return text
+    head = text[:limit]
+    for sep in ("\n\n", "\n", ". "):
+        i = head.rfind(sep)
+        if i > limit // 2:
+            return head[: i + (1 if sep == ". " else 0)].rstrip()
+    return head.rstrip()
+
+
+class LLMGenerator:
+    """Question generator backed by an OpenAI-compatible model.
+
+    Args:
+        spec: the ``generator`` agent spec.
+        client: the model's client.
+        decoding: decoding parameters (from the spec and the model spec).
+    """
+
+    def __init__(self, spec: AgentSpec, client: OpenAIClient, decoding: Decoding):
+        self.spec = spec
+        self.client = client
+        self.decoding = decoding
+        self.max_chars = int(spec.section("prompt").get("max_article_chars", 12000))
+
+    @property
+    def info(self) -> AgentInfo:
+        """Identity for the signature: ``openai/MODEL`` and the spec hash."""
+        return AgentInfo(model=f"openai/{self.client.model}", spec_hash=self.spec.spec_hash, decoding=self.decoding)
+
+    def request(self, article: Article, n: int) -> ChatRequest:
+        """The chat request for one article."""
+        values = {"n": n, "date": format_date(article.date), "iso_date": article.date.isoformat(),
+                  "weekday": WEEKDAYS[article.date.weekday()], "source": article.source_name or article.source,
+                  "title": article.title, "text": cut_text(article.text, self.max_chars)}
+        return ChatRequest(
+            messages=({"role": "system", "content": self.spec.render("system", **values)},
+                      {"role": "user", "content": self.spec.render("user", **values)}),
+            temperature=self.decoding.temperature, top_p=self.decoding.top_p,
+            max_tokens=self.decoding.max_tokens or None, seed=self.decoding.seed,
+            schema=GeneratedQuestions, tag="generator")
+
+    async def agenerate(self, article: Article, n: int, *, use_cache: bool = True,
+                        limiter: AbstractAsyncContextManager[Any] | None = None) -> GenOutcome:
+        """Generate and parse the candidates of one article."""
+        res = await self.client.achat(self.request(article, n), use_cache=use_cache, limiter=limiter)
+        out = parse_outcome(res, article.id, n)
+        out.usage.add_result(res)
+        return out
+
+
+def parse_outcome(res: ChatResult, article_id: str, n: int) -> GenOutcome:
+    """Turn a generator answer into candidates, per item (see the module docstring)."""
+    out = GenOutcome()
+    if res.ok and res.parsed is not None:
+        items: list[Any] = [q.model_dump() for q in res.parsed.questions]
+    elif res.transient:
+        out.error_kind, out.error, out.transient = res.error_kind, res.error, True
+        return out
+    elif res.error_kind in ("schema", "length"):
+        try:
+            data = extract_json(res.text, allow_truncated=res.error_kind == "length")
+        except JSONExtractError as e:
+            out.error_kind, out.error = res.error_kind, f"{res.error} ({e})"
+            return out
+        items = data.get("questions") if isinstance(data, dict) else data if isinstance(data, list) else None
+        if not isinstance(items, list):
+            out.error_kind, out.error = "schema", "the answer holds no list of questions"
+            return out
+        out.truncated = res.error_kind == "length"
+    else:
+        out.error_kind, out.error = res.error_kind or "bad_response", res.error
+        return out
+    for i, item in enumerate(items):
+        out.candidates.append(_candidate(article_id, i, item, n))
+    out.short = len(items) < n
+    return out
+
+
+def _candidate(article_id: str, index: int, item: Any, n: int) -> Candidate:
+    try:
+        q = GeneratedQuestion.model_validate(item)
+    except ValidationError as e:
+        raw = item if isinstance(item, dict) else {}
+        c = Candidate(article_id=article_id, index=index, question=str(raw.get("question", ""))[:1000])
+        c.add("schema", False, reason=describe_validation_error(e))
+        return c
+    choices = [str(x).strip() for x in q.choices]
+    answer = q.answer.strip()
+    letter = answer.rstrip(").").upper()
+    if len(letter) == 1 and "A" <= letter <= "Z" and answer not in choices and ord(letter) - 65 < len(choices):
+        answer = choices[ord(letter) - 65]  # "B" or "B)" for the second choice
+    c = Candidate(article_id=article_id, index=index, question=q.question.strip(),
+                  choices=choices, answer=answer,
+                  short_answer=q.short_answer.strip(), rationale=q.rationale.strip(), evidence=q.evidence.strip())
+    c.add("schema", True)
+    c.add("question_count", index < n, reason=None if index < n else f"question {index + 1} of a request for {n}")
+    return c

@@ -1,0 +1,357 @@
+"""``run_generate``: questions for one date's articles, persisted per article, resumable.
+
+The run key hashes everything that determines the questions (date, agents with their spec
+hashes and decoding, seed, questions per article, probe settings, okgen version). Finished
+articles of that key are read back from the store and skipped; the rest are processed and
+each is written as soon as it is done. The kept questions are then assembled from every
+finished article of the date: near duplicates removed across the day, choices shuffled with
+the seed so each answer position is used equally often. A rerun of a finished date makes no
+call and returns the same questions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import logging
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from okgen import __version__
+from okgen.errors import LockedError, NotFoundError
+from okgen.generate.agents import prompt_hash as hash_prompts
+from okgen.generate.agents import resolve_agents_dir
+from okgen.generate.checks import DEDUP, near_duplicates
+from okgen.generate.extractive import ExtractiveGenerator
+from okgen.generate.funnel import build_funnel, render_funnel
+from okgen.generate.positions import LETTERS, balanced_positions, place
+from okgen.generate.records import ArticleResult, Candidate
+from okgen.generate.runner import RunState, build_agents, process_articles
+from okgen.generate.store import GenerateStore
+from okgen.hashing import sha256_json
+from okgen.models.openai_api import run_sync
+from okgen.models.pricing import Budget, PriceTable
+from okgen.schema import AgentInfo, Article, Question
+from okgen.settings import Workspace
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SEED = 1234
+DEFAULT_PER_ARTICLE = 5
+DEFAULT_POOL_DAYS = 3
+
+
+@dataclass
+class GenerateResult:
+    """The outcome of :func:`run_generate`.
+
+    Attributes:
+        date: the news date.
+        questions: the kept questions (choices shuffled with the seed, positions balanced),
+            sorted by article id and question id.
+        funnel: counts at every stage, tokens and cost (JSON-ready; goes into the manifest).
+        generator, validator, probes: agent identities for the snapshot.
+        prompt_hash: hash of the agent specs and prompts used.
+        seed: the snapshot seed.
+        run_key: the store key of this run's parameters.
+        complete: every article of the date is finished.
+        stopped: why the run stopped early (``budget``, ``errors``), or None.
+    The ``candidates`` property gives every candidate of the date with its verdicts.
+    """
+
+    date: dt.date
+    questions: list[Question]
+    funnel: dict[str, Any]
+    generator: AgentInfo
+    validator: AgentInfo | None
+    probes: tuple[AgentInfo, ...]
+    prompt_hash: str
+    seed: int
+    run_key: str = ""
+    complete: bool = True
+    stopped: str | None = None
+    _candidates: list[Candidate] | None = field(default=None, repr=False)
+    _loader: Callable[[], list[Candidate]] | None = field(default=None, repr=False)
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        """Every candidate of the date with its verdicts (read from the store on first use
+        when the result came from a stored run)."""
+        if self._candidates is None:
+            self._candidates = self._loader() if self._loader is not None else []
+        return self._candidates
+
+    @property
+    def pending(self) -> int:
+        """Articles not finished (rerun to finish them)."""
+        return int(self.funnel["articles"]["pending"])
+
+    def render_funnel(self) -> str:
+        """The funnel as readable text."""
+        return render_funnel(self.funnel)
+
+
+def run_generate(
+    date: dt.date,
+    workspace: Workspace,
+    articles: Sequence[Article] | None = None,
+    *,
+    generator: str = "extractive",
+    validator: str | None = None,
+    probes: Sequence[str] = (),
+    per_article: int = DEFAULT_PER_ARTICLE,
+    concurrency: int = 16,
+    max_cost: float | None = None,
+    use_cache: bool = True,
+    seed: int = DEFAULT_SEED,
+    config: dict[str, Any] | None = None,
+    pool: Sequence[Article] = (),
+    fresh: bool = False,
+    drop_known: bool | None = None,
+    agents_dir: str | Path | None = None,
+    prices: Sequence[str | Path] = (),
+    progress: bool = True,
+) -> GenerateResult:
+    """Generate, check, validate and probe questions for one date's articles.
+
+    Args:
+        date: the news date.
+        workspace: where the store, cache and agents live.
+        articles: the articles; those dated ``date`` get questions, all of them feed the
+            extractive generator's distractors. None: read the date's articles (and those of
+            the ``pool_days - 1`` days before, for distractors) from the article store.
+        generator: ``extractive`` or ``openai/MODEL[,base_url=URL,key=value...]``.
+        validator: ``openai/MODEL...``, or None / ``none``.
+        probes: freshness probe model specs (``openai/MODEL...``).
+        per_article: questions asked per article.
+        concurrency: LLM calls in flight at once (all agents together).
+        max_cost: USD budget for this invocation's calls; reaching it stops cleanly (finished
+            articles are kept; ``stopped == "budget"``; rerun to continue).
+        use_cache: read and write the LLM response cache (``--no-cache`` turns it off).
+        seed: snapshot seed (generation seed, distractor sampling, choice shuffling).
+        config: the workspace configuration (``okgen.toml`` as a dict); None reads it. Its
+            ``[generate]`` table may set ``agents_dir``, ``drop_known``, ``pool_days``,
+            ``timeout``, ``max_retries``; its ``[prices]`` table extends the price table.
+        pool: more articles for distractors only.
+        fresh: forget this run's finished articles and start over.
+        drop_known: drop questions every probe answers (None: the probe spec decides).
+        agents_dir: agents folder (default: the workspace's ``agents/``, else the packaged one).
+        prices: extra price files (TOML).
+        progress: show a progress bar on stderr (when it is a terminal).
+
+    Raises:
+        NotFoundError: no article is dated ``date``.
+        ConfigError: bad generator/validator/probe spec or configuration.
+        LockedError: another process is generating this date in this workspace.
+    """
+    t0 = time.perf_counter()
+    cfg = workspace.config() if config is None else config
+    gcfg = dict(cfg.get("generate", {}) or {})
+    targets, pool_articles = _articles(date, workspace, articles, pool, int(gcfg.get("pool_days", DEFAULT_POOL_DAYS)))
+    if not targets:
+        raise NotFoundError(f"no articles dated {date} (run `okgen ingest --date {date}` first)")
+    root = resolve_agents_dir(workspace, agents_dir or gcfg.get("agents_dir"))
+    budget = Budget(max_cost)
+    price_table = PriceTable.default(extra=cfg.get("prices") or None, files=list(prices))
+    cache = None  # opened once there is work to do (a finished date needs none)
+    client_options = {k: gcfg[k] for k in ("timeout", "max_retries") if k in gcfg}
+    agents = build_agents(root, generator=generator, validator=validator, probes=probes, seed=seed,
+                          concurrency=concurrency, cache=None, prices=price_table, budget=budget,
+                          drop_known=drop_known if drop_known is not None else gcfg.get("drop_known"),
+                          client_options=client_options)
+    gen_info = agents.generator.info
+    val_info = agents.validator.info if agents.validator else None
+    probe_infos = tuple(p.info for p in agents.probes)
+    params = {
+        "date": date.isoformat(), "generator": gen_info.model_dump(mode="json"),
+        "validator": val_info.model_dump(mode="json") if val_info else None,
+        "probes": [p.model_dump(mode="json") for p in probe_infos], "drop_known": agents.drop_known,
+        "per_article": per_article, "seed": seed, "endpoints": agents.endpoints, "okgen": __version__,
+    }
+    run_key = sha256_json(params)[:32]
+    p_hash = hash_prompts(agents.specs)
+    base = dict(date=date, generator=gen_info, validator=val_info, probes=probe_infos, prompt_hash=p_hash,
+                seed=seed, run_key=run_key)
+    state = RunState()
+    try:
+        with _lock(workspace, date), GenerateStore(workspace.db_path) as store:
+            if fresh:
+                log.info("forgot %d finished articles of run %s", store.clear(run_key), run_key[:12])
+            hashes = store.finished_hashes(run_key)
+            todo = [a for a in targets if hashes.get(a.id) != a.text_sha256]
+            resumed = len(targets) - len(todo)
+            if not todo:
+                hit = store.assembly(run_key, _fingerprint(targets))
+                if hit is not None:  # a finished date: one read
+                    run_sync(agents.aclose())
+                    return _from_assembly(hit, base, workspace, targets, t0)
+            store.start_run(run_key, date.isoformat(), params)
+            done = store.finished(run_key)
+            finished = {a.id: done[a.id] for a in targets if a.id in done and done[a.id].text_sha256 == a.text_sha256}
+            if todo:
+                log.info("generating %s: %d articles (%d finished earlier), generator %s", date, len(todo), resumed, gen_info.model)
+                if use_cache and agents.clients:
+                    from okgen.models.cache import ResponseCache, default_cache_path
+
+                    cache = ResponseCache(default_cache_path(workspace.cache_dir))
+                    for client in agents.clients:
+                        client.cache = cache
+                ext_pool = None
+                if isinstance(agents.generator, ExtractiveGenerator):
+                    ext_pool = agents.generator.build_pool(pool_articles, date)
+                _process(todo, agents, store, run_key, finished, state, per_article, seed, concurrency,
+                         use_cache, ext_pool, progress and len(todo) > 1, date)
+            else:
+                run_sync(agents.aclose())
+            results = [finished[a.id] for a in targets if a.id in finished]
+            questions, cands, survivors, dups = _assemble(results, {a.id: a for a in targets}, date, seed,
+                                                          gen_info, val_info)
+            positions = Counter(LETTERS[q.answer_index] for q in questions)
+            funnel = build_funnel(date, len(targets), results, state.pending, survivors, dups, dict(positions),
+                                  validator=val_info is not None, probes=len(probe_infos), stopped=state.stopped,
+                                  resumed=resumed, run_usage=state.usage)
+            if funnel["articles"]["pending"] == 0:
+                store.save_assembly(run_key, _fingerprint(targets), _QUESTIONS.dump_json(questions).decode(), funnel)
+    finally:
+        if cache is not None:
+            cache.close()
+    funnel["seconds"] = round(time.perf_counter() - t0, 3)
+    funnel["run_key"] = run_key
+    log.info("generated %s: %d questions kept from %d candidates", date, len(questions), funnel["candidates"])
+    return GenerateResult(questions=questions, funnel=funnel, complete=funnel["articles"]["pending"] == 0,
+                          stopped=state.stopped, _candidates=cands, **base)
+
+
+_QUESTIONS = TypeAdapter(list[Question])
+
+
+def _fingerprint(targets: Sequence[Article]) -> str:
+    """What a stored assembly depends on besides the run key: the articles and their texts."""
+    return sha256_json(sorted((a.id, a.text_sha256) for a in targets))
+
+
+def _from_assembly(hit: tuple[str, dict[str, Any]], base: dict[str, Any], ws: Workspace,
+                   targets: Sequence[Article], t0: float) -> GenerateResult:
+    questions_json, funnel = hit
+    funnel["articles"]["resumed"] = len(targets)
+    funnel["usage"]["this_run_calls"], funnel["usage"]["this_run_cost_usd"] = 0, 0.0
+    funnel["seconds"] = round(time.perf_counter() - t0, 3)
+    funnel["run_key"] = base["run_key"]
+    ids = {a.id for a in targets}
+    run_key = base["run_key"]
+
+    def load() -> list[Candidate]:
+        with GenerateStore(ws.db_path) as st:
+            done = st.finished(run_key)
+        return _assemble([done[i] for i in sorted(done) if i in ids], {a.id: a for a in targets}, base["date"],
+                         base["seed"], base["generator"], base["validator"])[1]
+
+    log.info("%s was generated before (run %s): %d questions", base["date"], run_key[:12], funnel["kept"])
+    return GenerateResult(questions=_QUESTIONS.validate_json(questions_json), funnel=funnel, complete=True,
+                          stopped=None, _candidates=None, _loader=load, **base)
+
+
+def _process(todo: list[Article], agents: Any, store: GenerateStore, run_key: str, finished: dict[str, ArticleResult],
+             state: RunState, per_article: int, seed: int, concurrency: int, use_cache: bool, ext_pool: Any,
+             show: bool, date: dt.date) -> None:
+    from okgen.progress import bar
+
+    with (bar(total=len(todo), desc=f"generate {date}", unit="article") if show else _NoBar()) as pbar:
+        def on_done(result: ArticleResult) -> None:
+            store.save(run_key, result)  # persisted before anything else can go wrong
+            finished[result.article_id] = result
+            pbar.update(1)
+
+        run_sync(process_articles(todo, agents, n=per_article, seed=seed, concurrency=concurrency,
+                                  use_cache=use_cache, pool=ext_pool, on_done=on_done, state=state))
+
+
+class _NoBar:
+    def __enter__(self) -> _NoBar:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+
+def _assemble(results: Sequence[ArticleResult], by_id: dict[str, Article], date: dt.date, seed: int,
+              gen: AgentInfo, val: AgentInfo | None) -> tuple[list[Question], list[Candidate], list[Candidate], int]:
+    """Dedupe across the day and build the final questions with balanced positions."""
+    cands = [c for r in results for c in sorted(r.candidates, key=lambda c: c.index)]
+    survivors = [c for c in cands if c.kept]
+    dups = near_duplicates([(c.question, c.answer) for c in survivors])
+    kept: list[Candidate] = []
+    for i, c in enumerate(survivors):
+        if i in dups:
+            other = survivors[dups[i]]
+            c.add(DEDUP, False, reason=f"near duplicate of {Question.make_id(other.article_id, other.question)}")
+        else:
+            c.add(DEDUP, True)
+            kept.append(c)
+    kept.sort(key=lambda c: (c.article_id, Question.make_id(c.article_id, c.question)))
+    positions = balanced_positions(len(kept), seed)
+    questions = []
+    for c, pos in zip(kept, positions):
+        qid = Question.make_id(c.article_id, c.question)
+        choices, idx = place(c.answer.strip(), c.distractors(), pos, seed, qid)
+        a = by_id[c.article_id]
+        questions.append(Question(
+            id=qid, article_id=c.article_id, date=date, source=a.source, question=c.question, choices=choices,
+            answer_index=idx, answer=choices[idx], short_answer=c.short_answer, rationale=c.rationale,
+            evidence=c.evidence, generator=gen.model, validator=val.model if val else None,
+            verdicts=tuple(c.verdicts), flags=tuple(c.flags)))
+    return questions, cands, survivors, len(dups)
+
+
+def _articles(date: dt.date, ws: Workspace, articles: Sequence[Article] | None, pool: Sequence[Article],
+              pool_days: int) -> tuple[list[Article], list[Article]]:
+    if articles is None:
+        try:
+            from okgen.ingest.store import ArticleStore
+        except ImportError:
+            raise NotFoundError("the article store (okgen.ingest) is not available: pass articles explicitly") from None
+        with ArticleStore(ws.db_path) as st:
+            given = list(st.articles_for_date(date))
+            for d in range(1, max(1, pool_days)):
+                given += list(st.articles_for_date(date - dt.timedelta(days=d)))
+    else:
+        given = list(articles)
+    seen: dict[str, Article] = {}
+    for a in [*given, *pool]:
+        seen.setdefault(a.id, a)
+    targets = sorted((a for a in given if a.date == date), key=lambda a: a.id)
+    ids = {a.id for a in targets}
+    if len(ids) != len(targets):
+        targets = list({a.id: a for a in targets}.values())
+    return targets, sorted(seen.values(), key=lambda a: a.id)
+
+
+@contextlib.contextmanager
+def _lock(ws: Workspace, date: dt.date) -> Iterator[None]:
+    """Hold an exclusive lock on generating ``date`` in this workspace (POSIX)."""
+    path = ws.data_dir / "locks" / f"generate-{date.isoformat()}.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no lock
+        yield
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LockedError(f"another okgen process is generating {date} in {ws.home}") from None
+        yield
+    finally:
+        os.close(fd)

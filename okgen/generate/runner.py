@@ -1,0 +1,296 @@
+"""Building a run's agents from specs, and processing articles concurrently.
+
+Each article goes generator -> checks -> validator (one call per surviving candidate) ->
+probes (one call per candidate and probe) and is handed to ``on_done`` as one
+:class:`ArticleResult`, which the pipeline persists at once. All LLM calls of the run share
+one limit of ``concurrency`` calls in flight, generator calls first (:class:`PriorityLimiter`);
+at most ``4 x concurrency`` articles are open at a time, so finished articles are written
+steadily (a kill loses little) while the call limit stays saturated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from okgen.errors import ConfigError
+from okgen.generate.agents import AgentSpec, load_agent
+from okgen.generate.checks import Limits, check_candidate
+from okgen.generate.extractive import ExtractiveGenerator, ExtractivePool
+from okgen.generate.llm_generator import GenOutcome, LLMGenerator, decoding_from
+from okgen.generate.probe import Probe, apply_probes
+from okgen.generate.records import ArticleResult, Usage
+from okgen.generate.text import normalize
+from okgen.generate.validator import LLMValidator
+from okgen.models.cache import ResponseCache
+from okgen.models.openai_api import ChatResult, client_from_spec
+from okgen.models.pricing import Budget, PriceTable
+from okgen.schema import Article
+
+log = logging.getLogger(__name__)
+
+EXTRACTIVE_NAMES = ("extractive", "extractive-v1")
+# Articles open at once, per call slot: enough for the generator calls to run well ahead of
+# validation, few enough that finished articles are written steadily.
+OPEN_ARTICLES = 4
+
+
+@dataclass
+class Agents:
+    """The agents of one run."""
+
+    generator: ExtractiveGenerator | LLMGenerator
+    validator: LLMValidator | None = None
+    probes: list[Probe] = field(default_factory=list)
+    specs: list[AgentSpec] = field(default_factory=list)
+    drop_known: bool = True
+    endpoints: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def clients(self) -> list[Any]:
+        """Every LLM client of the run."""
+        out = [a.client for a in (self.generator, self.validator) if a is not None and hasattr(a, "client")]
+        return out + [p.client for p in self.probes]
+
+    async def aclose(self) -> None:
+        """Close every client's connections."""
+        for c in self.clients:
+            await c.aclose()
+
+
+def build_agents(root: Any, *, generator: str, validator: str | None, probes: Sequence[str], seed: int,
+                 concurrency: int, cache: ResponseCache | None, prices: PriceTable, budget: Budget,
+                 drop_known: bool | None, client_options: dict[str, Any] | None = None) -> Agents:
+    """Load the specs and create the agents named by the run's options.
+
+    Raises:
+        ConfigError: an unknown generator, a malformed model spec, unknown spec options.
+    """
+    kw = dict(concurrency=concurrency, cache=cache, prices=prices, budget=budget, **(client_options or {}))
+    endpoints: dict[str, Any] = {}
+
+    def llm(spec_str: str, role: str) -> tuple[Any, Any]:
+        client, rest = client_from_spec(spec_str, **kw)
+        endpoints[role] = client.base_url
+        return client, rest
+
+    specs: list[AgentSpec] = []
+    gen_name = (generator or "extractive").strip()
+    if gen_name in EXTRACTIVE_NAMES:
+        spec = load_agent("extractive", root)
+        gen: ExtractiveGenerator | LLMGenerator = ExtractiveGenerator(spec, seed)
+    elif gen_name.startswith("openai/"):
+        spec = load_agent("generator", root)
+        client, rest = llm(gen_name, "generator")
+        gen = LLMGenerator(spec, client, decoding_from(spec, rest, seed))
+        _no_leftovers(gen_name, rest)
+    else:
+        raise ConfigError(f"unknown generator {gen_name!r}: use 'extractive' or 'openai/MODEL[,base_url=URL,...]'")
+    specs.append(spec)
+    val = None
+    if not is_off(validator):
+        if not validator.startswith("openai/"):
+            raise ConfigError(f"unknown validator {validator!r}: use 'openai/MODEL[,base_url=URL,...]' or 'none'")
+        vspec = load_agent("validator", root)
+        client, rest = llm(validator, "validator")
+        val = LLMValidator(vspec, client, decoding_from(vspec, rest, seed))
+        _no_leftovers(validator, rest)
+        specs.append(vspec)
+    plist: list[Probe] = []
+    if probes:
+        pspec = load_agent("probe", root)
+        specs.append(pspec)
+        if drop_known is None:
+            drop_known = bool(pspec.section("options").get("drop_known", True))
+        for i, p in enumerate(probes):
+            client, rest = llm(p, f"probe{i}")
+            plist.append(Probe(pspec, client, decoding_from(pspec, rest, seed)))
+            _no_leftovers(p, rest)
+    return Agents(gen, val, plist, specs, bool(drop_known) if drop_known is not None else True, endpoints)
+
+
+def is_off(spec: str | None) -> bool:
+    """True for "no agent": None, "", "none", "no", "off"."""
+    return not spec or spec.strip().lower() in ("none", "no", "off")
+
+
+def _no_leftovers(spec: str, rest: dict[str, str]) -> None:
+    if rest:
+        raise ConfigError(f"unknown option(s) {', '.join(sorted(rest))} in model spec {spec!r} "
+                          "(known: base_url, api_key_env, timeout, max_retries, structured, concurrency, "
+                          "temperature, top_p, max_tokens, seed)")
+
+
+class PriorityLimiter:
+    """A run-wide limit on calls in flight where waiting calls go in priority order.
+
+    Generator calls (priority 0) go before validator and probe calls (priority 1): every
+    article's generation is then under way early, and the end of the run is independent
+    validation calls that keep every slot busy, instead of a chain of generate-then-validate
+    calls for the last articles with slots idle.
+
+    Use ``async with limiter.at(priority):``.
+    """
+
+    def __init__(self, slots: int):
+        self.free = max(1, slots)
+        self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._seq = 0
+
+    def at(self, priority: int) -> _Slot:
+        """An async context manager holding one slot at ``priority`` (lower goes first)."""
+        return _Slot(self, priority)
+
+    async def acquire(self, priority: int) -> None:
+        """Wait for a slot; waiters are served by priority, then in arrival order."""
+        if self.free > 0 and not self._waiters:
+            self.free -= 1
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._seq += 1
+        heapq.heappush(self._waiters, (priority, self._seq, fut))
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self.release()  # the slot was handed over just as we were cancelled
+            else:
+                self._waiters = [w for w in self._waiters if w[2] is not fut]
+                heapq.heapify(self._waiters)
+            raise
+
+    def release(self) -> None:
+        """Give a slot back (straight to the first waiter, if any)."""
+        while self._waiters:
+            _, _, fut = heapq.heappop(self._waiters)
+            if not fut.done():
+                fut.set_result(None)  # the slot passes straight to the next waiter
+                return
+        self.free += 1
+
+
+class _Slot:
+    def __init__(self, limiter: PriorityLimiter, priority: int):
+        self.limiter = limiter
+        self.priority = priority
+
+    async def __aenter__(self) -> None:
+        await self.limiter.acquire(self.priority)
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self.limiter.release()
+
+
+@dataclass
+class RunState:
+    """Progress of one invocation (shared by the article tasks)."""
+
+    pending: dict[str, int] = field(default_factory=dict)
+    stopped: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    consecutive_failures: int = 0
+
+
+async def process_articles(articles: Sequence[Article], agents: Agents, *, n: int, seed: int,
+                           concurrency: int, use_cache: bool, pool: ExtractivePool | None,
+                           on_done: Callable[[ArticleResult], None], state: RunState,
+                           limits: Limits = Limits(), breaker: int | None = None) -> None:
+    """Process articles concurrently, calling ``on_done`` for each finished one.
+
+    Articles left unfinished (transient errors, budget, an early stop) are counted in
+    ``state.pending`` by reason; ``state.stopped`` says why the run stopped early.
+    """
+    limiter = PriorityLimiter(concurrency)
+    open_articles = asyncio.Semaphore(max(2, OPEN_ARTICLES * concurrency))
+    breaker = breaker or max(10, 2 * concurrency)
+
+    async def one(a: Article) -> None:
+        async with open_articles:
+            if state.stopped:
+                state.pending[state.stopped] = state.pending.get(state.stopped, 0) + 1
+                return
+            try:
+                result, transient = await _article(a, agents, n=n, seed=seed, use_cache=use_cache, pool=pool,
+                                                   limiter=limiter, limits=limits, state=state)
+            except Exception as e:  # a bug on one article must not sink the others
+                log.warning("article %s failed: %s: %s", a.id, type(e).__name__, e, exc_info=log.isEnabledFor(logging.DEBUG))
+                result, transient = None, "internal"
+            if result is None:
+                kind = transient or "unknown"
+                state.pending[kind] = state.pending.get(kind, 0) + 1
+                state.consecutive_failures += 1
+                if kind == "budget" and state.stopped is None:
+                    state.stopped = "budget"
+                    log.warning("budget reached: no new calls; finished articles are kept")
+                elif state.consecutive_failures >= breaker and state.stopped is None:
+                    state.stopped = "errors"
+                    log.error("%d articles in a row failed (last: %s); stopping", state.consecutive_failures, kind)
+                return
+            state.consecutive_failures = 0
+            on_done(result)
+
+    try:
+        await asyncio.gather(*(one(a) for a in articles))
+    finally:
+        await agents.aclose()
+
+
+async def _article(a: Article, agents: Agents, *, n: int, seed: int, use_cache: bool, pool: ExtractivePool | None,
+                   limiter: PriorityLimiter, limits: Limits, state: RunState) -> tuple[ArticleResult | None, str | None]:
+    gen = agents.generator
+    if isinstance(gen, ExtractiveGenerator):
+        out = GenOutcome(candidates=gen.generate(a, n, pool if pool is not None else gen.build_pool([a], a.date)))
+        for c in out.candidates:
+            c.add("schema", True)
+            c.add("question_count", True)
+        out.short = len(out.candidates) < n
+    else:
+        out = await gen.agenerate(a, n, use_cache=use_cache, limiter=limiter.at(0))
+        state.usage.merge(out.usage)
+    if out.transient:
+        return None, out.error_kind
+    result = ArticleResult(article_id=a.id, text_sha256=a.text_sha256, status="failed" if out.error_kind else "ok",
+                           error_kind=out.error_kind, error=out.error, short=out.short, truncated=out.truncated,
+                           candidates=out.candidates)
+    if out.usage.calls:
+        result.usage["generator"] = out.usage
+    if out.error_kind:
+        return result, None
+    article_norm = normalize(f"{a.title}\n{a.text}")
+    for c in result.candidates:
+        check_candidate(c, article_norm, limits)
+    alive = [c for c in result.candidates if c.kept]
+    if agents.validator is not None and alive:
+        res = await asyncio.gather(*(agents.validator.ajudge(a, c, seed, use_cache=use_cache, limiter=limiter.at(1)) for c in alive))
+        usage = _usage(res, state)
+        bad = next((r for r in res if r.transient), None)
+        if bad is not None:
+            return None, bad.error_kind
+        for c, r in zip(alive, res):
+            agents.validator.apply(c, r)
+        result.usage["validator"] = usage
+    alive = [c for c in result.candidates if c.kept]
+    if agents.probes and alive:
+        asks = [p.aask(c, seed, use_cache=use_cache, limiter=limiter.at(1)) for c in alive for p in agents.probes]
+        outs = await asyncio.gather(*asks)
+        usage = _usage([r for r, _ in outs], state)
+        bad = next((r for r, _ in outs if r.transient), None)
+        if bad is not None:
+            return None, bad.error_kind
+        k = len(agents.probes)
+        for i, c in enumerate(alive):
+            apply_probes(c, agents.probes, outs[i * k:(i + 1) * k], agents.drop_known)
+        result.usage["probe"] = usage
+    return result, None
+
+
+def _usage(results: Sequence[ChatResult], state: RunState) -> Usage:
+    u = Usage()
+    for r in results:
+        u.add_result(r)
+    state.usage.merge(u)
+    return u

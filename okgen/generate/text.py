@@ -1,0 +1,178 @@
+"""Text helpers shared by the checks and the extractive generator: normalisation for matching,
+date patterns and formatting, sentence splitting and relative-date resolution."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import unicodedata
+from collections.abc import Iterator
+
+from okgen.generate.lexicon import MONTH_ABBR, MONTHS, WEEKDAYS
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": '"',
+                         "\u201d": '"', "\u201e": '"', "\u2013": "-", "\u2014": "-", "\u2212": "-",
+                         "\u00a0": " ", "\u2009": " ", "\u202f": " "})
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_NON_WORD = re.compile(r"[^\w$€£¥%]+", re.UNICODE)
+_SPACES = re.compile(r"\s+")
+
+
+def normalize(text: str) -> str:
+    """Normalise for matching: NFKC, case-folded, straight quotes, no thousands separators,
+    punctuation as spaces (currency signs and ``%`` kept), single spaces, padded with spaces
+    so that ``" x " in normalize(text)`` is a whole-word match."""
+    t = text or ""
+    if not t.isascii():  # most news text is ASCII: skip the Unicode work
+        t = unicodedata.normalize("NFKC", t).translate(_QUOTES)
+    t = t.casefold()
+    if "," in t:
+        t = _THOUSANDS.sub("", t)
+    t = _NON_WORD.sub(" ", t)
+    return " " + _SPACES.sub(" ", t).strip() + " "
+
+
+def contains(haystack_norm: str, needle: str) -> bool:
+    """Whether ``needle`` occurs as whole words in an already normalised text."""
+    n = normalize(needle)
+    return n.strip() != "" and n in haystack_norm
+
+
+def fragments_found(haystack_norm: str, quote: str) -> bool:
+    """Whether every fragment of a quote (split at ellipses) occurs in a normalised text."""
+    parts = [p for p in re.split(r"\.\.\.|…|\[\.\.\.\]", quote or "") if p.strip()]
+    return bool(parts) and all(contains(haystack_norm, p) for p in parts)
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+STOPWORDS = frozenset(["a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "from", "and", "or", "as", "is", "was", "were", "be", "been", "are", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "did", "does", "do", "that", "this", "these", "those", "it", "its", "into", "than", "according", "said", "say", "says", "reported", "report", "news", "as", "of"])
+
+
+def content_tokens(text: str, normalized: bool = False) -> frozenset[str]:
+    """Lower-case word tokens without stop words (near-duplicate detection)."""
+    return frozenset(w for w in _WORD.findall(text if normalized else normalize(text)) if w not in STOPWORDS)
+
+
+# ----------------------------------------------------------------------------------- dates
+_MONTH_RE = "|".join(MONTHS) + "|" + "|".join(sorted(MONTH_ABBR, key=len, reverse=True))
+_MONTH = rf"(?:{_MONTH_RE})\.?"
+_DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
+_YEAR = r"(?:1[89]\d\d|2[01]\d\d)"
+_WEEKDAY = "|".join(WEEKDAYS)
+DATE_RE = re.compile(
+    rf"\b(?:(?:{_WEEKDAY}),?\s+)?(?:{_MONTH}\s+{_DAY}(?:,?\s+{_YEAR})?|{_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s+{_YEAR})?"
+    rf"|{_MONTH}\s+{_YEAR})(?![\w])|\b{_YEAR}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b"
+)
+
+
+def has_explicit_date(text: str) -> bool:
+    """True when ``text`` names a day or a month of a year (``November 21, 2026``,
+    ``21 November``, ``November 2026``, ``2026-11-21``); a bare year is not enough."""
+    return DATE_RE.search(text or "") is not None
+
+
+def format_date(d: dt.date, year: bool = True) -> str:
+    """``November 21, 2026`` (or ``November 21``)."""
+    return f"{MONTHS[d.month - 1]} {d.day}, {d.year}" if year else f"{MONTHS[d.month - 1]} {d.day}"
+
+
+def parse_date(text: str, default_year: int) -> tuple[dt.date, str] | None:
+    """Parse a date span into (date, style); style is ``mdy``, ``md``, ``dmy``, ``dm``, ``my``,
+    ``iso``. None when it is not a day-level date."""
+    t = re.sub(r"^(?:" + _WEEKDAY + r"),?\s+", "", text.strip())
+    m = re.fullmatch(rf"({_YEAR})-(\d\d)-(\d\d)", t)
+    if m:
+        try:
+            return dt.date(int(m[1]), int(m[2]), int(m[3])), "iso"
+        except ValueError:
+            return None
+    m = re.fullmatch(rf"({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+({_YEAR}))?", t)
+    style = "md"
+    if m:
+        mon, day, year = m[1], int(m[2]), m[3]
+        style = "mdy" if year else "md"
+    else:
+        m = re.fullmatch(rf"(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE})\.?(?:,?\s+({_YEAR}))?", t)
+        if not m:
+            return None
+        day, mon, year = int(m[1]), m[2], m[3]
+        style = "dmy" if year else "dm"
+    month = MONTHS.index(mon) + 1 if mon in MONTHS else MONTH_ABBR[mon]
+    try:
+        return dt.date(int(year) if year else default_year, month, day), style
+    except ValueError:
+        return None
+
+
+def format_like(d: dt.date, style: str) -> str:
+    """Format ``d`` in one of :func:`parse_date`'s styles."""
+    name = MONTHS[d.month - 1]
+    return {"mdy": f"{name} {d.day}, {d.year}", "md": f"{name} {d.day}", "dmy": f"{d.day} {name} {d.year}",
+            "dm": f"{d.day} {name}", "iso": d.isoformat()}.get(style, f"{name} {d.day}, {d.year}")
+
+
+_RELATIVE = re.compile(rf"\b(?:(on|last|this|next)\s+)?({_WEEKDAY})\b(?!,?\s+(?:{_MONTH_RE}|\d))|\b(yesterday|today|tomorrow)\b",
+                       re.IGNORECASE)
+
+
+def resolve_relative_dates(sentence: str, date: dt.date) -> str:
+    """Make relative day references explicit for a stand-alone statement.
+
+    ``on Tuesday`` in a story dated Saturday, November 21, 2026 becomes
+    ``on Tuesday, November 17, 2026``; ``yesterday`` becomes ``on November 20, 2026``.
+    """
+
+    def repl(m: re.Match[str]) -> str:
+        if m.group(3):
+            word = m.group(3).lower()
+            shift = {"yesterday": -1, "today": 0, "tomorrow": 1}[word]
+            return f"on {format_date(date + dt.timedelta(days=shift))}"
+        prep = (m.group(1) or "").lower()
+        wd = WEEKDAYS.index(m.group(2).capitalize())
+        delta = (date.weekday() - wd) % 7
+        if prep == "next":
+            when = date + dt.timedelta(days=(wd - date.weekday()) % 7 or 7)
+        else:
+            when = date - dt.timedelta(days=delta)
+        lead = f"{m.group(1)} " if m.group(1) else ""
+        return f"{lead}{m.group(2)}, {format_date(when)}"
+
+    return _RELATIVE.sub(repl, sentence)
+
+
+# -------------------------------------------------------------------------------- sentences
+_ABBREV = frozenset(["mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "gen", "gov", "sen", "rep", "col", "lt", "sgt", "capt", "cmdr", "adm", "inc", "ltd", "corp", "co", "vs", "etc", "no", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "u.k", "e.g", "i.e", "a.m", "p.m", "approx", "est", "dept", "univ", "fig", "vol"])
+_BOUNDARY = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s+(?=[\"'\u201c\u2018(\[]?[A-Z0-9])")
+
+
+def split_sentences(text: str) -> Iterator[tuple[int, int]]:
+    """Yield (start, end) offsets of the sentences of ``text`` (paragraph breaks always split).
+
+    Offsets slice the original text, so a sentence is a verbatim quote of the article.
+    """
+    for para in re.finditer(r"[^\n]+", text):
+        base = para.start()
+        chunk = para.group(0)
+        start = 0
+        for m in _BOUNDARY.finditer(chunk):
+            end = m.start() + 1
+            before = chunk[start:end - 1].rsplit(None, 1)
+            word = before[-1].lower().rstrip(".") if before else ""
+            if word in _ABBREV or (len(word) == 1 and word.isalpha()):
+                continue  # "Dr. Okafor", "J. Smith": not a boundary
+            stop = m.end() - (len(m.group(0)) - len(m.group(0).rstrip()))
+            s, e = _trim(chunk, start, stop)
+            if e > s:
+                yield base + s, base + e
+            start = m.end()
+        s, e = _trim(chunk, start, len(chunk))
+        if e > s:
+            yield base + s, base + e
+
+
+def _trim(text: str, s: int, e: int) -> tuple[int, int]:
+    while s < e and text[s].isspace():
+        s += 1
+    while e > s and text[e - 1].isspace():
+        e -= 1
+    return s, e

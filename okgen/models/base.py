@@ -1,0 +1,363 @@
+"""The eval model backend interface: batches in, batches out.
+
+Every backend (``hf``, ``vllm``, ``openai``, ``random``) answers three kinds of batched
+requests, as lm-evaluation-harness's model interface does:
+
+* :meth:`Backend.letter_logprobs`: the log-probability of each choice label (``A``, ``B``...)
+  as the next token after the prompt, read in **one pass** from the next-token distribution
+  where the backend can (falling back to scoring each label as a continuation);
+* :meth:`Backend.loglik`: the summed log-likelihood of each continuation given the prompt
+  (lm-eval's ``loglikelihood``; ``acc`` and, divided by length, ``acc_norm``);
+* :meth:`Backend.generate`: free text, greedy unless a temperature is given.
+
+A :class:`Prompt` is chat messages plus an ``answer_prefix`` (``"Answer:"``). Local backends
+render it with the tokenizer's chat template when it has one (the prefix opens the assistant
+turn) and as plain text otherwise; API backends send the messages. ``Prompt.group`` names a
+shared prefix (the oracle article): backends keep a group's requests together so the prefix
+is computed once (KV reuse in ``hf``, prefix caching in ``vllm``).
+
+Retries, concurrency and caching live inside backends; one bad item never fails a batch:
+results carry ``error`` instead.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from okgen.errors import ConfigError
+
+NEG_INF = float("-inf")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed model spec ``backend/model[,key=value...]``.
+
+    Attributes:
+        backend: backend name (``hf``, ``vllm``, ``openai``, ``random``).
+        model: model id or path as the backend understands it.
+        options: typed ``key=value`` options (ints, floats and yes/no become numbers and bools).
+        text: the spec as given.
+    """
+
+    backend: str
+    model: str
+    options: dict[str, Any] = field(default_factory=dict)
+    text: str = ""
+
+    @property
+    def name(self) -> str:
+        """``backend/model`` without options (options hold paths, URLs and speed settings)."""
+        return f"{self.backend}/{self.model}"
+
+    def opt(self, key: str, default: Any = None) -> Any:
+        """An option's value, or ``default``."""
+        return self.options.get(key, default)
+
+
+def _typed(value: str) -> Any:
+    low = value.lower()
+    if low in ("yes", "true", "on"):
+        return True
+    if low in ("no", "false", "off"):
+        return False
+    if low in ("none", "null"):
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        pass
+    try:
+        f = float(value)
+        return f if math.isfinite(f) else value
+    except ValueError:
+        return value
+
+
+def parse_model_spec(spec: str) -> ModelSpec:
+    """Parse ``backend/model[,key=value...]``.
+
+    The model may itself hold slashes (``hf/Qwen/Qwen2.5-1.5B-Instruct``) and be a local path
+    (``hf//data/models/tiny``). Option values ``yes``/``no``, integers and floats are typed.
+
+    Raises:
+        ConfigError: no backend, no model, or an option that is not ``key=value``.
+    """
+    text = str(spec).strip()
+    backend, slash, rest = text.partition("/")
+    if not slash or not backend:
+        raise ConfigError(f"model spec {text!r} must read backend/model[,key=value...] (e.g. hf/Qwen/Qwen2.5-1.5B-Instruct)")
+    model, *opts = rest.split(",")
+    model = model.strip()
+    if not model and backend != "random":
+        raise ConfigError(f"model spec {text!r} names no model")
+    options: dict[str, Any] = {}
+    for opt in opts:
+        k, eq, v = opt.partition("=")
+        if not eq or not k.strip():
+            raise ConfigError(f"bad option {opt!r} in model spec {text!r} (expected key=value)")
+        options[k.strip()] = _typed(v.strip())
+    return ModelSpec(backend=backend.strip(), model=model or "uniform", options=options, text=text)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One prompt.
+
+    Attributes:
+        messages: chat messages (``{"role": "system"|"user", "content": ...}``).
+        answer_prefix: text the answer follows (``"Answer:"``), opening the assistant turn.
+        group: key of a prefix shared with other prompts (the oracle article), or None.
+    """
+
+    messages: tuple[dict[str, str], ...]
+    answer_prefix: str = ""
+    group: str | None = None
+
+    def plain(self, with_prefix: bool = True) -> str:
+        """The prompt as plain text: message contents, then the answer prefix on its own line."""
+        body = "\n\n".join(m["content"] for m in self.messages)
+        if with_prefix and self.answer_prefix:
+            return f"{body}\n{self.answer_prefix}"
+        return body
+
+
+@dataclass
+class Scored:
+    """Scores of one prompt's candidates.
+
+    Attributes:
+        scores: log-likelihood per candidate (``-inf`` when unknown).
+        lengths: characters of each candidate continuation (for length normalisation).
+        prompt_tokens: tokens processed for the prompt.
+        single_pass: the scores came from one next-token distribution.
+        error: what went wrong, or None.
+    """
+
+    scores: tuple[float, ...] = ()
+    lengths: tuple[int, ...] = ()
+    prompt_tokens: int = 0
+    single_pass: bool = False
+    error: str | None = None
+
+
+@dataclass
+class Generated:
+    """One generated answer."""
+
+    text: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str | None = None
+    error: str | None = None
+
+
+class Backend(ABC):
+    """Base class of eval model backends.
+
+    Args:
+        spec: the parsed model spec.
+        workspace: the okgen workspace (caches), or None.
+    """
+
+    name: ClassVar[str] = ""
+    #: Backends that can read the next-token distribution (one pass per question).
+    supports_single_pass: ClassVar[bool] = True
+
+    def __init__(self, spec: ModelSpec, workspace: Any = None):
+        self.spec = spec
+        self.workspace = workspace
+
+    # -- scoring ----------------------------------------------------------------------
+    @abstractmethod
+    def letter_logprobs(self, prompts: Sequence[Prompt], labels: Sequence[Sequence[str]]) -> list[Scored]:
+        """Log-probability of each label (``"A"``...) as the answer's first token.
+
+        Labels are given without a leading space; backends add the separator their
+        rendering needs (``" A"`` after ``"Answer:"``).
+        """
+
+    @abstractmethod
+    def loglik(self, prompts: Sequence[Prompt], continuations: Sequence[Sequence[str]]) -> list[Scored]:
+        """Summed log-likelihood of each continuation (given with its leading space) after the prompt."""
+
+    @abstractmethod
+    def generate(self, prompts: Sequence[Prompt], *, max_tokens: int, temperature: float = 0.0,
+                 seed: int = 0, stop: Sequence[str] = ()) -> list[Generated]:
+        """Generate an answer per prompt (greedy when ``temperature`` is 0)."""
+
+    # -- context budget ---------------------------------------------------------------
+    @property
+    def max_length(self) -> int | None:
+        """Most tokens the model takes (prompt plus answer), or None when unknown/unlimited."""
+        return None
+
+    def prompt_tokens(self, prompt: Prompt) -> int:
+        """Tokens of the rendered prompt (an estimate where the backend has no tokenizer)."""
+        return estimate_tokens(prompt.plain())
+
+    def truncate_text(self, text: str, max_tokens: int) -> str:
+        """Cut ``text`` to at most ``max_tokens`` tokens (by the backend's tokenizer where it has one)."""
+        return text[: max(0, max_tokens) * CHARS_PER_TOKEN]
+
+    def text_tokens(self, text: str) -> int:
+        """Tokens of a piece of text (an estimate where the backend has no tokenizer)."""
+        return estimate_tokens(text)
+
+    # -- identity ---------------------------------------------------------------------
+    @property
+    def template_suffix(self) -> str:
+        """Appended to the template name in the eval signature (``+chat`` with a chat template)."""
+        return ""
+
+    def info(self) -> dict[str, Any]:
+        """Backend, library versions and hardware, recorded in ``results.json``."""
+        return {"backend": self.name, "model": self.spec.model}
+
+    def usage(self) -> dict[str, int]:
+        """Backend-specific counters (calls, cache hits...) for ``results.json``."""
+        return {}
+
+    def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing to release
+        """Release the model (GPU memory, worker processes)."""
+
+
+CHARS_PER_TOKEN = 4
+
+
+class LocalTokenizerMixin:
+    """Rendering and tokenization shared by backends that hold a transformers tokenizer.
+
+    Expects ``self.tokenizer``, ``self.chat`` (use the chat template) and ``self.add_bos``.
+    """
+
+    tokenizer: Any
+    chat: bool
+    add_bos: bool
+
+    def render(self, prompt: Prompt, with_prefix: bool = True) -> str:
+        """The prompt as the model sees it (chat template with the prefix opening the reply)."""
+        if not self.chat:
+            return prompt.plain(with_prefix)
+        text = apply_chat_template(self.tokenizer, prompt.messages)
+        return text + prompt.answer_prefix if with_prefix else text
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of a rendered prompt."""
+        # Chat-rendered text carries its own special tokens; plain text gets BOS only on request.
+        special = self.add_bos and not self.chat
+        return list(self.tokenizer(text, add_special_tokens=special).input_ids)
+
+    def encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
+        """Context and continuation ids, split as lm-evaluation-harness does."""
+        # Trailing spaces of the context move to the continuation; the continuation's ids are
+        # what the whole text has beyond the context's ids.
+        n = len(context) - len(context.rstrip())
+        if n:
+            continuation = context[-n:] + continuation
+            context = context[:-n]
+        whole = self.encode(context + continuation)
+        ctx = self.encode(context)
+        return ctx, whole[len(ctx):]
+
+    def encode_pairs(self, context: str, continuations: Sequence[str]) -> list[tuple[list[int], list[int]]]:
+        """:meth:`encode_pair` for several continuations of one context, in one tokenizer call."""
+        n = len(context) - len(context.rstrip())
+        if n:
+            continuations = [context[-n:] + c for c in continuations]
+            context = context[:-n]
+        special = self.add_bos and not self.chat
+        enc = self.tokenizer([context] + [context + c for c in continuations], add_special_tokens=special).input_ids
+        ctx = list(enc[0])
+        return [(ctx, list(w[len(ctx):])) for w in enc[1:]]
+
+    def label_continuations(self, prompt: Prompt, labels: Sequence[str]) -> tuple[str, list[str]]:
+        """The rendered context and each label as its continuation (``" A"`` after ``"Answer:"``)."""
+        ctx = self.render(prompt)
+        sep = "" if not ctx or ctx[-1].isspace() else " "
+        return ctx, [sep + lab for lab in labels]
+
+    def prompt_tokens(self, prompt: Prompt) -> int:
+        """Tokens of the rendered prompt."""
+        return len(self.encode(self.render(prompt)))
+
+    def text_tokens(self, text: str) -> int:
+        """Tokens of a piece of text."""
+        return len(self.tokenizer(text, add_special_tokens=False).input_ids)
+
+    def truncate_text(self, text: str, max_tokens: int) -> str:
+        """Cut ``text`` to its first ``max_tokens`` tokens."""
+        ids = self.tokenizer(text, add_special_tokens=False).input_ids
+        if len(ids) <= max_tokens:
+            return text
+        return self.tokenizer.decode(ids[: max(0, max_tokens)], skip_special_tokens=True)
+
+    @property
+    def template_suffix(self) -> str:
+        """``+chat`` when prompts go through the chat template."""
+        return "+chat" if self.chat else ""
+
+
+def apply_chat_template(tokenizer: Any, messages: Sequence[dict[str, str]]) -> str:
+    """Render with the chat template; a template without a system role gets it merged into the user turn."""
+    try:
+        return tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True)
+    except Exception as e:  # jinja2 raises TemplateError for an unsupported system role
+        if not any(m["role"] == "system" for m in messages):
+            raise ConfigError(f"the chat template failed: {e}") from None
+        system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+        rest = [dict(m) for m in messages if m["role"] != "system"]
+        rest[0]["content"] = f"{system}\n\n{rest[0]['content']}"
+        return tokenizer.apply_chat_template(rest, tokenize=False, add_generation_prompt=True)
+
+
+def resolve_chat(option: Any, tokenizer: Any, model: str) -> bool:
+    """Whether to use the chat template: ``auto`` (when the tokenizer has one), yes or no."""
+    has_template = getattr(tokenizer, "chat_template", None) is not None
+    if option is True and not has_template:
+        raise ConfigError(f"chat=yes but the tokenizer of {model} has no chat template")
+    return has_template if option in ("auto", None) else bool(option)
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free estimate: one token per 4 characters (OpenAI's rule of thumb)."""
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
+    """Length of the longest common prefix of token sequences."""
+    if not seqs:
+        return 0
+    first = seqs[0]
+    n = min(len(s) for s in seqs)
+    for i in range(n):
+        t = first[i]
+        if any(s[i] != t for s in seqs[1:]):
+            return i
+    return n
+
+
+def group_order(groups: Sequence[str | None]) -> list[int]:
+    """Indices ordered so that items of the same group are adjacent (first-seen order kept)."""
+    first: dict[str, int] = {}
+    keyed = []
+    for i, g in enumerate(groups):
+        if g is None:
+            keyed.append((i, 0, i))
+        else:
+            pos = first.setdefault(g, i)
+            keyed.append((pos, 1, i))
+    return [i for _, _, i in sorted(keyed)]
+
+
+def argmax(scores: Sequence[float]) -> int | None:
+    """Index of the highest score (first on ties); None when every score is -inf or NaN."""
+    best, best_i = NEG_INF, None
+    for i, s in enumerate(scores):
+        if s is not None and not math.isnan(s) and s > best:
+            best, best_i = s, i
+    return best_i

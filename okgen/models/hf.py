@@ -1,0 +1,385 @@
+"""``hf``: Hugging Face transformers on CPU or GPU, batched.
+
+Spec: ``hf/MODEL[,key=value...]`` where MODEL is a hub id or a local folder. Options:
+
+``device`` (auto|cpu|cuda|cuda:N), ``dtype`` (auto|float32|bfloat16|float16),
+``batch_size`` (8), ``max_length`` (tokens; default from the model config),
+``chat`` (auto|yes|no: use the tokenizer's chat template; auto = when it has one),
+``add_bos`` (no: like lm-evaluation-harness, plain prompts get no BOS token),
+``prefix_cache`` (yes: prompts sharing a group prefix run it once and reuse its KV cache),
+``revision``, ``trust_remote_code`` (no), ``max_batch_tokens`` (65536: padded tokens per
+forward), ``min_prefix`` (16: shortest shared prefix worth caching). Sampling is seeded by
+``okgen eval --seed``.
+
+Scoring follows lm-evaluation-harness (context/continuation split, summed log-probabilities)
+with two speed-ups: choice letters are read from **one** next-token distribution when every
+letter is a single token, and prompts of one group (the oracle article) compute their common
+token prefix once and run their suffixes against its cache. Sequences are left-padded with
+explicit position ids, and only the logits that are needed are computed (``logits_to_keep``).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from okgen.errors import ConfigError
+from okgen.models.base import (
+    NEG_INF,
+    Backend,
+    Generated,
+    LocalTokenizerMixin,
+    ModelSpec,
+    Prompt,
+    Scored,
+    common_prefix_len,
+    resolve_chat,
+)
+from okgen.registry import require
+
+log = logging.getLogger(__name__)
+
+OPTIONS = {"device", "dtype", "batch_size", "max_length", "chat", "add_bos", "prefix_cache", "revision",
+           "trust_remote_code", "max_batch_tokens", "min_prefix"}
+_HUGE = 10**7
+
+
+@dataclass
+class _Seq:
+    """One token sequence to score: the last ``cont_len`` tokens' log-probs, and/or the
+    next-token log-probs of ``next_ids`` after the last token."""
+
+    ids: list[int]
+    cont_len: int = 0
+    next_ids: tuple[int, ...] = ()
+    group: str | None = None
+
+
+@dataclass
+class _Out:
+    cont_logprob: float = 0.0
+    next_logprobs: tuple[float, ...] = ()
+
+
+class HFBackend(LocalTokenizerMixin, Backend):
+    """A transformers causal LM."""
+
+    name = "hf"
+
+    def __init__(self, spec: ModelSpec, workspace: Any = None):
+        super().__init__(spec, workspace)
+        torch = require("torch", "hf", "the hf backend")
+        transformers = require("transformers", "hf", "the hf backend")
+        unknown = sorted(set(spec.options) - OPTIONS)
+        if unknown:
+            raise ConfigError(f"unknown hf option {unknown[0]!r}; known: {', '.join(sorted(OPTIONS))}")
+        o = spec.options
+        self.torch = torch
+        self.batch_size = max(1, int(o.get("batch_size", 8)))
+        self.max_batch_tokens = int(o.get("max_batch_tokens", 65536))
+        self.min_prefix = int(o.get("min_prefix", 16))
+        self.prefix_cache = bool(o.get("prefix_cache", True))
+        self.add_bos = bool(o.get("add_bos", False))
+        self.device = _device(torch, str(o.get("device", "auto")))
+        kw = {"revision": o.get("revision"), "trust_remote_code": bool(o.get("trust_remote_code", False))}
+        try:
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(spec.model, **kw)
+            self.model = transformers.AutoModelForCausalLM.from_pretrained(
+                spec.model, dtype=_dtype(torch, str(o.get("dtype", "auto")), self.device), **kw)
+        except (OSError, ValueError) as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise ConfigError(f"cannot load hf model {spec.model!r}: {first}") from None
+        self.model.to(self.device).eval()
+        self.chat = resolve_chat(o.get("chat", "auto"), self.tokenizer, spec.model)
+        self.pad_id = _first_id(self.tokenizer.pad_token_id, self.tokenizer.eos_token_id, 0)
+        self._max_len = int(o["max_length"]) if o.get("max_length") else _model_max_length(self.model, self.tokenizer)
+        # Length is enforced by the truncation rule; the tokenizer's own warning would only be noise.
+        self.tokenizer.model_max_length = _HUGE
+        import inspect
+
+        self._keep_arg = "logits_to_keep" in inspect.signature(self.model.forward).parameters
+        self.counters = {"forward_passes": 0, "tokens_processed": 0, "prefix_groups": 0,
+                         "prefix_tokens_reused": 0, "single_pass": 0, "multi_token_fallback": 0}
+
+    @property
+    def max_length(self) -> int | None:
+        """Most tokens the model takes."""
+        return self._max_len
+
+    # -- scoring ----------------------------------------------------------------------
+    def letter_logprobs(self, prompts: Sequence[Prompt], labels: Sequence[Sequence[str]]) -> list[Scored]:
+        """One forward pass per prompt when every label is one token; else each label is scored."""
+        seqs: list[_Seq] = []
+        plan: list[tuple[str, list[int], int]] = []  # (kind, seq indices, prompt tokens)
+        for p, labs in zip(prompts, labels):
+            ctx_text, conts = self.label_continuations(p, labs)
+            pairs = self.encode_pairs(ctx_text, conts)
+            ctx = pairs[0][0]
+            if all(len(c) == 1 and cx == ctx for cx, c in pairs):
+                seqs.append(_Seq(ctx, 0, tuple(c[0] for _, c in pairs), p.group))
+                plan.append(("single", [len(seqs) - 1], len(ctx)))
+                self.counters["single_pass"] += 1
+            else:
+                start = len(seqs)
+                seqs.extend(_Seq(cx + c, len(c), (), p.group) for cx, c in pairs)
+                plan.append(("multi", list(range(start, len(seqs))), len(ctx)))
+                self.counters["multi_token_fallback"] += 1
+        outs = self._score(seqs)
+        res = []
+        for (kind, idx, ntok), labs in zip(plan, labels):
+            if kind == "single":
+                scores = outs[idx[0]].next_logprobs
+            else:
+                scores = tuple(outs[i].cont_logprob for i in idx)
+            res.append(Scored(scores=tuple(scores), lengths=tuple(len(x) + 1 for x in labs),
+                              prompt_tokens=ntok, single_pass=kind == "single"))
+        return res
+
+    def loglik(self, prompts: Sequence[Prompt], continuations: Sequence[Sequence[str]]) -> list[Scored]:
+        """Summed log-probability of each continuation, one sequence per (prompt, continuation)."""
+        seqs: list[_Seq] = []
+        plan = []
+        for p, conts in zip(prompts, continuations):
+            ctx_text = self.render(p)
+            start = len(seqs)
+            ntok = 0
+            for cx, ct in self.encode_pairs(ctx_text, conts):
+                ntok = len(cx)
+                seqs.append(_Seq(cx + ct, len(ct), (), p.group))
+            plan.append((list(range(start, len(seqs))), ntok))
+        outs = self._score(seqs)
+        return [Scored(scores=tuple(outs[i].cont_logprob for i in idx), lengths=tuple(len(c) for c in conts),
+                       prompt_tokens=ntok) for (idx, ntok), conts in zip(plan, continuations)]
+
+    def _score(self, seqs: list[_Seq]) -> list[_Out]:
+        outs: list[_Out | None] = [None] * len(seqs)
+        groups: dict[str, list[int]] = {}
+        plain: list[int] = []
+        for i, s in enumerate(seqs):
+            if s.group is not None and self.prefix_cache:
+                groups.setdefault(s.group, []).append(i)
+            else:
+                plain.append(i)
+        with self.torch.inference_mode():
+            shared: list[tuple[list[int], int]] = []
+            for idx in groups.values():
+                # The shared prefix stops before the first token whose log-prob is needed.
+                cut = min(len(seqs[i].ids) - max(1, seqs[i].cont_len) for i in idx)
+                p = min(common_prefix_len([seqs[i].ids for i in idx]), cut)
+                if len(idx) < 2 or p < self.min_prefix:
+                    plain.extend(idx)
+                else:
+                    shared.append((idx, p))
+            # Several groups' prefixes run in one batched forward, their members in another.
+            batch: list[tuple[list[int], int]] = []
+            for g in sorted(shared, key=lambda g: -g[1]):
+                if batch and (len(batch) >= self.batch_size or
+                              (len(batch) + 1) * max(batch[0][1], g[1]) > self.max_batch_tokens):
+                    self._run_prefixed(seqs, batch, outs)
+                    batch = []
+                batch.append(g)
+            if batch:
+                self._run_prefixed(seqs, batch, outs)
+            plain.sort(key=lambda i: -len(seqs[i].ids))
+            for b in self._batches(plain, seqs, 0):
+                self._run(seqs, b, outs)
+        return [o if o is not None else _Out() for o in outs]
+
+    def _batches(self, idx: list[int], seqs: list[_Seq], offset: int):
+        batch: list[int] = []
+        for i in idx:
+            longest = max([len(seqs[j].ids) - offset for j in batch] + [len(seqs[i].ids) - offset])
+            if batch and (len(batch) >= self.batch_size or longest * (len(batch) + 1) > self.max_batch_tokens):
+                yield batch
+                batch = []
+            batch.append(i)
+        if batch:
+            yield batch
+
+    def _forward(self, ids: list[list[int]], keep: int, prefix_mask: Any = None, cache: Any = None):
+        """Left-padded forward of token lists, optionally after cached prefixes (their attention
+        mask given); log-probs of the last ``keep`` positions."""
+        torch = self.torch
+        width = max(len(x) for x in ids)
+        inp = torch.full((len(ids), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(ids), width), dtype=torch.long)
+        for r, x in enumerate(ids):
+            inp[r, width - len(x):] = torch.tensor(x, dtype=torch.long)
+            mask[r, width - len(x):] = 1
+        pos = (mask.cumsum(-1) - 1).clamp(min=0)
+        if prefix_mask is not None:
+            pos = pos + prefix_mask.sum(-1, keepdim=True)
+            mask = torch.cat([prefix_mask, mask], dim=1)
+        kw: dict[str, Any] = {"attention_mask": mask.to(self.device), "position_ids": pos.to(self.device),
+                              "use_cache": cache is not None}
+        if cache is not None:
+            kw["past_key_values"] = cache
+        if self._keep_arg:
+            kw["logits_to_keep"] = keep
+        out = self.model(input_ids=inp.to(self.device), **kw)
+        self.counters["forward_passes"] += 1
+        self.counters["tokens_processed"] += int(sum(len(x) for x in ids))
+        logits = out.logits[:, -keep:, :].float()
+        return torch.log_softmax(logits, dim=-1), out, mask
+
+    def _run(self, seqs: list[_Seq], batch: list[int], outs: list) -> None:
+        keep = max(seqs[i].cont_len for i in batch) + 1
+        logp, _, _ = self._forward([seqs[i].ids for i in batch], keep)
+        for r, i in enumerate(batch):
+            outs[i] = self._read(seqs[i], logp[r], keep, None, len(seqs[i].ids))
+
+    def _run_prefixed(self, seqs: list[_Seq], groups: list[tuple[list[int], int]], outs: list) -> None:
+        """Run each group's prefix once (all groups in one batch), then every member's suffix
+        against its group's KV cache, rows gathered from the batched cache."""
+        torch = self.torch
+        first, pout, pmask = self._forward([seqs[idx[0]].ids[:p] for idx, p in groups], 1, cache=_new_cache(self.model))
+        cache = pout.past_key_values
+        self.counters["prefix_groups"] += len(groups)
+        self.counters["prefix_tokens_reused"] += sum(p * (len(idx) - 1) for idx, p in groups)
+        members = [(g, i) for g, (idx, _) in enumerate(groups) for i in idx]
+        members.sort(key=lambda m: -(len(seqs[m[1]].ids) - groups[m[0]][1]))
+        step = 4 * self.batch_size  # suffixes are short: more rows per forward
+        for start in range(0, len(members), step):
+            chunk = members[start:start + step]
+            rows = torch.tensor([g for g, _ in chunk], dtype=torch.long)
+            c = copy.deepcopy(cache)
+            c.batch_select_indices(rows.to(self.device))
+            keep = max(seqs[i].cont_len for _, i in chunk) + 1
+            suffixes = [seqs[i].ids[groups[g][1]:] for g, i in chunk]
+            logp, _, _ = self._forward(suffixes, keep, prefix_mask=pmask[rows], cache=c)
+            for r, (g, i) in enumerate(chunk):
+                outs[i] = self._read(seqs[i], logp[r], keep, first[g, -1], len(suffixes[r]))
+
+    def _read(self, s: _Seq, logp: Any, keep: int, prefix_last: Any, n: int) -> _Out:
+        """Pick the needed log-probs from one row (``n`` real tokens after any prefix)."""
+        total = 0.0
+        for j in range(n - s.cont_len, n):  # positions of continuation tokens in this row
+            row = prefix_last if j == 0 else logp[keep - n + j - 1]
+            total += float(row[s.ids[len(s.ids) - n + j]])
+        nxt = tuple(float(logp[keep - 1, t]) for t in s.next_ids)
+        return _Out(cont_logprob=total if s.cont_len else 0.0, next_logprobs=nxt)
+
+    # -- generation -------------------------------------------------------------------
+    def generate(self, prompts: Sequence[Prompt], *, max_tokens: int, temperature: float = 0.0,
+                 seed: int = 0, stop: Sequence[str] = ()) -> list[Generated]:
+        """Batched generation, greedy unless ``temperature`` > 0 (seeded)."""
+        torch = self.torch
+        transformers = require("transformers", "hf")
+        # In chat mode the model writes its reply from scratch; plain prompts end with the prefix.
+        enc = [self.encode(self.render(p, with_prefix=not self.chat)) for p in prompts]
+        order = sorted(range(len(enc)), key=lambda i: -len(enc[i]))
+        eos = self.model.generation_config.eos_token_id
+        if eos is None:
+            eos = self.tokenizer.eos_token_id
+        cfg = transformers.GenerationConfig(
+            max_new_tokens=max(1, int(max_tokens)), do_sample=temperature > 0,
+            temperature=temperature if temperature > 0 else 1.0, top_p=1.0, top_k=0 if temperature > 0 else 50,
+            pad_token_id=self.pad_id, eos_token_id=eos, bos_token_id=self.model.generation_config.bos_token_id)
+        eos_set = set(eos if isinstance(eos, list) else [eos]) - {None}
+        res: list[Generated | None] = [None] * len(enc)
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                batch = order[start:start + self.batch_size]
+                width = max(len(enc[i]) for i in batch)
+                inp = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
+                mask = torch.zeros((len(batch), width), dtype=torch.long)
+                for r, i in enumerate(batch):
+                    inp[r, width - len(enc[i]):] = torch.tensor(enc[i], dtype=torch.long)
+                    mask[r, width - len(enc[i]):] = 1
+                torch.manual_seed(seed)
+                out = self.model.generate(input_ids=inp.to(self.device), attention_mask=mask.to(self.device),
+                                          generation_config=cfg)
+                self.counters["forward_passes"] += 1
+                self.counters["tokens_processed"] += int(mask.sum()) + int(out[:, width:].numel())
+                for r, i in enumerate(batch):
+                    new = out[r, width:].tolist()
+                    finish = "length"
+                    for k, t in enumerate(new):
+                        if t in eos_set:
+                            new, finish = new[:k + 1], "stop"
+                            break
+                    text = self.tokenizer.decode(new, skip_special_tokens=True)
+                    for s in stop:
+                        if s and s in text:
+                            text, finish = text[:text.index(s)], "stop"
+                    res[i] = Generated(text=text, prompt_tokens=len(enc[i]), completion_tokens=len(new),
+                                       finish_reason=finish)
+        return [r or Generated(error="not run") for r in res]
+
+    # -- identity ---------------------------------------------------------------------
+    def info(self) -> dict[str, Any]:
+        """Library versions, device, dtype and size."""
+        import transformers
+
+        return {
+            "backend": self.name, "model": self.spec.model, "transformers": transformers.__version__,
+            "torch": self.torch.__version__, "device": str(self.device), "dtype": str(self.model.dtype),
+            "chat_template": self.chat, "parameters": int(sum(p.numel() for p in self.model.parameters())),
+            "max_length": self._max_len, "prefix_cache": self.prefix_cache,
+        }
+
+    def usage(self) -> dict[str, int]:
+        """Forward passes, tokens processed and prefix reuse."""
+        return dict(self.counters)
+
+    def close(self) -> None:
+        """Drop the model."""
+        self.model = None
+        if self.device.type == "cuda":
+            self.torch.cuda.empty_cache()
+
+
+def _device(torch: Any, name: str) -> Any:
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError("device=cuda but torch sees no CUDA GPU")
+    return torch.device(name)
+
+
+def _dtype(torch: Any, name: str, device: Any) -> Any:
+    if name == "auto":
+        # bf16 halves memory on GPUs; CPUs are faster and exact in float32.
+        return "auto" if device.type == "cuda" else torch.float32
+    try:
+        return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}[name]
+    except KeyError:
+        raise ConfigError(f"dtype must be auto, float32, float16 or bfloat16, got {name!r}") from None
+
+
+def _first_id(*ids: Any) -> int:
+    for i in ids:
+        if isinstance(i, list):
+            i = i[0] if i else None
+        if i is not None:
+            return int(i)
+    return 0
+
+
+def _model_max_length(model: Any, tokenizer: Any) -> int | None:
+    cfg = model.config
+    best = None
+    for attr in ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "n_ctx"):
+        v = getattr(cfg, attr, None)
+        if isinstance(v, int) and v > 0:
+            best = v
+            break
+    tml = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tml, int) and 0 < tml < _HUGE:
+        best = min(best, tml) if best else tml
+    return best
+
+
+def _new_cache(model: Any) -> Any:
+    from transformers import DynamicCache
+
+    try:
+        return DynamicCache(config=model.config)
+    except TypeError:  # older transformers
+        return DynamicCache()
+
+
+__all__ = ["HFBackend", "NEG_INF"]

@@ -1,0 +1,63 @@
+"""``random``: a seeded chance baseline, so every table has a chance line.
+
+Scores are drawn from a generator seeded by the spec's ``seed`` option and a hash of the
+prompt, so a question always gets the same answer whatever the batch, the order or a resume.
+Spec: ``random/uniform[,seed=N]``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from okgen.hashing import sha256_text
+from okgen.models.base import Backend, Generated, ModelSpec, Prompt, Scored, estimate_tokens
+
+_OPTION_LINE = re.compile(r"^([A-J])\. ", re.MULTILINE)
+
+
+class RandomBackend(Backend):
+    """Uniformly random choices, deterministic per (seed, prompt)."""
+
+    name = "random"
+
+    def __init__(self, spec: ModelSpec, workspace: Any = None):
+        super().__init__(spec, workspace)
+        self.seed = int(spec.opt("seed", 0))
+
+    def _rng(self, prompt: Prompt) -> random.Random:
+        return random.Random(int(sha256_text(f"{self.seed}\n{prompt.plain()}")[:16], 16))
+
+    def letter_logprobs(self, prompts: Sequence[Prompt], labels: Sequence[Sequence[str]]) -> list[Scored]:
+        """Random scores per label."""
+        out = []
+        for p, labs in zip(prompts, labels):
+            r = self._rng(p)
+            out.append(Scored(scores=tuple(-r.random() for _ in labs), lengths=tuple(len(x) for x in labs),
+                              prompt_tokens=estimate_tokens(p.plain()), single_pass=True))
+        return out
+
+    def loglik(self, prompts: Sequence[Prompt], continuations: Sequence[Sequence[str]]) -> list[Scored]:
+        """Random scores per continuation."""
+        out = []
+        for p, conts in zip(prompts, continuations):
+            r = self._rng(p)
+            out.append(Scored(scores=tuple(-r.random() * max(1, len(c)) for c in conts),
+                              lengths=tuple(len(c) for c in conts), prompt_tokens=estimate_tokens(p.plain())))
+        return out
+
+    def generate(self, prompts: Sequence[Prompt], *, max_tokens: int, temperature: float = 0.0,
+                 seed: int = 0, stop: Sequence[str] = ()) -> list[Generated]:
+        """A random option letter among those listed in the prompt (``A`` when none is)."""
+        out = []
+        for p in prompts:
+            letters = _OPTION_LINE.findall(p.plain()) or ["A"]
+            out.append(Generated(text=self._rng(p).choice(letters), finish_reason="stop", completion_tokens=1,
+                                 prompt_tokens=estimate_tokens(p.plain())))
+        return out
+
+    def info(self) -> dict[str, Any]:
+        """Backend identity."""
+        return {"backend": self.name, "model": self.spec.model, "seed": self.seed}

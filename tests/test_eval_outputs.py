@@ -1,0 +1,140 @@
+"""``okgen report`` tables and plots, and ``okgen export`` for lm-eval, HF datasets and inspect_ai."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from okgen.eval.export import export_snapshot, task_name
+from okgen.eval.report import build_report, load_rows, render_markdown
+from okgen.eval.runner import EvalOptions, plan_runs, run_eval
+from okgen.eval.templates import get_template
+from okgen.settings import Workspace
+from okgen.testing.eval_data import make_test_snapshot
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    ws = Workspace(tmp_path_factory.mktemp("ws"))
+    return ws, make_test_snapshot(ws)
+
+
+def _okgen(ws, *args):
+    env = dict(os.environ, OKGEN_HOME=str(ws.home), OKGEN_NO_PROGRESS="1")
+    return subprocess.run([sys.executable, "-m", "okgen", *args], env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_report_tables_json_and_plots(env, tmp_path):
+    ws, snap = env
+    runs = plan_runs(["none", "oracle", "retrieval"], ["bm25"], [1, 4], [1, 3])
+    for seed in (0, 1):
+        run_eval(snap.name, f"random/uniform,seed={seed}", runs, EvalOptions(), workspace=ws,
+                 out=tmp_path / "runs" / f"m{seed}")
+    rows = load_rows([tmp_path / "runs"])
+    assert len(rows) == 2 * len(runs)
+    rep = build_report(rows)
+    assert [r["model"] for r in rep["settings"]] == ["random/uniform,seed=0", "random/uniform,seed=1"]
+    assert len(rep["retrieval"]) == 4 and set(rep["retrieval"][0]["by_k"]) == {"1", "3"}
+    out = tmp_path / "report"
+    res = _okgen(ws, "report", str(tmp_path / "runs"), "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    md = (out / "report.md").read_text()
+    assert md == res.stdout
+    assert "| snapshot | n | model | scoring | none | oracle | oracle gain |" in md
+    assert "| snapshot | n | model | scoring | retriever | window | k=1 | k=3 |" in md
+    assert "| bm25 | 1d |" in md and "| bm25 | 4d |" in md
+    data = json.loads((out / "report.json").read_text())
+    assert data["settings"][0]["none"]["n"] == len(snap.questions)
+    for png in ("accuracy_by_setting.png", "accuracy_vs_k.png"):
+        import matplotlib.image
+
+        img = matplotlib.image.imread(out / png)
+        assert img.shape[0] > 100 and img.shape[1] > 100
+    res = _okgen(ws, "report", str(tmp_path / "runs"), "--json")
+    assert json.loads(res.stdout)["kind"] == "okgen-report"
+
+
+def test_report_keeps_incomparable_runs_apart(env, tmp_path):
+    ws, snap = env
+    run_eval(snap.name, "random/uniform", plan_runs(["none", "oracle"]), EvalOptions(), workspace=ws, out=tmp_path / "a")
+    run_eval(snap.name, "random/uniform", plan_runs(["none"]), EvalOptions(scoring="generate"), workspace=ws,
+             out=tmp_path / "b")
+    rep = build_report(load_rows([tmp_path]))
+    assert sorted((r["scoring"], r["oracle"] is not None) for r in rep["settings"]) == [("generate", False), ("loglik", True)]
+    assert "| – |" in render_markdown(rep)
+    res = _okgen(ws, "report", str(tmp_path / "nothing-here"))
+    assert res.returncode == 2  # click: the path does not exist
+
+
+def test_lm_eval_export(env, tmp_path):
+    yaml = pytest.importorskip("yaml")
+    ws, snap = env
+    res = _okgen(ws, "export", "-s", snap.signature.short, "--format", "lm-eval", "--out", str(tmp_path / "lm"))
+    assert res.returncode == 0, res.stderr
+    name = task_name(snap)
+    task = yaml.safe_load((tmp_path / "lm" / f"{name}.yaml").read_text())
+    assert task["task"] == name and task["output_type"] == "multiple_choice"
+    assert (task["doc_to_text"], task["doc_to_choice"], task["doc_to_target"]) == ("prompt", "choice_labels", "answer_index")
+    assert [m["metric"] for m in task["metric_list"]] == ["acc", "acc_norm"]
+    assert task["metadata"]["okgen_signature"] == snap.manifest.signature
+    data = task["dataset_kwargs"]["data_files"]["test"]
+    rows = [json.loads(line) for line in open(data, encoding="utf-8")]
+    assert len(rows) == len(snap.questions)
+    t = get_template("mc-v1", "mc")
+    for q, r in zip(snap.questions, rows):
+        assert r["prompt"] == t.render(q).plain() and r["prompt"].endswith("Answer:")
+        assert r["choice_labels"] == ["A", "B", "C", "D"] and r["answer_index"] == q.answer_index
+    manifest = json.loads((tmp_path / "lm" / "okgen_export.json").read_text())
+    assert set(manifest["files"]) == {f"{name}.yaml", f"{name}.jsonl"}
+    oracle = export_snapshot(snap, "lm-eval", tmp_path / "lmo", "oracle")
+    line = json.loads(oracle[1].read_text().splitlines()[0])
+    assert line["prompt"].startswith("Article:\n") and oracle[0].name == f"{name}_oracle.yaml"
+
+
+def test_hf_datasets_export(env, tmp_path, monkeypatch):
+    pq = pytest.importorskip("pyarrow.parquet")
+    yaml = pytest.importorskip("yaml")
+    ws, snap = env
+    files = export_snapshot(snap, "hf", tmp_path / "hf")
+    qt = pq.read_table(tmp_path / "hf" / "data" / "questions-00000-of-00001.parquet")
+    assert qt.num_rows == len(snap.questions)
+    assert qt.column("choices").to_pylist()[0] == list(snap.questions[0].choices)
+    assert qt.column("answer_index").to_pylist() == [q.answer_index for q in snap.questions]
+    ct = pq.read_table(tmp_path / "hf" / "data" / "corpus-00000-of-00001.parquet")
+    assert ct.num_rows == len(snap.corpus) and ct.column("text").to_pylist()[0] == snap.corpus[0].text
+    card = (tmp_path / "hf" / "README.md").read_text()
+    header = yaml.safe_load(card.split("---")[1])
+    assert [c["config_name"] for c in header["configs"]] == ["default", "corpus"]
+    assert snap.manifest.signature in card and len(files) == 4
+    try:
+        import datasets
+    except ImportError:
+        return
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    ds = datasets.load_dataset(str(tmp_path / "hf"), split="test", cache_dir=str(tmp_path / "cache"))
+    assert len(ds) == len(snap.questions) and ds[0]["question"] == snap.questions[0].question
+
+
+def test_inspect_export(env, tmp_path):
+    ws, snap = env
+    files = export_snapshot(snap, "inspect", tmp_path / "ins", "oracle")
+    rows = [json.loads(x) for x in files[0].read_text().splitlines()]
+    assert len(rows) == len(snap.questions)
+    for q, r in zip(snap.questions, rows):
+        assert r["target"] == "ABCD"[q.answer_index] and r["choices"] == list(q.choices) and r["id"] == q.id
+        assert r["input"].endswith("Question: " + q.question) and r["input"].startswith("Article:\n")
+
+
+def test_export_refuses_unknown_format_and_retrieval(env, tmp_path):
+    from okgen.errors import ConfigError
+
+    ws, snap = env
+    with pytest.raises(ConfigError, match="known: lm-eval, hf, inspect"):
+        export_snapshot(snap, "helm", tmp_path)
+    with pytest.raises(ConfigError, match="none or oracle"):
+        export_snapshot(snap, "inspect", tmp_path, "retrieval")

@@ -1,0 +1,179 @@
+"""``okgen eval`` end to end: tiny hf model, all settings and scoring modes, resume, integrity."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+torch = pytest.importorskip("torch")
+
+from okgen.errors import ConfigError, IntegrityError  # noqa: E402
+from okgen.eval.runner import EvalOptions, RunSpec, plan_runs, read_predictions, run_eval  # noqa: E402
+from okgen.eval.templates import get_template  # noqa: E402
+from okgen.schema import EvalRecord, Prediction  # noqa: E402
+from okgen.settings import Workspace  # noqa: E402
+from okgen.signature import EvalSignature  # noqa: E402
+from okgen.testing.eval_data import make_test_snapshot, tiny_model_for  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    ws = Workspace(tmp_path_factory.mktemp("ws"))
+    snap = make_test_snapshot(ws)
+    # A short context so oracle prompts get truncated.
+    model = tiny_model_for(snap, ws.home / "tiny", max_positions=160)
+    return ws, snap, f"hf/{model}"
+
+
+def _preds(path):
+    return {p.question_id: p for p in read_predictions(path / "predictions.jsonl").values()}
+
+
+@pytest.mark.parametrize("scoring", ["loglik", "loglik-full", "loglik-norm", "generate"])
+def test_settings_and_scoring_modes_end_to_end(env, scoring, monkeypatch):
+    ws, snap, model = env
+    import okgen.models.registry as reg
+
+    loads = []
+    real = reg.load_backend
+    monkeypatch.setattr(reg, "load_backend", lambda *a, **k: loads.append(1) or real(*a, **k))
+    opts = EvalOptions(scoring=scoring, max_tokens=8 if scoring == "generate" else None)
+    outs = run_eval(snap.signature.short, model, plan_runs(["none", "oracle"]), opts, workspace=ws)
+    assert len(loads) == 1  # both settings ran on one loaded model
+    n = len(snap.questions)
+    for o, setting in zip(outs, ["none", "oracle"]):
+        rec = EvalRecord.model_validate_json((o.path / "results.json").read_text())
+        assert rec == o.record and rec.n == n == len(_preds(o.path))
+        sig = EvalSignature.parse(rec.signature)
+        assert (sig.setting, sig.scoring, sig.answer_format, sig.template) == (setting, scoring, "mc", "mc-v1")
+        assert sig.snapshot_signature() == snap.signature and sig.judge == "none" and sig.k is None
+        assert 0 <= rec.ci95[0] <= rec.accuracy <= rec.ci95[1] <= 1
+        assert sum(b.n for b in rec.by_source.values()) == n == sum(b.n for b in rec.by_position.values())
+        assert set(rec.by_position) <= {"A", "B", "C", "D"}
+        assert rec.usage["prompt_tokens"] > 0 and rec.timings["scoring"] > 0
+        preds = _preds(o.path)
+        assert all(p.setting == setting for p in preds.values())
+        if scoring == "generate":
+            assert rec.unparsed == sum(not p.parsed for p in preds.values())
+            assert all(p.output is not None for p in preds.values())
+        else:
+            assert rec.unparsed == 0 and all(len(p.scores) == 4 for p in preds.values())
+        if setting == "oracle":
+            # the 160-token model cannot hold the articles: every oracle prompt was cut, and counted
+            assert rec.truncated == n and all(p.truncated for p in preds.values())
+        else:
+            assert rec.truncated == 0
+
+
+def test_loglik_matches_log_probabilities_computed_by_hand(env, tmp_path):
+    ws, snap, model = env
+    out = run_eval(snap.path.as_posix(), model, [RunSpec("none")], EvalOptions(limit=2), workspace=ws, out=tmp_path / "r")[0]
+    assert out.record.n == 2
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = model.split("/", 1)[1]
+    tok, lm = AutoTokenizer.from_pretrained(path), AutoModelForCausalLM.from_pretrained(path)
+    preds = _preds(out.path)
+    for q in snap.questions[:2]:
+        text = get_template(None, "mc").render(q).plain()
+        assert text.endswith("D. " + q.choices[3] + "\nAnswer:")
+        ids = tok(text, add_special_tokens=False).input_ids
+        with torch.no_grad():
+            lp = lm(torch.tensor([ids])).logits[0, -1].log_softmax(-1)
+        want = [float(lp[tok(" " + x, add_special_tokens=False).input_ids[0]]) for x in "ABCD"]
+        p = preds[q.id]
+        assert p.scores == pytest.approx(want, abs=1e-4)
+        assert p.pred_index == max(range(4), key=lambda i: want[i])
+        assert p.correct == (p.pred_index == q.answer_index)
+
+
+def test_two_runs_give_identical_predictions(env, tmp_path):
+    ws, snap, model = env
+    runs = plan_runs(["none", "oracle"])
+    a = run_eval(snap.name, model, runs, EvalOptions(scoring="loglik"), workspace=ws, out=tmp_path / "a")
+    b = run_eval(snap.name, model + ",batch_size=3", runs, EvalOptions(scoring="loglik", chunk_size=5), workspace=ws,
+                 out=tmp_path / "b")
+    for x, y in zip(a, b):
+        px, py = _preds(x.path), _preds(y.path)
+        assert {k: v.pred_index for k, v in px.items()} == {k: v.pred_index for k, v in py.items()}
+        for k in px:
+            assert px[k].scores == pytest.approx(py[k].scores, abs=1e-4)
+        assert x.record.accuracy == y.record.accuracy and x.record.ci95 == y.record.ci95
+
+
+def test_open_format_first_line_against_the_short_answer(env, tmp_path):
+    ws, snap, model = env
+    out = run_eval(snap.name, model, [RunSpec("none")], EvalOptions(scoring="generate", fmt="open", limit=3),
+                   workspace=ws, out=tmp_path / "open")[0]
+    sig = EvalSignature.parse(out.record.signature)
+    assert (sig.answer_format, sig.scoring, sig.template, sig.eval_max_tokens) == ("open", "generate", "open-v1", 100)
+    assert len(_preds(out.path)) == 3
+
+
+def test_a_changed_snapshot_is_refused(env, tmp_path):
+    ws, snap, model = env
+    bad = tmp_path / snap.name
+    shutil.copytree(snap.path, bad)
+    q = bad / "questions.jsonl"
+    q.write_bytes(q.read_bytes().replace(b"How many", b"How few", 1))
+    with pytest.raises(IntegrityError, match="refusing to evaluate"):
+        run_eval(str(bad), "random/uniform", [RunSpec("none")], workspace=ws, out=tmp_path / "x")
+    assert not (tmp_path / "x").exists()
+
+
+def test_resume_keeps_done_work_and_drops_a_torn_line(env, tmp_path):
+    ws, snap, _ = env
+    out = tmp_path / "run"
+    full = run_eval(snap.name, "random/uniform,seed=1", [RunSpec("none")], workspace=ws, out=out)[0]
+    lines = (out / "predictions.jsonl").read_text().splitlines()
+    # simulate a run killed after 5 predictions, in the middle of writing the 6th line
+    (out / "predictions.jsonl").write_text("\n".join(lines[:5]) + "\n" + lines[5][:17])
+    (out / "results.json").unlink()
+    again = run_eval(snap.name, "random/uniform,seed=1", [RunSpec("none")], workspace=ws, out=out)[0]
+    assert again.resumed == 5 and again.scored_now == len(snap.questions) - 5
+    assert again.record.accuracy == full.record.accuracy and again.record.signature == full.record.signature
+    assert len((out / "predictions.jsonl").read_text().splitlines()) == len(snap.questions)
+    # nothing left to do: the results are rebuilt without loading a model
+    third = run_eval(snap.name, "random/uniform,seed=1", [RunSpec("none")], workspace=ws, out=out)[0]
+    assert third.scored_now == 0 and third.record.correct == full.record.correct
+
+
+def test_a_run_folder_of_another_run_is_refused(env, tmp_path):
+    ws, snap, _ = env
+    out = tmp_path / "run"
+    run_eval(snap.name, "random/uniform", [RunSpec("none")], workspace=ws, out=out)
+    with pytest.raises(ConfigError, match="holds another run"):
+        run_eval(snap.name, "random/uniform", [RunSpec("oracle")], workspace=ws, out=out)
+    again = run_eval(snap.name, "random/uniform", [RunSpec("oracle")], EvalOptions(overwrite=True), workspace=ws, out=out)
+    assert json.loads((out / "run.json").read_text())["config"]["setting"] == "oracle"
+    assert again[0].record.extra["run"]["setting"] == "oracle"
+
+
+def test_default_run_folders_live_under_the_workspace(env):
+    ws, snap, _ = env
+    outs = run_eval(snap.name, "random/uniform", plan_runs(["none", "oracle"]), EvalOptions(limit=4), workspace=ws)
+    assert [o.path.relative_to(ws.runs_dir).parts for o in outs] == [
+        (snap.name, "random_uniform", "none-loglik-mc"), (snap.name, "random_uniform", "oracle-loglik-mc")]
+    assert all(o.record.n == 4 for o in outs)
+
+
+def test_option_conflicts_are_config_errors(env):
+    ws, snap, _ = env
+    with pytest.raises(ConfigError, match="--scoring generate"):
+        run_eval(snap.name, "random/uniform", [RunSpec("none")], EvalOptions(fmt="open", scoring="loglik"), workspace=ws)
+    with pytest.raises(ConfigError, match="unknown setting"):
+        plan_runs(["oracel"])
+    with pytest.raises(ConfigError, match="unknown template"):
+        run_eval(snap.name, "random/uniform", [RunSpec("none")], EvalOptions(template="mc-v9"), workspace=ws)
+
+
+def test_prediction_lines_are_records(env, tmp_path):
+    ws, snap, _ = env
+    out = run_eval(snap.name, "random/uniform", [RunSpec("oracle")], workspace=ws, out=tmp_path / "r")[0]
+    for line in (out.path / "predictions.jsonl").read_text().splitlines():
+        p = Prediction.model_validate_json(line)
+        assert p.setting == "oracle" and p.retrieved == (next(q.article_id for q in snap.questions if q.id == p.question_id),)

@@ -1,0 +1,150 @@
+"""Programmatic checks (one named verdict each), near duplicates, balanced answer positions."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from okgen.generate.checks import CHECKS, check_candidate, near_duplicates
+from okgen.generate.positions import balanced_positions, display_order, place
+from okgen.generate.records import Candidate
+from okgen.generate.text import normalize
+
+ARTICLE = ("Halvorsen Energy will build a $2.3 billion battery factory near Gdansk, the company said on "
+           "Thursday. Chief executive Ingrid Solberg said the plant would employ 1,800 people.")
+NORM = normalize(ARTICLE)
+
+
+def good(**kw) -> Candidate:
+    base = dict(
+        article_id="a1", index=0,
+        question="How many people did Halvorsen Energy say on November 19, 2026 its Gdansk battery plant would employ?",
+        choices=["1,800", "1,200", "2,400", "900"], answer="1,800", short_answer="1,800",
+        rationale="Stated by the chief executive.",
+        evidence="Chief executive Ingrid Solberg said the plant would employ 1,800 people.")
+    base.update(kw)
+    return Candidate(**base)
+
+
+def test_a_good_candidate_passes_every_check():
+    c = good()
+    check_candidate(c, NORM)
+    assert c.kept
+    assert [v.name for v in c.verdicts] == [n for n in CHECKS if n not in ("schema", "question_count")]
+    assert all(v.passed and v.stage == "check" for v in c.verdicts)
+
+
+@pytest.mark.parametrize("change, verdict", [
+    (dict(choices=["1,800", "1,200", "2,400"]), "four_distinct_choices"),
+    (dict(choices=["1,800", "1,200", "1200", "900"]), "four_distinct_choices"),
+    (dict(choices=["1,800", "1,200", " ", "900"]), "four_distinct_choices"),
+    (dict(answer="1,900", short_answer="1,900"), "answer_in_choices"),
+    (dict(choices=["1,850", "1,200", "2,400", "900"], answer="1,850", short_answer="1,850"), "answer_in_article"),
+    (dict(evidence="The plant would employ many people, the company said."), "evidence_in_article"),
+    (dict(question="According to the article, how many people will the Gdansk plant employ as of November 19, 2026?"),
+     "no_article_reference"),
+    (dict(question="How many people did Halvorsen Energy say its Gdansk battery plant would employ?"), "explicit_date"),
+    (dict(question="How many in 2026?"), "explicit_date"),
+    (dict(question="Employ? On May 3."), "length_bounds"),
+    (dict(short_answer="the plant would employ exactly one thousand eight hundred people in total, a lot"),
+     "short_answer"),
+])
+def test_each_check_rejects_with_its_verdict(change, verdict):
+    c = good(**change)
+    check_candidate(c, NORM)
+    assert not c.kept
+    failed = [v.name for v in c.verdicts if not v.passed]
+    assert verdict in failed
+    assert c.rejected_by == failed[0] and c.rejected_stage == "check"
+
+
+def test_giveaways():
+    long_answer = "Chief executive Ingrid Solberg"
+    c = good(question="Who said on November 19, 2026 that the Gdansk battery plant would employ 1,800 people?",
+             choices=[long_answer, "Anna", "Piotr", "Marek"], answer=long_answer, short_answer="Ingrid Solberg")
+    check_candidate(c, NORM)
+    assert c.rejected_by == "giveaway_length"
+    c = good(choices=["1,800", "Gdansk", "Oslo", "Warsaw"])
+    check_candidate(c, NORM)
+    assert c.rejected_by == "giveaway_type"
+
+
+def test_evidence_with_ellipsis_and_normalised_matching():
+    c = good(evidence="Chief executive Ingrid Solberg said … 1,800 people", answer="1800",
+             choices=["1800", "1850", "1900", "1950"], short_answer="1800")
+    check_candidate(c, NORM)
+    assert c.kept  # "1800" matches "1,800"; fragments around the ellipsis are each found
+
+
+def test_schema_failures_skip_content_checks():
+    c = Candidate(article_id="a", index=0)
+    c.add("schema", False, reason="choices: field required")
+    check_candidate(c, NORM)
+    assert c.rejected_by == "schema" and len(c.verdicts) == 1
+
+
+def test_near_duplicates():
+    items = [
+        ("How many people will Halvorsen Energy's Gdansk plant employ, as of November 21, 2026?", "1,800"),
+        ("As of November 21, 2026, how many people will the Gdansk plant of Halvorsen Energy employ?", "1,800"),
+        ("How much will Halvorsen Energy invest in its Gdansk plant, as of November 21, 2026?", "$2.3 billion"),
+        ("How many people will Halvorsen Energy's Gdansk plant employ, as of November 21, 2026?", "2,000"),
+        ("Who leads Halvorsen Energy as of November 21, 2026?", "1,800"),
+    ]
+    assert near_duplicates(items) == {1: 0, 3: 0}
+
+
+def test_positions_are_exactly_balanced():
+    for n in (0, 1, 3, 4, 5, 97, 400, 1001):
+        pos = balanced_positions(n, seed=3)
+        counts = Counter(pos)
+        assert len(pos) == n and set(counts) <= {0, 1, 2, 3}
+        assert all(n // 4 <= counts.get(p, 0) <= -(-n // 4) for p in range(4))
+    assert balanced_positions(50, 3) == balanced_positions(50, 3) != balanced_positions(50, 4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, 500), seed=st.integers(0, 2**31))
+def test_positions_balanced_property(n, seed):
+    counts = Counter(balanced_positions(n, seed))
+    assert sum(counts.values()) == n
+    assert max(counts.values(), default=0) - min([counts.get(p, 0) for p in range(4)]) <= 1
+
+
+def test_place_puts_the_answer_where_asked():
+    for pos in range(4):
+        choices, idx = place("right", ["w1", "w2", "w3"], pos, seed=1, key="q")
+        assert idx == pos and choices[idx] == "right" and sorted(choices) == ["right", "w1", "w2", "w3"]
+    assert place("r", ["a", "b", "c"], 0, 1, "q")[0] == place("r", ["a", "b", "c"], 0, 1, "q")[0]
+    orders = {tuple(display_order(4, s, "k")) for s in range(20)}
+    assert len(orders) > 5
+
+
+def test_priority_limiter_serves_generator_calls_first():
+    import asyncio
+
+    from okgen.generate.runner import PriorityLimiter
+
+    async def main():
+        lim = PriorityLimiter(1)
+        order = []
+
+        async def job(name, prio, hold=0.0):
+            async with lim.at(prio):
+                order.append(name)
+                await asyncio.sleep(hold)
+
+        first = asyncio.create_task(job("holder", 1, 0.05))
+        await asyncio.sleep(0.01)
+        waiters = [asyncio.create_task(job(f"v{i}", 1)) for i in range(3)] + [asyncio.create_task(job("g", 0))]
+        cancelled = asyncio.create_task(job("gone", 0))
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        await asyncio.gather(first, *waiters, return_exceptions=True)
+        return order, lim.free
+
+    order, free = asyncio.run(main())
+    assert order == ["holder", "g", "v0", "v1", "v2"] and free == 1

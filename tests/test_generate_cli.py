@@ -1,0 +1,186 @@
+"""``okgen generate``, agent specs and hashes, locking, and the hand-off to build_snapshot."""
+
+from __future__ import annotations
+
+import datetime as dt
+import filecmp
+import json
+import logging
+import shutil
+from pathlib import Path
+
+import pytest
+
+from okgen.cli.main import main
+from okgen.errors import ConfigError, LockedError
+from okgen.files import read_jsonl, write_jsonl
+from okgen.generate.agents import load_agent, packaged_agents_dir, resolve_agents_dir
+from okgen.generate.pipeline import _lock, run_generate
+from okgen.schema import Question
+from okgen.testing.llm_agents import AgentResponder
+from okgen.testing.news import fixture_articles
+from okgen.testing.openai_server import OpenAIServer, Reply
+
+DAY = dt.date(2026, 11, 21)
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    try:
+        with pytest.raises(SystemExit) as e:
+            main(list(args))
+    finally:  # the CLI installs a stderr log handler; drop it with the captured stream
+        root = logging.getLogger()
+        for h in [h for h in root.handlers if getattr(h, "_okgen", False)]:
+            root.removeHandler(h)
+    out = capsys.readouterr()
+    return e.value.code, out.out, out.err
+
+
+@pytest.fixture
+def articles_file(tmp_path):
+    p = tmp_path / "articles.jsonl"
+    write_jsonl(p, fixture_articles())
+    return p
+
+
+def test_cli_generates_with_the_offline_default(workspace, capsys, articles_file, tmp_path):
+    out = tmp_path / "q.jsonl"
+    code, stdout, _ = run_cli(capsys, "--json", "generate", "--date", str(DAY), "--articles", str(articles_file), "--out", str(out))
+    assert code == 0
+    data = json.loads(stdout)
+    assert data["complete"] and data["generator"]["model"] == "extractive-v1" and data["validator"] is None
+    qs = read_jsonl(out, Question)
+    assert len(qs) == data["questions"] == data["funnel"]["kept"] > 10
+    code, stdout, _ = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file))
+    assert code == 0 and "funnel for 2026-11-21" in stdout and "resumed" in stdout and "kept" in stdout
+
+
+def test_cli_errors(workspace, capsys, articles_file):
+    code, _, err = run_cli(capsys, "generate", "--date", "2026-11-25", "--articles", str(articles_file))
+    assert code == 1 and "no articles dated 2026-11-25" in err
+    code, _, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file), "--generator", "gpt")
+    assert code == 1 and "unknown generator" in err
+    code, _, err = run_cli(capsys, "generate", "--date", "21/11/2026")
+    assert code == 2
+    code, _, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file),
+                           "--validator", "openai/m,base_url=http://127.0.0.1:9/v1,colour=blue")
+    assert code == 1 and "unknown option(s) colour" in err
+
+
+def test_cli_config_defaults(workspace, capsys, articles_file):
+    (workspace.home / "okgen.toml").write_text("[generate]\nper_article = 2\nseed = 99\n")
+    code, stdout, _ = run_cli(capsys, "--json", "generate", "--date", str(DAY), "--articles", str(articles_file))
+    data = json.loads(stdout)
+    assert code == 0 and data["seed"] == 99 and data["funnel"]["candidates"] <= 2 * 6
+
+
+def test_cli_budget_stop_exits_1_and_keeps_work(workspace, capsys, articles_file):
+    r = AgentResponder(fixture_articles())
+
+    def priced(req, endpoint):
+        return Reply(content=r(req, endpoint), usage={"prompt_tokens": 10_000, "completion_tokens": 0, "total_tokens": 10_000})
+
+    (workspace.home / "okgen.toml").write_text('[prices."judge"]\ninput = 1.0\noutput = 1.0\n')
+    with OpenAIServer(responder=priced) as srv:
+        code, stdout, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file),
+                                    "--validator", f"openai/judge,base_url={srv.base_url}", "--max-cost", "0.06",
+                                    "--concurrency", "1")
+    assert code == 1 and "budget of $0.06 reached" in err and "rerun with a higher --max-cost" in err
+    assert "stopped early: budget" in stdout and "usage" in stdout
+
+
+def test_packaged_agents_match_the_repository():
+    if not (REPO / "agents" / "generator" / "spec.toml").is_file():
+        pytest.skip("not a checkout")
+    for sub in ("generator", "validator"):
+        cmp = filecmp.dircmp(REPO / "agents" / sub, packaged_agents_dir() / sub)
+        assert not cmp.left_only and not cmp.right_only and not cmp.diff_files, sub
+    for name in ("generator", "extractive", "validator", "probe"):
+        assert load_agent(name, REPO / "agents").spec_hash == load_agent(name, packaged_agents_dir()).spec_hash
+
+
+def test_agents_folder_resolution_and_prompt_hash(workspace, tmp_path):
+    assert resolve_agents_dir(workspace) == packaged_agents_dir()  # no agents/ in the workspace
+    custom = tmp_path / "custom-agents"
+    shutil.copytree(packaged_agents_dir(), custom)
+    articles = fixture_articles()
+    base = run_generate(DAY, workspace, articles, agents_dir=custom)
+    spec = custom / "generator" / "extractive.toml"
+    spec.write_text(spec.read_text().replace("max_per_kind = 2", "max_per_kind = 1"))
+    edited = run_generate(DAY, workspace, articles, agents_dir=custom)
+    assert edited.prompt_hash != base.prompt_hash and edited.run_key != base.run_key
+    assert edited.generator.spec_hash != base.generator.spec_hash
+    assert edited.funnel["articles"]["resumed"] == 0  # a new run, not a resume of the old one
+    shutil.copytree(custom, workspace.home / "agents")
+    assert resolve_agents_dir(workspace) == (workspace.home / "agents").resolve()
+    with pytest.raises(ConfigError):
+        resolve_agents_dir(workspace, tmp_path / "missing")
+
+
+def test_template_placeholders_are_checked(tmp_path):
+    root = tmp_path / "agents"
+    shutil.copytree(packaged_agents_dir(), root)
+    (root / "validator" / "probe_user.md").write_text("{{ question }} {{ colour }}")
+    spec = load_agent("probe", root)
+    with pytest.raises(ConfigError, match="colour"):
+        spec.render("user", question="q", choices="", letters="A")
+    (root / "generator" / "spec.toml").write_text("[agent\nbroken")
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        load_agent("generator", root)
+
+
+def test_one_generation_per_date_at_a_time(workspace):
+    with _lock(workspace, DAY), pytest.raises(LockedError):
+        run_generate(DAY, workspace, fixture_articles())
+
+
+def test_result_feeds_build_snapshot(workspace):
+    from okgen.snapshot.build import build_snapshot
+
+    articles = fixture_articles()
+    res = run_generate(DAY, workspace, articles, seed=77)
+    snap = build_snapshot(res.questions, articles, date=DAY, generator=res.generator, validator=res.validator,
+                          probes=res.probes, prompt_hash=res.prompt_hash, feeds_hash="ab" * 32, seed=res.seed,
+                          funnel=res.funnel, workspace=workspace)
+    m = snap.manifest
+    assert m.funnel["kept"] == len(res.questions) == m.counts["questions"]
+    assert snap.signature.generator == "extractive-v1" and snap.signature.seed == 77
+    assert snap.signature.prompt_hash == res.prompt_hash[:12]
+    counts = m.counts["answer_positions"]
+    assert max(counts.values()) - min(counts.values()) <= 1
+
+
+def test_a_bug_on_one_article_does_not_sink_the_run(workspace, monkeypatch):
+    import okgen.generate.runner as runner
+
+    articles = fixture_articles()
+    victim = next(a.id for a in articles if a.date == DAY)
+    real = runner.check_candidate
+
+    def flaky(c, *a, **k):
+        if c.article_id == victim:
+            raise RuntimeError("boom")
+        return real(c, *a, **k)
+
+    monkeypatch.setattr(runner, "check_candidate", flaky)
+    res = run_generate(DAY, workspace, articles)
+    assert res.funnel["articles"]["pending_by_reason"] == {"internal": 1} and not res.complete
+    assert res.questions and all(q.article_id != victim for q in res.questions)
+    monkeypatch.setattr(runner, "check_candidate", real)
+    again = run_generate(DAY, workspace, articles)
+    assert again.complete and again.funnel["articles"]["resumed"] == 5
+
+
+def test_articles_come_from_the_article_store(workspace, capsys):
+    store_mod = pytest.importorskip("okgen.ingest.store")
+    articles = fixture_articles()
+    with store_mod.ArticleStore(workspace.db_path) as st:
+        for a in articles:
+            st.upsert(a)
+    res = run_generate(DAY, workspace)  # the date's articles, and the day before for distractors
+    assert res.funnel["articles"]["total"] == 6 and res.questions
+    same = run_generate(DAY, workspace, articles)
+    assert [q.id for q in same.questions] == [q.id for q in res.questions]
+    code, stdout, _ = run_cli(capsys, "--json", "generate", "--date", str(DAY))
+    assert code == 0 and json.loads(stdout)["questions"] == len(res.questions)

@@ -1,0 +1,245 @@
+"""run_generate with LLM agents against a real local OpenAI-compatible server.
+
+Scripted per-article failures: invalid JSON, too many and too few questions, an answer not
+among the choices, a malformed item, a refusal, output cut by the length limit, 429 with
+Retry-After, 500, a slow reply beyond the timeout. Checks that retries happen, every bad item
+is dropped with the right verdict, and the funnel's counts add up.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import Counter
+
+import pytest
+
+from okgen.generate.pipeline import run_generate
+from okgen.testing.llm_agents import AgentResponder, question_text
+from okgen.testing.news import fixture_articles
+from okgen.testing.openai_server import OpenAIServer, Reply
+
+DAY = dt.date(2026, 11, 21)
+EVE = dt.date(2026, 11, 20)
+TITLES = {a.title.split()[0]: a.title for a in fixture_articles()}
+
+
+def assert_funnel_adds_up(f: dict) -> None:
+    a = f["articles"]
+    assert a["total"] == a["generated"] + sum(a["failed"].values()) + a["pending"]
+    assert f["candidates"] == f["checks"]["passed"] + sum(f["checks"]["rejected"].values())
+    v = f["validator"]
+    assert f["checks"]["passed"] == v["passed"] + sum(v["rejected"].values()) + v["errors"]
+    p = f["probes"]
+    assert v["passed"] == p["passed"] + p["dropped"]
+    assert p["passed"] == f["dedup"]["kept"] + f["dedup"]["near_duplicate"]
+    assert f["kept"] == f["dedup"]["kept"] == sum(f["answer_positions"].values())
+    counts = list(f["answer_positions"].values())
+    assert not counts or max(counts) - min(counts + [0] * (4 - len(counts))) <= 1
+
+
+def items(responder: AgentResponder, req: dict) -> list[dict]:
+    return json.loads(responder.default_questions(req))["questions"]
+
+
+@pytest.fixture
+def articles():
+    return fixture_articles()
+
+
+def scripted(articles) -> AgentResponder:
+    r = AgentResponder(articles, seed=5)
+
+    def more(req):  # seven questions for five asked
+        base = items(r, req)
+        extra = [dict(base[i % len(base)], question=base[i % len(base)]["question"].replace("Which", "What", 1))
+                 for i in range(7 - len(base))]
+        return json.dumps({"questions": base + extra})
+
+    def wrong_items(req):
+        base = items(r, req)
+        base[0]["answer"] = "Nobody Mentioned Inc"
+        del base[1]["choices"]
+        return json.dumps({"questions": base})
+
+    def cut(req):
+        text = json.dumps({"questions": items(r, req)[:3]})
+        end = text.index('"question"', text.index('"question"', text.index('"question"') + 1) + 1) + 20
+        return Reply(content=text[:end], finish_reason="length")
+
+    r.overrides = {
+        TITLES["Kestrel"]: Reply(content="Sorry, here are some thoughts instead of JSON."),
+        TITLES["Lisbon"]: more,
+        TITLES["Brightline"]: wrong_items,
+        TITLES["Floods"]: Reply(content=None, refusal="I can't help with this request."),
+        TITLES["Meridian"]: cut,
+    }
+    return r
+
+
+def test_bad_outputs_are_dropped_with_the_right_verdict(workspace, articles):
+    r = scripted(articles)
+
+    def validator(req, criteria):
+        q = question_text(req)
+        out = {c: {"reason": "fine", "passed": True} for c in criteria}
+        if "Shares in" in q:
+            out["one_correct_choice"] = {"reason": "two choices fit", "passed": False}
+        return out
+
+    r.validator = validator
+    r.probe_answer = lambda req: r.letter(req, correct="Halvorsen" in question_text(req))
+    knows_all = lambda req: r.letter(req, correct=True)  # noqa: E731
+    with OpenAIServer(responder=r) as srv, OpenAIServer(responder=lambda req, e: knows_all(req)) as srv2:
+        spec = f"openai/fake,base_url={srv.base_url}"
+        res = run_generate(DAY, workspace, articles, generator=spec, validator=spec,
+                           probes=[spec, f"openai/oracle,base_url={srv2.base_url}"], seed=3, concurrency=4)
+    f = res.funnel
+    assert_funnel_adds_up(f)
+    assert f["articles"]["failed"] == {"invalid_json": 1, "refusal": 1}
+    assert f["articles"]["truncated"] == 1 and f["articles"]["pending"] == 0 and res.complete
+    by_title = {a.id: a.title for a in articles}
+    cands = {}
+    for c in res.candidates:
+        cands.setdefault(by_title[c.article_id].split()[0], []).append(c)
+    assert "Kestrel" not in cands and "Floods" not in cands
+    assert len(cands["Meridian"]) == 2  # the complete part of the cut answer
+    b = sorted(cands["Brightline"], key=lambda c: c.index)
+    assert b[0].rejected_by == "answer_in_choices" and b[1].rejected_by == "schema"
+    lis = sorted(cands["Lisbon"], key=lambda c: c.index)
+    assert len(lis) == 7 and [c.rejected_by for c in lis[5:]] == ["question_count", "question_count"]
+    assert f["checks"]["rejected"]["question_count"] == 2 and f["checks"]["rejected"]["schema"] == 1
+    shares = [c for c in res.candidates if "Shares in" in c.question]
+    assert shares and all(c.rejected_by == "one_correct_choice" and c.rejected_stage == "validator" for c in shares)
+    assert f["validator"]["rejected"] == {"one_correct_choice": len(shares)}
+    known = [c for c in res.candidates if "probe_known" in c.flags]
+    assert known and all("Halvorsen" in c.question and c.rejected_by == "probe_known" for c in known)
+    assert f["probes"]["dropped"] == len(known) == f["probes"]["flagged"]
+    assert f["dedup"]["near_duplicate"] >= 1  # Lisbon's reworded copy
+    assert f["kept"] == len(res.questions) > 5
+    for q in res.questions:
+        assert q.choices[q.answer_index] == q.answer and len(set(q.choices)) == 4
+        stages = {v.stage for v in q.verdicts}
+        assert stages == {"check", "validator", "probe"}
+        assert all(v.passed for v in q.verdicts if not v.name.startswith("probe:"))  # one probe knowing is fine
+        assert [v.passed for v in q.verdicts if v.name == "probe:openai/oracle"] == [False]
+        assert q.generator == "openai/fake" and q.validator == "openai/fake"
+    assert f["usage"]["calls"] == srv.calls["chat"] + srv2.calls["chat"]
+    assert f["usage"]["by_agent"]["generator"]["calls"] == 6
+    assert res.generator.model == "openai/fake" and res.probes[1].model == "openai/oracle"
+    assert len(res.prompt_hash) == 64
+
+
+def test_transient_failures_are_retried(workspace, articles):
+    r = AgentResponder(articles)
+    state = Counter()
+
+    def flaky(kind, reply):
+        def f(req):
+            state[kind] += 1
+            return reply if state[kind] == 1 else r.default_questions(req)
+        return f
+
+    r.overrides = {
+        TITLES["Orion"]: flaky("429", Reply(status=429, headers={"Retry-After": "1"}, error="rate limited")),
+        TITLES["Verdant"]: flaky("500", Reply(status=500, error="internal error")),
+        TITLES["Germany"]: flaky("slow", Reply(content="{}", delay=3.0)),
+    }
+    with OpenAIServer(responder=r) as srv:
+        spec = f"openai/fake,base_url={srv.base_url},timeout=1,max_retries=3"
+        res = run_generate(EVE, workspace, articles, generator=spec, validator=spec, concurrency=8)
+    f = res.funnel
+    assert_funnel_adds_up(f)
+    assert res.complete and f["articles"]["generated"] == 4 and not f["articles"]["failed"]
+    assert f["usage"]["by_agent"]["generator"]["retries"] == 3 and state == {"429": 2, "500": 2, "slow": 2}
+    orion = [q.time for q in srv.web.requests if TITLES["Orion"].encode() in q.body]  # generator calls first
+    assert orion[1] - orion[0] >= 0.95  # the Retry-After second was waited
+    assert f["kept"] == len(res.questions) > 0
+
+
+def test_transient_errors_leave_articles_pending_then_resume(workspace, articles):
+    r = AgentResponder(articles)
+    broken = {"on": True}
+    r.overrides = {TITLES["Toronto"]: lambda req: Reply(status=503, error="down") if broken["on"] else r.default_questions(req)}
+    with OpenAIServer(responder=r) as srv:
+        spec = f"openai/fake,base_url={srv.base_url},max_retries=1"
+        first = run_generate(EVE, workspace, articles, generator=spec)
+        assert not first.complete and first.funnel["articles"]["pending_by_reason"] == {"http_503": 1}
+        assert_funnel_adds_up(first.funnel)
+        calls = r.calls["generator"]
+        broken["on"] = False
+        second = run_generate(EVE, workspace, articles, generator=spec)
+        assert second.complete and second.funnel["articles"]["resumed"] == 3
+        assert r.calls["generator"] == calls + 1  # only the pending article was asked again
+        assert {q.id for q in first.questions} < {q.id for q in second.questions}
+
+
+def test_rerun_and_cache(workspace, articles):
+    r = AgentResponder(articles)
+    with OpenAIServer(responder=r) as srv:
+        spec = f"openai/fake,base_url={srv.base_url}"
+        kw = dict(generator=spec, validator=spec, probes=[spec])
+        first = run_generate(DAY, workspace, articles, **kw)
+        n = srv.calls["chat"]
+        again = run_generate(DAY, workspace, articles, **kw)
+        assert srv.calls["chat"] == n and again.questions == first.questions  # answered from the store
+        assert again.funnel["articles"]["resumed"] == 6
+        cached = run_generate(DAY, workspace, articles, fresh=True, **kw)
+        assert srv.calls["chat"] == n and cached.questions == first.questions  # every call from the cache
+        assert cached.funnel["usage"]["cached_calls"] == cached.funnel["usage"]["calls"] == n
+        nocache = run_generate(DAY, workspace, articles, fresh=True, use_cache=False, **kw)
+        assert srv.calls["chat"] == 2 * n and nocache.questions == first.questions
+
+
+def test_budget_stops_cleanly_and_resume_finishes(workspace, articles):
+    r = AgentResponder(articles)
+
+    def priced(req, endpoint):
+        out = r(req, endpoint)
+        return Reply(content=out if isinstance(out, str) else out.content,
+                     usage={"prompt_tokens": 10_000, "completion_tokens": 0, "total_tokens": 10_000})
+
+    cfg = {"prices": {"judge": {"input": 1.0, "output": 1.0}}}  # $0.01 per validator call
+    with OpenAIServer(responder=priced) as srv:
+        spec = f"openai/judge,base_url={srv.base_url}"
+        res = run_generate(DAY, workspace, articles, validator=spec, max_cost=0.065, concurrency=1, config=cfg)
+        f = res.funnel
+        assert res.stopped == "budget" and not res.complete and f["stopped"] == "budget"
+        assert f["articles"]["pending_by_reason"].get("budget", 0) >= 1
+        assert 0.06 <= f["usage"]["this_run_cost_usd"] <= 0.075
+        assert 1 <= f["articles"]["generated"] < 6
+        assert_funnel_adds_up(f)
+        calls = srv.calls["chat"]
+        done = run_generate(DAY, workspace, articles, validator=spec, max_cost=10.0, concurrency=4, config=cfg)
+        assert done.complete and done.stopped is None
+        assert done.funnel["articles"]["resumed"] == f["articles"]["generated"]
+        total_val = sum(1 for c in done.candidates if c.rejected_stage != "check")
+        assert srv.calls["chat"] == total_val  # nothing asked twice: finished work and cache kept
+        assert calls < total_val
+
+
+def test_flag_only_probes_keep_known_questions(workspace, articles):
+    r = AgentResponder(articles)
+    r.probe_answer = lambda req: r.letter(req, correct=True)
+    # The probe must know the answers: let the fake model write them first (as the generator).
+    with OpenAIServer(responder=r) as srv:
+        spec = f"openai/fake,base_url={srv.base_url}"
+        res = run_generate(DAY, workspace, articles, generator=spec, probes=[spec], drop_known=False)
+    assert res.questions and all("probe_known" in q.flags for q in res.questions)
+    p = res.funnel["probes"]
+    assert p["dropped"] == 0 and p["correct_by_model"] == {"probe:openai/fake": p["flagged"]}
+    assert res.funnel["probes"]["flagged"] == res.funnel["probes"]["passed"] > 0
+    assert_funnel_adds_up(res.funnel)
+
+
+def test_an_unreachable_model_stops_the_run(workspace):
+    from okgen.testing.corpus import make_articles
+
+    articles, _ = make_articles(14, DAY, days=1, seed=4)
+    with OpenAIServer(responder=lambda req, e: Reply(status=401, error="invalid API key")) as srv:
+        res = run_generate(DAY, workspace, articles, generator=f"openai/fake,base_url={srv.base_url}", concurrency=1)
+    f = res.funnel
+    assert res.stopped == "errors" and not res.complete and not res.questions
+    assert f["articles"]["pending"] == 14 and f["articles"]["pending_by_reason"]["http_401"] >= 10
+    assert srv.calls["chat"] < 14  # it stopped asking
+    assert_funnel_adds_up(f)

@@ -1,0 +1,173 @@
+"""The hf backend on tiny models built in the test (no downloads): scores against a direct forward."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from okgen.models.base import Prompt  # noqa: E402
+from okgen.models.registry import load_backend  # noqa: E402
+from okgen.testing.corpus import make_articles  # noqa: E402
+from okgen.testing.tiny_lm import build_tiny_lm  # noqa: E402
+
+ARTICLE = None
+
+
+@pytest.fixture(scope="module")
+def texts():
+    import datetime as dt
+
+    arts, _ = make_articles(12, dt.date(2026, 3, 14), days=3)
+    return [a.text for a in arts]
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory, texts):
+    return build_tiny_lm(tmp_path_factory.mktemp("llama"), texts, arch="llama", max_positions=512)
+
+
+@pytest.fixture(scope="module")
+def gpt2(tmp_path_factory, texts):
+    return build_tiny_lm(tmp_path_factory.mktemp("gpt2"), texts, arch="gpt2", max_positions=512, chat_template=True)
+
+
+def _toy(texts):
+    """Two questions sharing an article (one group) and one without context."""
+    art = texts[0][:600]
+    q1 = Prompt(({"role": "user", "content": f"{art}\n\nQuestion: Who said it?\nA. Mei Zhou\nB. Rosa Novak"},), "Answer:", group="g")
+    q2 = Prompt(({"role": "user", "content": f"{art}\n\nQuestion: Where?\nA. Lisbon\nB. Osaka\nC. Accra"},), "Answer:", group="g")
+    q3 = Prompt(({"role": "user", "content": "Question: When?\nA. Monday\nB. Friday"},), "Answer:")
+    return [q1, q2, q3], [["A", "B"], ["A", "B", "C"], ["A", "B"]]
+
+
+def _hand_next_logprobs(model, tok, text, conts):
+    ids = tok(text, add_special_tokens=False).input_ids
+    with torch.no_grad():
+        lp = model(torch.tensor([ids])).logits[0, -1].float().log_softmax(-1)
+    out = []
+    for c in conts:
+        cid = tok(c, add_special_tokens=False).input_ids
+        assert len(cid) == 1, f"{c!r} should be one token"
+        out.append(float(lp[cid[0]]))
+    return out
+
+
+def _hand_loglik(model, tok, ctx, cont):
+    ids_ctx = tok(ctx, add_special_tokens=False).input_ids
+    whole = tok(ctx + cont, add_special_tokens=False).input_ids
+    with torch.no_grad():
+        lp = model(torch.tensor([whole])).logits[0].float().log_softmax(-1)
+    return sum(float(lp[j - 1, whole[j]]) for j in range(len(ids_ctx), len(whole)))
+
+
+def test_letter_loglik_matches_a_direct_forward(llama, texts):
+    b = load_backend(f"hf/{llama},batch_size=2")
+    prompts, labels = _toy(texts)
+    got = b.letter_logprobs(prompts, labels)
+    for p, labs, s in zip(prompts, labels, got):
+        want = _hand_next_logprobs(b.model, b.tokenizer, p.plain(), [" " + x for x in labs])
+        assert s.single_pass
+        assert s.scores == pytest.approx(want, abs=1e-4)
+        assert s.prompt_tokens == len(b.tokenizer(p.plain(), add_special_tokens=False).input_ids)
+    # the two questions of group "g" shared their article prefix
+    assert b.counters["prefix_groups"] == 1 and b.counters["prefix_tokens_reused"] > 50
+
+
+@pytest.mark.parametrize("fixture", ["llama", "gpt2"])
+def test_prefix_cache_and_batching_do_not_change_scores(fixture, request, texts):
+    path = request.getfixturevalue(fixture)
+    prompts, _ = _toy(texts)
+    conts = [[" Mei Zhou", " Rosa Novak"], [" Lisbon", " Osaka", " Accra"], [" Monday", " Friday"]]
+    cached = load_backend(f"hf/{path},batch_size=3,chat=no").loglik(prompts, conts)
+    plain = load_backend(f"hf/{path},batch_size=1,prefix_cache=no,chat=no").loglik(prompts, conts)
+    for a, b in zip(cached, plain):
+        assert a.scores == pytest.approx(b.scores, abs=1e-4)
+    ref = load_backend(f"hf/{path},chat=no")
+    for p, cs, s in zip(prompts, conts, cached):
+        want = [_hand_loglik(ref.model, ref.tokenizer, p.plain(), c) for c in cs]
+        assert s.scores == pytest.approx(want, abs=1e-4)
+        assert s.lengths == tuple(len(c) for c in cs)
+
+
+def test_multi_token_labels_fall_back_to_continuation_scoring(llama, texts):
+    b = load_backend(f"hf/{llama}")
+    prompts, _ = _toy(texts)
+    labels = [["Zq", "Xv"]] * 3  # not single tokens in the trained vocabulary
+    got = b.letter_logprobs(prompts, labels)
+    assert not any(s.single_pass for s in got)
+    assert b.counters["multi_token_fallback"] == 3
+    want = _hand_loglik(b.model, b.tokenizer, prompts[2].plain(), " Zq")
+    assert got[2].scores[0] == pytest.approx(want, abs=1e-4)
+
+
+def test_chat_template_is_used_when_the_tokenizer_has_one(gpt2, texts):
+    b = load_backend(f"hf/{gpt2}")
+    assert b.chat and b.template_suffix == "+chat"
+    prompts, labels = _toy(texts)
+    rendered = b.render(prompts[2])
+    assert rendered.startswith("<|im_start|>user\n") and rendered.endswith("<|im_start|>assistant\nAnswer:")
+    got = b.letter_logprobs(prompts[2:], labels[2:])[0]
+    want = _hand_next_logprobs(b.model, b.tokenizer, rendered, [" A", " B"])
+    assert got.scores == pytest.approx(want, abs=1e-4)
+    assert not load_backend(f"hf/{gpt2},chat=no").chat
+
+
+def test_generation_is_greedy_and_deterministic(llama, texts):
+    prompts, _ = _toy(texts)
+    a = load_backend(f"hf/{llama},batch_size=2").generate(prompts, max_tokens=6)
+    b = load_backend(f"hf/{llama},batch_size=3").generate(prompts, max_tokens=6)
+    assert [g.text for g in a] == [g.text for g in b]
+    assert all(0 < g.completion_tokens <= 6 and g.prompt_tokens > 0 for g in a)
+    # the greedy continuation equals the argmax of a direct forward, token by token
+    m, tok = load_backend(f"hf/{llama}").model, load_backend(f"hf/{llama}").tokenizer
+    ids = tok(prompts[2].plain(), add_special_tokens=False).input_ids
+    with torch.no_grad():
+        first = int(m(torch.tensor([ids])).logits[0, -1].argmax())
+    assert a[2].text.startswith(tok.decode([first]))
+
+
+def test_truncation_helpers_use_the_tokenizer(llama, texts):
+    b = load_backend(f"hf/{llama},max_length=128")
+    assert b.max_length == 128
+    cut = b.truncate_text(texts[0], 20)
+    assert b.text_tokens(cut) <= 20 and texts[0].startswith(cut[:30])
+    assert b.truncate_text("short", 20) == "short"
+
+
+def test_bad_options_and_paths_are_config_errors(llama, tmp_path):
+    from okgen.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown hf option"):
+        load_backend(f"hf/{llama},batchsize=2")
+    with pytest.raises(ConfigError, match="cannot load hf model"):
+        load_backend(f"hf/{tmp_path}/missing")
+    with pytest.raises(ConfigError, match="no chat template"):
+        load_backend(f"hf/{llama},chat=yes")
+
+
+@pytest.mark.parametrize("fixture", ["llama", "gpt2"])
+def test_several_groups_of_different_lengths_batched_together(fixture, request, texts):
+    path = request.getfixturevalue(fixture)
+    prompts, labels = [], []
+    for g, n_chars in enumerate((700, 300, 1100)):  # prefixes of different lengths: left-padded together
+        art = texts[g + 1][:n_chars]
+        for j in range(g + 2):
+            prompts.append(Prompt(({"role": "user", "content": f"{art}\n\nQuestion {j}: which one?\nA. x{j}\nB. y\nC. z"},),
+                                  "Answer:", group=f"g{g}"))
+            labels.append(["A", "B", "C"])
+    grouped = load_backend(f"hf/{path},batch_size=4,chat=no")
+    got = grouped.letter_logprobs(prompts, labels)
+    assert grouped.counters["prefix_groups"] == 3 and grouped.counters["forward_passes"] == 2
+    ref = load_backend(f"hf/{path},batch_size=1,prefix_cache=no,chat=no").letter_logprobs(prompts, labels)
+    for a, b in zip(got, ref):
+        assert a.scores == pytest.approx(b.scores, abs=1e-4)
+    conts = [[" x", " y y", " z"]] * len(prompts)
+    full = grouped.loglik(prompts, conts)
+    plain = load_backend(f"hf/{path},batch_size=2,prefix_cache=no,chat=no").loglik(prompts, conts)
+    for a, b in zip(full, plain):
+        assert a.scores == pytest.approx(b.scores, abs=1e-4)
