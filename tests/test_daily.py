@@ -290,3 +290,28 @@ def test_gc_keeps_recent_days_and_every_snapshot(site, tmp_path):
     cli = okgen(ws, "--json", "gc", "--keep-days", "30", "--dry-run")
     assert cli.returncode == 0, cli.stderr
     assert json.loads(cli.stdout)["dry_run"] is True
+
+
+def test_stages_one_by_one_match_daily(site, tmp_path):
+    """ingest, then snapshot build (which generates), then index build: the same questions as daily."""
+    _, feeds, _ = site
+    ws = Workspace(tmp_path / "ws")
+    write_config(ws, feeds)
+    assert okgen(ws, "ingest", "--date", str(DAY), "--feeds", str(feeds)).returncode == 0
+    built = okgen(ws, "snapshot", "build", "--date", str(DAY))
+    assert built.returncode == 0, built.stderr
+    sig = Signature.parse(built.stdout.strip().splitlines()[-1])
+    snap = resolve(sig.short, ws)
+    assert verify_folder(snap.path).ok
+    assert snap.manifest.feeds_hash != "" and sig.feeds_hash == snap.manifest.feeds_hash[:12]
+    idx = okgen(ws, "index", "build", "--signature", sig.short, "--retriever", "bm25", "--window", "1,10")
+    assert idx.returncode == 0, idx.stderr
+    ws2 = Workspace(tmp_path / "ws2")
+    write_config(ws2, feeds, retrievers=[])
+    d = okgen(ws2, "daily", "--date", str(DAY))
+    assert d.returncode == 0, d.stderr
+    other = resolve(Signature.parse(d.stdout.strip().splitlines()[-1]).short, ws2)
+    assert [q.id for q in other.questions] == [q.id for q in snap.questions]
+    assert other.signature.feeds_hash == sig.feeds_hash and other.signature.prompt_hash == sig.prompt_hash
+    bad = okgen(ws, "snapshot", "build", "--date", "2026-13-01")
+    assert bad.returncode == 2 and "not a date" in bad.stderr

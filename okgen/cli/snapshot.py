@@ -214,3 +214,45 @@ def import_cmd(file: str, date_: str | None, all_dates: bool, windows: str, name
     echo_table(rows, ["date", "questions", "articles", "new", "name"])
     if res.skipped:
         click.echo(f"{len(res.skipped)} line(s) skipped; first: line {res.skipped[0][0]}: {res.skipped[0][1]}", err=True)
+
+
+@snapshot.command("build")
+@click.option("--date", "date_s", required=True, help="News date (YYYY-MM-DD).")
+@click.option("--generator", metavar="SPEC", help="Generator whose finished questions to use (default: [generate] generator, else extractive).")
+@click.option("--validator", metavar="SPEC", help="Validator of that generation run (default: [generate] validator, else none).")
+@click.option("--windows", default="1,5,10", show_default=True, help="News windows in days (the longest bounds the corpus).")
+@click.option("--no-text", is_flag=True, help="Build without article bodies (URLs, titles and text hashes only).")
+@json_option
+def build_cmd(date_s: str, generator: str | None, validator: str | None, windows: str, no_text: bool, json_out: bool) -> None:
+    """Build a date's snapshot from the store: its generated questions and the window's articles.
+
+    Runs (or resumes) generation first when it is not finished, then writes the snapshot
+    folder, its archive and its catalogue record, and prints the signature.
+
+    Example: okgen snapshot build --date 2026-11-21
+    """
+    import datetime as dt
+
+    from okgen.daily.pipeline import DailyOptions
+    from okgen.generate.pipeline import DEFAULT_PER_ARTICLE, DEFAULT_SEED, run_generate
+    from okgen.snapshot.from_store import build_from_store
+
+    try:
+        date = dt.date.fromisoformat(date_s)
+    except ValueError:
+        raise click.BadParameter(f"{date_s!r} is not a date (YYYY-MM-DD)", param_hint="--date") from None
+    try:
+        wins = tuple(sorted({int(w) for w in windows.split(",") if w.strip()}))
+    except ValueError:
+        raise click.BadParameter(f"{windows!r} is not a comma-separated list of days", param_hint="--windows") from None
+    ws = get_ctx().workspace
+    o = DailyOptions.from_config(ws.config(), generator=generator, validator=validator)
+    res = run_generate(date, ws, generator=o.generator, validator=o.validator, probes=o.probes,
+                       per_article=o.per_article or DEFAULT_PER_ARTICLE, seed=o.seed if o.seed is not None else DEFAULT_SEED,
+                       max_cost=o.max_cost, progress=False)
+    snap = build_from_store(date, ws, res, windows=wins, include_text=not no_text)
+    if want_json(json_out):
+        echo_json({"path": str(snap.path), "signature": snap.manifest.signature, "short": snap.signature.short})
+        return
+    click.echo(f"snapshot: {snap.path}", err=True)
+    click.echo(snap.manifest.signature)

@@ -269,30 +269,22 @@ class _RunContext:
 
     # -- snapshot -------------------------------------------------------------------------
     def stage_snapshot(self) -> tuple[str, dict[str, Any]]:
-        from okgen.ingest.store import ArticleStore
         from okgen.signature import format_timestamp
-        from okgen.snapshot.build import build_snapshot
-        from okgen.snapshot.layout import snapshot_name
+        from okgen.snapshot.from_store import build_from_store
         from okgen.snapshot.store import Snapshot
 
-        res = self._generate()  # a finished date: read back from the store, no calls
-        longest = max(self.opts.windows)
-        with ArticleStore(self.ws.db_path) as store:
-            corpus = store.articles_between(self.date - dt.timedelta(days=longest), self.date)
-        feeds_hash = self.counts.get("ingest", {}).get("feeds_hash") or sha256_text("unknown-feeds")
         # A run killed after the build but before its checkpoint finds its own folder again.
         for p in sorted(self.ws.snapshots_dir.glob(f"{self.date}_{format_timestamp(self.timestamp)}_*")):
             if (p / "manifest.json").is_file():
                 snap = Snapshot(p)
                 break
         else:
-            snap = build_snapshot(
-                res.questions, corpus, date=self.date, generator=res.generator, validator=res.validator,
-                probes=res.probes, prompt_hash=res.prompt_hash, feeds_hash=feeds_hash, seed=res.seed,
-                windows=self.opts.windows, funnel=res.funnel, timestamp=self.timestamp, workspace=self.ws,
-                extra={"ingest": {k: self.counts.get("ingest", {}).get(k) for k in ("mode", "config_hash", "stored_total")}},
+            ingest = self.counts.get("ingest", {})
+            snap = build_from_store(
+                self.date, self.ws, self._generate(), windows=self.opts.windows, timestamp=self.timestamp,
+                feeds_hash=ingest.get("feeds_hash"),
+                extra={"ingest": {k: ingest.get(k) for k in ("mode", "config_hash", "stored_total")}},
             )
-        assert snap.name == snapshot_name(str(self.date), format_timestamp(self.timestamp), snap.manifest.content_hash)
         return "done", {"signature": snap.manifest.signature, "short": snap.signature.short, "path": str(snap.path),
                         "questions": snap.manifest.counts["questions"], "articles": snap.manifest.counts["articles"]}
 
