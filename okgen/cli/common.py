@@ -45,24 +45,39 @@ def want_json(local: bool = False) -> bool:
 
 
 def setup_logging(verbose: int = 0, quiet: bool = False) -> None:
-    """Configure logging to stderr (only the CLI configures logging)."""
-    level = logging.WARNING if quiet else (logging.INFO if verbose <= 1 else logging.DEBUG)
-    if verbose == 0 and not quiet:
-        level = logging.INFO
+    """Configure logging to stderr (only the CLI configures logging).
+
+    okgen's own messages: warnings by default, ``-v`` info, ``-vv`` debug; other libraries'
+    messages: warnings, or everything with ``-vv``. ``--quiet``: errors only.
+    """
+    if quiet:
+        own, other = logging.ERROR, logging.ERROR
+    else:
+        own = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+        other = logging.DEBUG if verbose >= 2 else logging.WARNING
     root = logging.getLogger()
     for h in list(root.handlers):
         if getattr(h, "_okgen", False):
             root.removeHandler(h)
     handler = logging.StreamHandler(sys.stderr)
     handler._okgen = True  # type: ignore[attr-defined]
+    handler.addFilter(_LevelFilter(own, other))
     handler.setFormatter(logging.Formatter("%(levelname).1s %(asctime)s %(name)s: %(message)s", "%H:%M:%S"))
     root.addHandler(handler)
-    root.setLevel(logging.WARNING)
-    logging.getLogger("okgen").setLevel(level)
-    # Chatty libraries stay at warnings unless -vv.
-    if verbose < 2:
-        for name in ("httpx", "httpcore", "openai", "trafilatura", "htmldate", "urllib3", "filelock", "bm25s"):
-            logging.getLogger(name).setLevel(logging.WARNING)
+    root.setLevel(min(own, other))
+
+
+class _LevelFilter(logging.Filter):
+    """Different thresholds for okgen's loggers and everyone else's (libraries set their own
+    logger levels, so the threshold is applied at the handler)."""
+
+    def __init__(self, own: int, other: int):
+        super().__init__()
+        self.own, self.other = own, other
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        mine = record.name == "okgen" or record.name.startswith("okgen.")
+        return record.levelno >= (self.own if mine else self.other)
 
 
 def echo_json(data: Any) -> None:
