@@ -315,3 +315,40 @@ def test_stages_one_by_one_match_daily(site, tmp_path):
     assert other.signature.feeds_hash == sig.feeds_hash and other.signature.prompt_hash == sig.prompt_hash
     bad = okgen(ws, "snapshot", "build", "--date", "2026-13-01")
     assert bad.returncode == 2 and "not a date" in bad.stderr
+
+
+@pytest.mark.parametrize(("cfg", "message"), [
+    ({"daily": {"bogus": 1}}, "unknown key(s) bogus"),
+    ({"daily": {"windows": ["a"]}}, "'windows': expected whole numbers"),
+    ({"daily": {"windows": [0, 5]}}, "'windows': expected days >= 1"),
+    ({"generate": {"per_article": "five"}}, "'per_article': expected a whole number"),
+    ({"generate": {"max_cost": "lots"}}, "'max_cost': expected a number"),
+    ({"daily": {"no_text": "yes"}}, "'no_text': expected true or false"),
+    ({"daily": {"timezone": "Mars/Olympus"}}, "unknown time zone"),
+])
+def test_daily_options_refuse_bad_config(cfg, message):
+    from okgen.daily.pipeline import DailyOptions
+    from okgen.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        DailyOptions.from_config(cfg)
+    assert message in str(info.value)
+
+
+def test_daily_options_from_config_and_overrides():
+    from okgen.daily.pipeline import DailyOptions
+
+    o = DailyOptions.from_config(
+        {"generate": {"generator": "openai/m,base_url=http://127.0.0.1:1/v1", "probes": "openai/p,base_url=http://x/v1"},
+         "daily": {"windows": "10, 1,5", "retrievers": "bm25, dpr"}},
+        retrievers="", per_article=3)
+    assert o.llm_configured and o.probes == ("openai/p,base_url=http://x/v1",)  # one spec, not split
+    assert o.windows == (1, 5, 10) and o.retrievers == () and o.per_article == 3
+
+
+def test_bad_config_is_one_line_on_the_cli(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    ws.home.mkdir()
+    (ws.home / "okgen.toml").write_text("[daily]\nwindows = [0]\n")
+    out = okgen(ws, "daily", "--date", str(DAY))
+    assert out.returncode == 1 and out.stderr.strip().splitlines()[-1].startswith("okgen: error: daily option 'windows'")

@@ -107,7 +107,7 @@ def test_corrupted_manifest_and_broken_line_errors(make_snapshot, workspace):
     from okgen.errors import SchemaError
 
     with pytest.raises(SchemaError, match=r"questions.jsonl:3: broken JSON line"):
-        Snapshot(snap.path).questions
+        _ = Snapshot(snap.path).questions
     (snap.path / layout.MANIFEST).write_text('{"schema_version": 1, "kind": "okgen-snap')
     rep = verify_folder(snap.path)
     assert [str(p) for p in rep.problems] == ["manifest.json: corrupted JSON (Unterminated string starting at)"] or (

@@ -83,17 +83,51 @@ class DailyOptions:
             if k in g:
                 vals[k] = g[k]
         vals.update({k: v for k, v in overrides.items() if v is not None})
+        if isinstance(vals.get("probes"), str):  # one spec (specs themselves contain commas)
+            vals["probes"] = (vals["probes"],)
         for k in ("probes", "retrievers", "windows"):
             if k in vals:
                 v = vals[k]
-                vals[k] = tuple(v) if isinstance(v, list | tuple) else tuple(x for x in str(v).split(",") if x)
-        if "windows" in vals:
-            vals["windows"] = tuple(int(w) for w in vals["windows"])
+                vals[k] = tuple(v) if isinstance(v, list | tuple) else tuple(x.strip() for x in str(v).split(",") if x.strip())
         if vals.get("validator") in ("", "none"):
             vals["validator"] = None
         if vals.get("publish_to") == "":
             vals["publish_to"] = None
-        return cls(**vals)
+        return cls(**_checked(vals))
+
+
+def _checked(vals: dict[str, Any]) -> dict[str, Any]:
+    """Convert and check option values; a bad one is a one-line ConfigError naming it."""
+    def fail(key: str, why: str) -> ConfigError:
+        return ConfigError(f"daily option {key!r}: {why} (got {vals[key]!r})")
+
+    out = dict(vals)
+    if "windows" in out:
+        try:
+            out["windows"] = tuple(sorted({int(w) for w in out["windows"]}))
+        except (TypeError, ValueError):
+            raise fail("windows", "expected whole numbers of days") from None
+        if not out["windows"] or out["windows"][0] < 1:
+            raise fail("windows", "expected days >= 1")
+    for key, kind in (("per_article", int), ("seed", int), ("concurrency", int), ("max_cost", float)):
+        if out.get(key) is not None:
+            if isinstance(out[key], bool) or (kind is int and isinstance(out[key], float)):
+                raise fail(key, f"expected {'a whole number' if kind is int else 'a number'}")
+            try:
+                out[key] = kind(out[key])
+            except (TypeError, ValueError):
+                raise fail(key, f"expected {'a whole number' if kind is int else 'a number'}") from None
+    for key in ("no_text", "use_cache"):
+        if key in out and not isinstance(out[key], bool):
+            raise fail(key, "expected true or false")
+    for key in ("generator", "validator", "feeds", "publish_to", "sign_key", "timezone", "replay", "import_file"):
+        if out.get(key) is not None and not isinstance(out[key], str):
+            raise fail(key, "expected a string")
+    if "timezone" in out:
+        from okgen.daily.scheduler import parse_tz
+
+        parse_tz(out["timezone"])
+    return out
 
 
 @dataclass
