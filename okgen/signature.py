@@ -349,6 +349,7 @@ class EvalSignature(Signature):
         ("eval_max_tokens", "emax", "em"),
         ("eval_seed", "eseed", "es"),
         ("judge", "judge", "j"),
+        ("limit", "limit", "lim"),
         ("version", "version", "v"),
     )
 
@@ -376,6 +377,8 @@ class EvalSignature(Signature):
     """Evaluation seed (sampling, bootstrap)."""
     judge: str
     """LLM judge for open answers, or ``none``."""
+    limit: int | None = None
+    """Only the first N questions were scored (``none``: all of them)."""
 
     @field_validator("setting")
     @classmethod
@@ -398,7 +401,7 @@ class EvalSignature(Signature):
             raise ValueError(f"must be one of {', '.join(FORMATS)}")
         return v
 
-    @field_validator("ret_window", "k", "eval_max_tokens")
+    @field_validator("ret_window", "k", "eval_max_tokens", "limit")
     @classmethod
     def _opt_non_negative(cls, v: int | None) -> int | None:
         if v is not None and v < 0:

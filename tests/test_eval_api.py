@@ -76,6 +76,7 @@ def test_failed_items_are_recorded_then_retried(env, tmp_path):
         spec = f"openai/m1,base_url={srv.base_url},concurrency=1,cache=no"
         first = run_eval(snap.name, spec, [RunSpec("none")], EvalOptions(limit=4), workspace=ws, out=tmp_path / "r")[0]
         assert first.record.errors == 1 and first.record.n == 4
+        assert "|judge:none|limit:4|version:" in first.record.signature  # a partial run says so
         bad = [p for p in read_predictions(tmp_path / "r" / "predictions.jsonl").values() if p.error]
         assert len(bad) == 1 and "400" in bad[0].error and not bad[0].correct
         second = run_eval(snap.name, spec, [RunSpec("none")], EvalOptions(limit=4), workspace=ws, out=tmp_path / "r")[0]
@@ -167,3 +168,77 @@ def test_the_packaged_judge_spec_is_the_repository_one():
     assert sorted(p.name for p in repo.iterdir()) == sorted(p.name for p in packaged.iterdir())
     for p in repo.iterdir():
         assert p.read_bytes() == (packaged / p.name).read_bytes(), p.name
+
+
+def test_a_run_where_every_question_failed_has_no_score(env, tmp_path):
+    from okgen.errors import OkgenError
+
+    ws, snap = env
+    out = tmp_path / "down"
+    with OpenAIServer(responder=lambda req, ep: Reply(status=400, error="model not found")) as srv:
+        spec = f"openai/m1,base_url={srv.base_url},concurrency=2,cache=no"
+        with pytest.raises(OkgenError, match=r"all 4 questions failed, so there is no score; first error: HTTP 400"):
+            run_eval(snap.name, spec, [RunSpec("none")], EvalOptions(limit=4), workspace=ws, out=out)
+    assert not (out / "results.json").exists()  # a report cannot show it as 0%
+    text = (out / "predictions.jsonl").read_text()
+    assert len(text.splitlines()) == 4 and "Infinity" not in text  # strict JSON, even for failed items
+    assert all(p.error for p in read_predictions(out / "predictions.jsonl").values())
+    with OpenAIServer(responder=_mc_responder) as srv:
+        spec = f"openai/m1,base_url={srv.base_url},concurrency=2,cache=no"
+        again = run_eval(snap.name, spec, [RunSpec("none")], EvalOptions(limit=4), workspace=ws, out=out)[0]
+    assert again.scored_now == 4 and again.record.errors == 0 and (out / "results.json").exists()
+    # the CLI says it in one line, exit status 1
+    proc = _okgen(["eval", "-s", snap.name, "-m", "openai/m1,base_url=http://127.0.0.1:9/v1,max_retries=0,cache=no",
+                   "--limit", "2", "--out", str(tmp_path / "cli")], ws)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1 and "okgen: error: cli: all 2 questions failed" in err
+
+
+def test_a_failed_judge_call_is_an_error_that_a_rerun_retries(env, tmp_path):
+    ws, snap = env
+    qs = snap.questions[:3]
+    answers = {qs[0].question: qs[0].short_answer, qs[1].question: "something close", qs[2].question: "nothing"}
+    judge_up = {"ok": False}
+
+    def responder(req, ep):
+        user = req["messages"][-1]["content"]
+        if req["messages"][0]["role"] == "system":
+            if not judge_up["ok"]:
+                return Reply(status=400, error="judge model not found")
+            return Reply(content=json.dumps({"correct": "close" in user, "reason": "checked"}))
+        return Reply(content=next(v for k, v in answers.items() if k in user))
+
+    out = tmp_path / "j"
+    with OpenAIServer(responder=responder) as srv:
+        spec = f"openai/m1,base_url={srv.base_url},concurrency=1,cache=no"
+        opts = EvalOptions(scoring="generate", fmt="open", judge=f"openai/judge-flaky,base_url={srv.base_url}", limit=3)
+        first = run_eval(snap.name, spec, [RunSpec("none")], opts, workspace=ws, out=out)[0]
+        preds = read_predictions(out / "predictions.jsonl")
+        assert first.record.errors == 2 and first.record.correct == 1 and first.record.extra["judged"] == 0
+        assert all(preds[q.id].error.startswith("judge failed: ") for q in qs[1:]) and preds[qs[0].id].error is None
+        judge_up["ok"] = True
+        second = run_eval(snap.name, spec, [RunSpec("none")], opts, workspace=ws, out=out)[0]
+    assert second.scored_now == 2 and second.resumed == 1
+    assert second.record.errors == 0 and second.record.correct == 2 and second.record.extra["judged"] == 2
+
+
+def test_retrieval_options_without_the_retrieval_setting_are_refused(env, tmp_path):
+    ws, snap = env
+    proc = _okgen(["eval", "-s", snap.name, "-m", "random/uniform", "--setting", "none,oracle", "--k", "3",
+                   "--retriever", "dpr", "--out", str(tmp_path / "x")], ws)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1 and "--retriever, --k apply to --setting retrieval only" in err
+    assert not (tmp_path / "x").exists()
+
+
+def test_judge_prompt_fills_placeholders_in_one_pass(tmp_path):
+    from okgen.eval.judge import Judge
+
+    with OpenAIServer(responder=lambda req, ep: Reply(content=json.dumps({"correct": False, "reason": "no"}))) as srv:
+        judge = Judge(f"openai/judge-x,base_url={srv.base_url}", Workspace(tmp_path))
+        try:
+            assert judge.decide([("Who wrote {answer}?", "Mei Zhou", "Rosa Novak")]) == [(False, "no")]
+        finally:
+            judge.close()
+        user = srv.requests[0]["messages"][-1]["content"]
+    assert "Question: Who wrote {answer}?" in user and "Candidate answer: Rosa Novak" in user

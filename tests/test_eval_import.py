@@ -89,3 +89,18 @@ def test_strict_mode_and_the_cli(tmp_path):
     res = subprocess.run([sys.executable, "-m", "okgen", "snapshot", "import", str(f), "--date", "2026-01-01"],
                          env=env, capture_output=True, text=True, timeout=120)
     assert res.returncode == 1 and "no question dated 2026-01-01" in res.stderr
+
+
+def test_boolean_answers_and_empty_windows_are_refused(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    items = [{"question": "Q1?", "choices": ["x", "y"], "answer": True, "date": "2026-03-14"},
+             {"question": "Q2?", "choices": ["x", "y"], "answer": 1, "date": "2026-03-14"}]
+    f = _write(tmp_path / "b.jsonl", items, broken=False)
+    res = import_mc_jsonl(f, ws)
+    assert res.items == 1 and res.skipped[0][0] == 1 and "not true/false" in res.skipped[0][1]
+    with pytest.raises(ConfigError, match="positive day counts"):
+        import_mc_jsonl(f, ws, windows=())
+    env = dict(os.environ, OKGEN_HOME=str(ws.home))
+    out = subprocess.run([sys.executable, "-m", "okgen", "snapshot", "import", str(f), "--windows", ""],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and "okgen: error: --windows needs at least one day count" in out.stderr

@@ -138,3 +138,10 @@ def test_export_refuses_unknown_format_and_retrieval(env, tmp_path):
         export_snapshot(snap, "helm", tmp_path)
     with pytest.raises(ConfigError, match="none or oracle"):
         export_snapshot(snap, "inspect", tmp_path, "retrieval")
+
+
+def test_dataset_card_size_buckets():
+    from okgen.eval.export import _size_category
+
+    assert [_size_category(n) for n in (0, 999, 1000, 12_000, 250_000, 2_000_000)] == [
+        "n<1K", "n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M"]

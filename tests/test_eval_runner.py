@@ -106,12 +106,24 @@ def test_two_runs_give_identical_predictions(env, tmp_path):
 
 
 def test_open_format_first_line_against_the_short_answer(env, tmp_path):
-    ws, snap, model = env
+    ws, snap, _ = env
+    # The open format reserves 100 answer tokens: the 160-token model of `env` cannot hold a
+    # question plus that, and every prediction would be an error.
+    model = f"hf/{tiny_model_for(snap, tmp_path / 'wide', max_positions=384)}"
     out = run_eval(snap.name, model, [RunSpec("none")], EvalOptions(scoring="generate", fmt="open", limit=3),
                    workspace=ws, out=tmp_path / "open")[0]
     sig = EvalSignature.parse(out.record.signature)
     assert (sig.answer_format, sig.scoring, sig.template, sig.eval_max_tokens) == ("open", "generate", "open-v1", 100)
     assert len(_preds(out.path)) == 3
+    from okgen.eval.parsing import first_line, open_match
+
+    assert out.record.errors == 0
+    for q in snap.questions[:3]:
+        p = _preds(out.path)[q.id]
+        assert p.error is None and p.output is not None and 0 < p.completion_tokens <= 100
+        assert p.parsed == bool(first_line(p.output)) and p.correct == open_match(p.output, q.short_answer)
+    # the answer check itself: first line, normalised, against the short answer
+    assert open_match(f"The {snap.questions[0].short_answer.upper()}!\nmore", snap.questions[0].short_answer)
 
 
 def test_a_changed_snapshot_is_refused(env, tmp_path):

@@ -75,6 +75,45 @@ def test_cli_config_defaults(workspace, capsys, articles_file):
     assert code == 0 and data["seed"] == 99 and data["funnel"]["candidates"] <= 2 * 6
 
 
+@pytest.mark.parametrize("toml, message", [
+    ("[generate]\nper_article = 'five'\n", "per_article: expected int"),
+    ("[generate]\nper_article = 0\n", "per_article: expected 1 to 50"),
+    ("[generate]\nseed = 1.5\n", "seed: expected int"),
+    ("[generate]\nconcurrency = 0\n", "concurrency: expected 1 to 1024"),
+    ("[generate]\nmax_cost = 'lots'\n", "max_cost: expected a number"),
+    ("[generate]\nprobes = [1, 2]\n", "probes: expected a list"),
+    ("generate = 5\n", "[generate] must be a table"),
+])
+def test_cli_bad_config_values_are_one_line_errors(workspace, capsys, articles_file, toml, message):
+    (workspace.home / "okgen.toml").write_text(toml)
+    code, _, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file))
+    assert code == 1 and message in err and "internal error" not in err and "Traceback" not in err
+
+
+def test_cli_probe_string_in_config_is_one_spec(workspace, capsys, articles_file):
+    (workspace.home / "okgen.toml").write_text("[generate]\nprobes = 'openai/m,base_url=http://127.0.0.1:9/v1,colour=x'\n")
+    code, _, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file))
+    assert code == 1 and "unknown option(s) colour in model spec 'openai/m,base_url=" in err  # not split into letters
+
+
+def test_cli_today_is_the_news_day_of_the_ingest_timezone(workspace, capsys, tmp_path):
+    from zoneinfo import ZoneInfo
+
+    from okgen.testing.corpus import make_articles
+
+    now = dt.datetime.now(dt.timezone.utc)
+    # One of the two zones is on another calendar day than UTC at any moment.
+    tz = next(z for z in ("Pacific/Kiritimati", "Pacific/Pago_Pago") if now.astimezone(ZoneInfo(z)).date() != now.date())
+    (workspace.home / "okgen.toml").write_text(f'[ingest]\ntimezone = "{tz}"\n')
+    local_today = dt.datetime.now(ZoneInfo(tz)).date()
+    arts, _ = make_articles(6, local_today, days=1, seed=3)
+    path = tmp_path / "today.jsonl"
+    write_jsonl(path, arts)
+    code, stdout, err = run_cli(capsys, "--json", "generate", "--date", "today", "--articles", str(path))
+    assert code == 0, err
+    assert json.loads(stdout)["date"] == local_today.isoformat()
+
+
 def test_cli_budget_stop_exits_1_and_keeps_work(workspace, capsys, articles_file):
     r = AgentResponder(fixture_articles())
 

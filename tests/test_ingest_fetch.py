@@ -207,6 +207,21 @@ def test_per_host_delay_and_concurrency_limits():
         assert web.max_active == 3
 
 
+def test_per_host_delay_holds_when_requests_queue_for_a_global_slot(web):
+    # Both global slots are busy with slow pages; /a1 waits for one past its reserved start and
+    # /a2 joins it: they must still start per_host_delay apart, not together.
+    web.set("/a0", Route(body=PAGE, delay=1.2))
+    web.set("/b0", Route(body=PAGE, delay=1.2))
+    for p in ("/a1", "/a2"):
+        web.set(p, Route(body=PAGE))
+    urls = [web.url("/a0"), f"http://localhost:{web.port}/b0", web.url("/a1"), web.url("/a2")]
+    res = fetch_all(fast_ingest_config(per_host_delay=0.5, per_host_concurrency=2, concurrency=2, max_retries=0,
+                                       respect_robots=False), urls)
+    assert all(r.ok for r in res)
+    starts = sorted(q.time for q in web.requests if q.headers.get("host", "").startswith("127.0.0.1"))
+    assert len(starts) == 3 and all(b - a >= 0.45 for a, b in zip(starts, starts[1:]))
+
+
 def test_conditional_get_headers_and_304(web):
     def feed(req: Request) -> Route:
         if req.headers.get("if-none-match") == '"v1"':

@@ -92,6 +92,10 @@ def test_opml_feed_list():
     ("[[outlet]]\nid = 'x'\nurl = 'http://a/b'\n[[outlet]]\nid = 'x'\nurl = 'http://a/c'\n", "duplicate id"),
     ("[[outlet]]\nid = 'x'\nurl = 'http://a/b'\ncolour = 'red'\n", "unknown key"),
     ("[[outlet]]\nid = 'x'\nurl = 'http://a/b'\nmax_per_day = 0\n", "max_per_day"),
+    ("[[outlet]]\nid = 'x'\nurl = 'http://a/b'\nmax_per_day = true\n", "max_per_day"),
+    ("[[outlet]]\nid = 'x'\nfeeds = 5\n", "a list of URLs"),
+    ("[[outlet]]\nid = 'x'\nfeeds = ['http://a/b', 3]\n", "a list of URLs"),
+    ("[[outlet]]\nid = 'x'\nurl = 'http://[::1/feed'\n", "not http"),
     ("title = 'no outlets'\n", "no [[outlet]]"),
     ("[[outlet]\n", "invalid TOML"),
 ])
@@ -99,6 +103,13 @@ def test_bad_toml_feed_lists(tmp_path, content, message):
     p = tmp_path / "feeds.toml"
     p.write_text(content)
     with pytest.raises(ConfigError, match=message.replace("[", r"\[")):
+        load_feed_list(p)
+
+
+def test_feed_list_not_utf8_is_one_line(tmp_path):
+    p = tmp_path / "feeds.toml"
+    p.write_bytes(b"\xff\xfe[[outlet]]\nid = 'x'\n")
+    with pytest.raises(ConfigError, match="not UTF-8"):
         load_feed_list(p)
 
 
@@ -221,6 +232,16 @@ def test_real_article_passes_and_wrong_language_is_caught():
 
 
 # ------------------------------------------------------------------------------ charsets
+def test_extraction_workers_leave_ctrl_c_to_the_parent():
+    import signal
+
+    from okgen.ingest.extract import ExtractOptions, Extractor
+
+    # Ctrl-C goes to the whole process group; the parent stops the run and closes the pool.
+    with Extractor(1, ExtractOptions()) as ex:
+        assert ex._pool.submit(signal.getsignal, signal.SIGINT).result(timeout=60) == signal.SIG_IGN
+
+
 def test_decode_wrong_and_missing_charsets():
     text = ("<html><body><p>Le président a annoncé mercredi une réforme du système de santé, qui prévoit la création "
             "de nouveaux hôpitaux dans les régions rurales. Selon le ministère, les travaux débuteront dès l'été "
@@ -257,6 +278,9 @@ def test_config_defaults_workspace_and_errors(tmp_path):
     for bad in ({"timezone": "Mars/Base"}, {"allow_networks": ["intranet"]}, {"concurrency": 0}):
         with pytest.raises(ConfigError):
             make_config(bad)
+    with pytest.raises(ConfigError, match="filters: .*unknown filter 'vidoe'"):
+        make_config({"filters": ["vidoe", "paywall"]})
+    assert make_config({"filters": ["paywall"]}).filters == ("paywall",)
 
 
 # ------------------------------------------------------------------------------ network policy

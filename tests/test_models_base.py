@@ -76,3 +76,73 @@ def test_helpers():
     assert group_order(["a", None, "b", "a", None, "b"]) == [0, 3, 1, 2, 5, 4]
     assert argmax([float("-inf"), -1.0, -1.0]) == 1
     assert argmax([float("-inf")] * 3) is None
+
+
+@pytest.mark.parametrize("spec,match", [
+    ("random/uniform,seed=abc", "seed='abc'.*an integer"),
+    ("random/uniform,seed=yes", "an integer"),
+    ("random/uniform,seed=1.5", "an integer"),
+])
+def test_non_numeric_options_are_one_line_config_errors(spec, match):
+    with pytest.raises(ConfigError, match=match):
+        load_backend(spec)
+    s = parse_model_spec("openai/m,timeout=2.5,concurrency=4")
+    assert s.float_opt("timeout", 1.0) == 2.5 and s.int_opt("concurrency", 16) == 4 and s.int_opt("absent", 7) == 7
+    with pytest.raises(ConfigError, match="a number"):
+        parse_model_spec("openai/m,timeout=soon").float_opt("timeout", 120.0)
+
+
+def test_data_parallel_shards_are_contiguous_blocks():
+    from okgen.models.vllm_backend import dp_shards
+
+    assert dp_shards(7, 3) == [[0, 1, 2], [3, 4], [5, 6]]
+    assert dp_shards(1, 2) == [[0], []]
+    # an article's questions (adjacent after group_order) stay on one rank's prefix cache
+    order = group_order(["a", "b", "a", "b", "c", "c"])
+    shards = dp_shards(len(order), 2)
+    groups = ["a", "b", "a", "b", "c", "c"]
+    assert [{groups[order[i]] for i in s} for s in shards] == [{"a", "b"}, {"b", "c"}]
+    assert sorted(i for s in shards for i in s) == list(range(6))
+
+
+class _Proc:
+    def __init__(self, alive, exitcode=None):
+        self.alive, self.exitcode = alive, exitcode
+
+    def is_alive(self):
+        return self.alive
+
+
+def _pool(procs):
+    import queue
+
+    from okgen.models.vllm_backend import _DPPool
+
+    pool = _DPPool.__new__(_DPPool)  # the queue protocol without starting engines
+    pool.size, pool.procs, pool.poll_seconds = len(procs), procs, 0.05
+    pool.outq, pool.inqs = queue.Queue(), [queue.Queue() for _ in procs]
+    return pool
+
+
+def test_data_parallel_pool_reports_a_dead_rank_instead_of_hanging():
+    from okgen.errors import OkgenError
+
+    pool = _pool([_Proc(True), _Proc(False, exitcode=-9)])
+    pool.outq.put((0, "ok", [{"text": "x"}]))
+    with pytest.raises(OkgenError, match=r"rank 1 failed: the engine process exited \(code -9\)"):
+        pool.run([[1], [2]], [{}, {}])
+
+
+def test_data_parallel_pool_drains_every_rank_before_failing():
+    from okgen.errors import OkgenError
+
+    pool = _pool([_Proc(True), _Proc(True)])
+    pool.outq.put((1, "ok", [{"text": "late"}]))
+    pool.outq.put((0, "error", "CUDA out of memory"))
+    with pytest.raises(OkgenError, match="rank 0 failed: CUDA out of memory"):
+        pool.run([[1], [2]], [{}, {}])
+    assert pool.outq.empty()  # rank 1's answer is not left for the next call to mistake as its own
+    pool.outq.put((1, "ok", [{"text": "b"}]))
+    pool.outq.put((0, "ok", [{"text": "a"}]))
+    assert [r["text"] for r in pool.run([[1], [2]], [{}, {}])] == ["a", "b"]
+    assert [len(q.get_nowait()[0]) for q in pool.inqs] == [1, 1] and all(q.qsize() == 1 for q in pool.inqs)

@@ -151,6 +151,25 @@ def test_structured_falls_back_to_json_mode(server):
     assert sum(1 for r in server.requests if (r.get("response_format") or {}).get("type") == "json_schema") <= 2
 
 
+def test_answers_after_a_mode_fallback_are_cached_for_the_rerun(tmp_path, server):
+    def responder(payload, endpoint):
+        if (payload.get("response_format") or {}).get("type") == "json_schema":
+            return Reply(status=400, error="response_format json_schema is not supported by this server")
+        return json.dumps({"answer": payload["messages"][0]["content"], "n": 1})
+
+    server.responder = responder
+    cache = ResponseCache(tmp_path / "llm.sqlite")
+    first = client(server, cache=cache)
+    assert first.chat(req("a", schema=Answer)).mode == "json"  # falls back on this call
+    assert first.chat(req("b", schema=Answer)).mode == "json"  # sent in JSON mode straight away
+    calls = server.calls["chat"]
+    rerun = client(server, cache=cache)  # a new run starts in the mode asked for again
+    res = [rerun.chat(req(t, schema=Answer)) for t in ("a", "b")]
+    assert all(r.cached for r in res) and [r.parsed.answer for r in res] == ["a", "b"]
+    assert server.calls["chat"] == calls  # the rerun costs nothing
+    assert rerun.cache_key(req("b", schema=Answer)) == first.cache_key(req("b", schema=Answer))
+
+
 def test_cache_hit_on_rerun_and_no_cache(tmp_path, server):
     server.responder = lambda p, e: '{"answer": "cached", "n": 7}'
     cache = ResponseCache(tmp_path / "llm.sqlite")

@@ -35,6 +35,12 @@ def test_user_prices_extend_and_override(tmp_path):
         PriceTable({"bad": {"input": "cheap"}})
     with pytest.raises(ConfigError):
         PriceTable.default(files=[tmp_path / "missing.toml"])
+    f.write_text("prices = 5\n")
+    with pytest.raises(ConfigError, match="prices must be a table"):
+        PriceTable.default(files=[f])
+    f.write_bytes(b"\xff[prices]\n")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        PriceTable.default(files=[f])
 
 
 def test_budget_reservations():

@@ -46,6 +46,7 @@ eval_fields = st.fixed_dictionaries({
     "eval_max_tokens": ints,
     "eval_seed": st.integers(),
     "judge": st.text(),
+    "limit": st.none() | st.integers(min_value=0, max_value=10**9),
 })
 
 
@@ -146,7 +147,8 @@ def test_eval_signature_needs_eval_fields():
         eval_seed=0, judge="none",
     )
     assert "|setting:oracle|ret:none|rspec:none|rwin:none|k:none|" in sig.format()
-    assert sig.format().endswith("|version:0.1.0")
+    assert sig.format().endswith("|judge:none|limit:none|version:0.1.0")
+    assert EvalSignature.parse(sig.format().replace("limit:none", "limit:50")).limit == 50
     with pytest.raises(SignatureError, match="setting"):
         EvalSignature.parse(sig.format().replace("setting:oracle", "setting:bogus"))
 

@@ -7,8 +7,7 @@ from click.core import ParameterSource
 
 from okgen.cli.common import echo_json, echo_table, get_ctx, json_option, want_json
 from okgen.errors import ConfigError
-
-SCORINGS = ("loglik", "loglik-full", "loglik-norm", "generate")
+from okgen.eval.scoring import SCORINGS
 
 
 def _csv(value: str | None) -> list[str]:
@@ -73,16 +72,25 @@ def eval_cmd(ref: str, model: str, setting: str, retriever: str, window: str | N
             fill.update(retriever=given.retriever, window=str(given.ret_window), ks=str(given.k))
         if given.scoring == "generate":
             fill["max_tokens"] = given.eval_max_tokens
+        if given.limit is not None:
+            fill["limit"] = given.limit
         for name, value in fill.items():
             if name in dflt:
                 ctx.params[name] = value
         setting, scoring, fmt, seed = ctx.params["setting"], ctx.params["scoring"], ctx.params["fmt"], ctx.params["seed"]
-        temperature, template = ctx.params["temperature"], ctx.params["template"]
+        temperature, template, limit = ctx.params["temperature"], ctx.params["template"], ctx.params["limit"]
         retriever, window, ks, max_tokens = ctx.params["retriever"], ctx.params["window"], ctx.params["ks"], ctx.params["max_tokens"]
         if given.judge != "none" and not judge:
             raise ConfigError(f"the signature was judged by {given.judge}: give --judge openai/MODEL[,base_url=...]")
     if fmt == "open" and scoring == "loglik":
         scoring = "generate"  # the open format is always generated
+    if "retrieval" not in _csv(setting):
+        ctx = click.get_current_context()
+        stray = [f"--{flag}" for flag, name in (("retriever", "retriever"), ("window", "window"), ("k", "ks"))
+                 if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE]
+        if stray:  # silently ignoring them would report a run the user did not ask for
+            verb = "applies" if len(stray) == 1 else "apply"
+            raise ConfigError(f"{', '.join(stray)} {verb} to --setting retrieval only (got --setting {setting})")
     runs = plan_runs(_csv(setting), _csv(retriever) or ["bm25"], _ints(window, "window"), _ints(ks, "k") or [5])
     opts = EvalOptions(scoring=scoring, fmt=fmt, template=template, limit=limit, seed=seed, temperature=temperature,
                        max_tokens=max_tokens, judge=judge, chunk_size=chunk, overwrite=overwrite)

@@ -6,7 +6,7 @@
   window, in rank order (:func:`retrieve`).
 
 **Truncation rule.** The instruction, the question, the choices and the ``Answer:`` prefix are
-never cut. When the prompt plus the answer's reserve (the longest choice continuation, 1 token
+never cut. When the prompt plus the answer's reserve (the longest choice continuation, 2 tokens
 for a letter, ``max_tokens`` for generation) exceeds the model's context length, the context
 block is cut **from its end**, by tokens: the last passage is shortened first; a passage left
 with fewer than :data:`MIN_PASSAGE_TOKENS` tokens is dropped, then the one before it is cut,

@@ -145,7 +145,7 @@ def _card(snapshot: Any, setting: str) -> str:
         "pretty_name": f"okgen news benchmark {m.date}",
         "language": langs,
         "task_categories": ["multiple-choice", "question-answering"],
-        "size_categories": ["n<1K" if m.counts.get("questions", 0) < 1000 else "1K<n<10K"],
+        "size_categories": [_size_category(int(m.counts.get("questions") or 0))],
         "configs": [
             {"config_name": "default", "data_files": [{"split": "test", "path": "data/questions-*.parquet"}]},
             {"config_name": "corpus", "data_files": [{"split": "test", "path": "data/corpus-*.parquet"}]},
@@ -160,6 +160,14 @@ def _card(snapshot: Any, setting: str) -> str:
             f"- `context` holds the source article{' ' if setting == 'oracle' else ' only in an oracle export'}.\n"
             f"- Config `corpus`: every article of the {max(m.windows)}-day window, for retrieval.\n\n"
             "Generated with `okgen export --format hf`. Article texts remain the property of their publishers.\n")
+
+
+def _size_category(n: int) -> str:
+    """The Hugging Face hub's size bucket for ``n`` rows."""
+    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if n < limit:
+            return name
+    return "1M<n<10M"
 
 
 def _inspect(snapshot: Any, out: Path, setting: str) -> list[Path]:

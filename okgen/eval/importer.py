@@ -61,6 +61,14 @@ class ExternalItem(BaseModel):
     short_answer: str | None = None
     id: str | None = None
 
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _answer(cls, v: Any) -> Any:
+        # pydantic would read true/false as the index 1/0
+        if isinstance(v, bool):
+            raise ValueError("answer must be a 0-based index, a letter or a choice's text, not true/false")
+        return v
+
     @field_validator("date", mode="before")
     @classmethod
     def _date(cls, v: Any) -> Any:
@@ -162,6 +170,8 @@ def import_mc_jsonl(path: str | Path, workspace: Workspace | None = None, *, dat
 
     ws = workspace or Workspace.from_env()
     path = Path(path)
+    if not windows or any(int(w) < 1 for w in windows):
+        raise ConfigError(f"windows must be positive day counts, got {tuple(windows)}")
     if not path.is_file():
         raise OkgenError(f"{path}: no such file")
     source_name = name or path.stem

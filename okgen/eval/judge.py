@@ -10,6 +10,7 @@ edited prompt gives a different signature. It runs on any OpenAI-compatible serv
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 log = logging.getLogger(__name__)
+
+_PLACEHOLDER = re.compile(r"\{(question|reference|answer)\}")
 
 
 class JudgeVerdict(BaseModel):
@@ -94,8 +97,9 @@ class Judge:
             raise ConfigError(f"the judge runs on an OpenAI-compatible server: use openai/MODEL[,base_url=...], got {model_spec!r}")
         o = ms.options
         cache = ResponseCache(Path(workspace.cache_dir) / "llm.sqlite") if workspace is not None else None
+        self.cache = cache
         self.client = OpenAIClient(ms.model, base_url=o.get("base_url"), api_key_env=str(o.get("api_key_env", "OPENAI_API_KEY")),
-                                   concurrency=int(o.get("concurrency", 8)), max_retries=int(o.get("max_retries", 6)),
+                                   concurrency=ms.int_opt("concurrency", 8), max_retries=ms.int_opt("max_retries", 6),
                                    cache=cache)
         self.name = f"{ms.name}@{self.spec.hash}"
         self.decoding = self.spec.spec.get("decoding", {})
@@ -106,8 +110,9 @@ class Judge:
 
         reqs = []
         for question, reference, answer in items:
-            user = (self.spec.user.replace("{question}", question).replace("{reference}", reference)
-                    .replace("{answer}", answer))
+            # One pass, so a "{answer}" inside a question is text, not a placeholder.
+            values = {"question": question, "reference": reference, "answer": answer}
+            user = _PLACEHOLDER.sub(lambda m, v=values: v[m.group(1)], self.spec.user)
             reqs.append(ChatRequest(
                 messages=({"role": "system", "content": self.spec.system}, {"role": "user", "content": user}),
                 temperature=float(self.decoding.get("temperature", 0.0)), top_p=float(self.decoding.get("top_p", 1.0)),
@@ -124,3 +129,9 @@ class Judge:
     def usage(self) -> dict[str, Any]:
         """The judge client's calls, tokens and cost."""
         return self.client.stats.to_dict()
+
+    def close(self) -> None:
+        """Flush and close the response cache."""
+        if self.cache is not None:
+            self.cache.close()
+            self.cache = None

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from okgen import __version__
-from okgen.errors import ConfigError, IntegrityError
+from okgen.errors import ConfigError, IntegrityError, OkgenError
 from okgen.eval import contexts
 from okgen.eval.rundir import PREDICTIONS, RESULTS, open_run_dir, read_predictions, write_run_file
 from okgen.eval.scoring import DEFAULT_MAX_TOKENS, SCORINGS, Mode, score
@@ -245,6 +245,8 @@ class _Evaluator:
     def close(self) -> None:
         if self._owned and self._backend is not None:
             self._backend.close()
+        if self._judge is not None:
+            self._judge.close()
 
     # -- one run ------------------------------------------------------------------------
     def config(self, rs: RunSpec) -> dict[str, Any]:
@@ -264,7 +266,7 @@ class _Evaluator:
             ret_window=rs.window, k=rs.k, template=self.template.name + self.backend.template_suffix,
             scoring=self.mode.scoring, answer_format=self.opts.fmt, eval_temperature=float(self.opts.temperature),
             eval_max_tokens=self.mode.max_tokens, eval_seed=int(self.opts.seed),
-            judge=self.judge.name if self.judge is not None else "none", version=__version__)
+            judge=self.judge.name if self.judge is not None else "none", limit=self.opts.limit, version=__version__)
 
     def run_one(self, rs: RunSpec, path: Path) -> RunOutcome:
         clock = _Clock()
@@ -295,6 +297,15 @@ class _Evaluator:
         preds = read_predictions(path / PREDICTIONS)
         clock.add("total", t_all)
         record = self._record(rs, sig_text, preds, clock, info, resumed, len(pending))
+        first = next((p.error for q in self.questions if (p := preds.get(q.id)) is not None and p.error), None)
+        if record.n and record.errors == record.n:
+            # Nothing was measured (server down, no logprobs...): no results.json for a report to
+            # pick up as a 0% score. The predictions stay, so a rerun retries them.
+            raise OkgenError(f"{path.name}: all {record.n} questions failed, so there is no score; first error: "
+                             f"{first}. Rerun the same command to retry them")
+        if record.errors:
+            log.warning("%s: %d of %d questions failed and count as wrong (rerun the same command to retry them); "
+                        "first error: %s", path.name, record.errors, record.n, first)
         atomic_write_text(path / RESULTS, pretty_json(record))
         return RunOutcome(path, record, len(pending), resumed)
 
@@ -344,8 +355,8 @@ class _Evaluator:
                   first_line(preds[i].output or "")) for i in misses]
         out = list(preds)
         for i, (verdict, reason) in zip(misses, self.judge.decide(items)):
-            if verdict is None:
-                out[i] = preds[i].model_copy(update={"judge_reason": f"judge failed: {reason}"})
+            if verdict is None:  # an error, so a rerun asks the judge again
+                out[i] = preds[i].model_copy(update={"error": f"judge failed: {reason}", "judge_reason": None})
             else:
                 out[i] = preds[i].model_copy(update={"correct": verdict, "judged": True, "judge_reason": reason})
         return out
@@ -375,6 +386,7 @@ class _Evaluator:
         return EvalRecord(signature=sig, snapshot_signature=self.snap.manifest.signature, model=self.spec.text,
                           timings=timings, usage={"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
                           extra=extra, **summ)
+
 
 def _chunks(questions: list[Question], size: int) -> Iterator[list[Question]]:
     """Batches of about ``size`` questions that do not split an article's questions."""

@@ -90,7 +90,7 @@ def _pred(q: Question, f: Fitted, base: dict[str, Any], **kw: Any) -> Prediction
 def _from_scores(q: Question, f: Fitted, s: Scored, mode: Mode, base: dict[str, Any]) -> Prediction:
     scores = tuple(float(x) for x in s.scores)
     if s.error:
-        return _pred(q, f, base, scores=scores or None, error=s.error, prompt_tokens=s.prompt_tokens)
+        return _pred(q, f, base, scores=_finite(scores) or None, error=s.error, prompt_tokens=s.prompt_tokens)
     ranked = scores
     if mode.scoring == "loglik-norm":
         ranked = tuple(x / max(1, len(c)) for x, c in zip(scores, q.choices))
