@@ -79,7 +79,9 @@ def main() -> None:
     lm_acc = json.loads(Path(res_file).read_text())["results"][task]["acc,none"]
 
     t0 = time.perf_counter()
-    out = run_eval(snap.name, f"vllm/{args.model},dtype=auto,{args.engine_args}", [RunSpec("none")],
+    # chat=no: lm-eval scores the exported task's plain prompt (no --apply_chat_template), so okgen
+    # must too, or an instruct model's two accuracies would measure two different prompts.
+    out = run_eval(snap.name, f"vllm/{args.model},chat=no,dtype=auto,{args.engine_args}", [RunSpec("none")],
                    EvalOptions(scoring="loglik"), workspace=ws, out=tmp / "okgen")[0]
     t_ok = time.perf_counter() - t0
     import torch

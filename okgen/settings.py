@@ -112,6 +112,8 @@ def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
             return tomllib.load(f)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{p}: invalid TOML: {e}") from None
+    except UnicodeDecodeError:  # tomllib decodes the bytes itself and lets this through
+        raise ConfigError(f"{p}: invalid TOML: not UTF-8 text") from None
 
 
 def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:

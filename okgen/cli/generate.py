@@ -11,21 +11,56 @@ from okgen.cli.common import echo_json, get_ctx, json_option, progress_enabled, 
 
 
 class _Date(click.ParamType):
+    """A date, or ``today`` / ``yesterday`` (kept as words: resolved in the news timezone)."""
+
     name = "DATE"
 
-    def convert(self, value: Any, param: Any, ctx: Any) -> dt.date:
+    def convert(self, value: Any, param: Any, ctx: Any) -> dt.date | str:
         if isinstance(value, dt.date):
             return value
         text = str(value).strip().lower()
-        today = dt.datetime.now(dt.timezone.utc).date()
-        if text == "today":
-            return today
-        if text == "yesterday":
-            return today - dt.timedelta(days=1)
+        if text in ("today", "yesterday"):
+            return text
         try:
             return dt.date.fromisoformat(text)
         except ValueError:
             self.fail(f"{value!r} is not a date (YYYY-MM-DD, today or yesterday)", param, ctx)
+
+
+def _settings(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The ``[generate]`` table of okgen.toml with its values checked (one-line errors).
+
+    Raises:
+        ConfigError: the table or one of its values has the wrong type.
+    """
+    from okgen.errors import ConfigError
+
+    g = cfg.get("generate", {}) or {}
+    if not isinstance(g, dict):
+        raise ConfigError("okgen.toml: [generate] must be a table")
+    out = dict(g)
+    kinds: dict[str, type] = {"generator": str, "validator": str, "agents_dir": str, "per_article": int, "seed": int,
+                              "concurrency": int, "pool_days": int, "max_retries": int, "max_cost": float, "timeout": float,
+                              "drop_known": bool}
+    for key, kind in kinds.items():
+        v = g.get(key)
+        if v is None:
+            continue
+        ok = isinstance(v, kind) and not (kind is int and isinstance(v, bool))
+        if kind is float:
+            ok = isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
+        if not ok:
+            raise ConfigError(f"okgen.toml [generate] {key}: expected {'a number >= 0' if kind is float else kind.__name__}, got {v!r}")
+    for key, hi in (("per_article", 50), ("concurrency", 1024)):
+        if key in g and not 1 <= g[key] <= hi:
+            raise ConfigError(f"okgen.toml [generate] {key}: expected 1 to {hi}, got {g[key]}")
+    probes = g.get("probes", ())
+    if isinstance(probes, str):  # one probe spec (specs contain commas: never split them)
+        probes = (probes,)
+    if not isinstance(probes, list | tuple) or not all(isinstance(p, str) for p in probes):
+        raise ConfigError(f"okgen.toml [generate] probes: expected a list of model specs, got {probes!r}")
+    out["probes"] = tuple(probes)
+    return out
 
 
 @click.command("generate")
@@ -38,8 +73,8 @@ class _Date(click.ParamType):
 @click.option("--drop-known/--flag-known", default=None,
               help="Drop questions every probe answers correctly, or only flag them (default: the probe spec).")
 @click.option("--per-article", type=click.IntRange(1, 50), default=None, help="Questions per article (default 5).")
-@click.option("--concurrency", type=click.IntRange(1, 1024), default=16, show_default=True,
-              help="LLM calls in flight at once.")
+@click.option("--concurrency", type=click.IntRange(1, 1024), default=None,
+              help="LLM calls in flight at once (default 16, or [generate] concurrency).")
 @click.option("--max-cost", type=click.FloatRange(min=0), default=None, metavar="USD",
               help="Stop cleanly once this many USD are spent (finished articles are kept).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the LLM response cache.")
@@ -53,8 +88,8 @@ class _Date(click.ParamType):
 @click.option("--fresh", is_flag=True, help="Forget this run's finished articles and generate again.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Also write the kept questions as JSONL.")
 @json_option
-def generate(date: dt.date, generator: str | None, validator: str | None, probes: tuple[str, ...],
-             drop_known: bool | None, per_article: int | None, concurrency: int, max_cost: float | None,
+def generate(date: dt.date | str, generator: str | None, validator: str | None, probes: tuple[str, ...],
+             drop_known: bool | None, per_article: int | None, concurrency: int | None, max_cost: float | None,
              no_cache: bool, seed: int | None, articles_file: str | None, agents_dir: str | None,
              prices: tuple[str, ...], fresh: bool, out: str | None, json_out: bool) -> None:
     """Write and validate questions for a date's articles.
@@ -76,16 +111,21 @@ def generate(date: dt.date, generator: str | None, validator: str | None, probes
 
     ws = get_ctx().workspace
     cfg = ws.config()
-    g = cfg.get("generate", {}) or {}
+    g = _settings(cfg)
+    if isinstance(date, str):  # today / yesterday: the news day of `okgen ingest` ([ingest] timezone)
+        from okgen.cli.ingest import parse_date
+        from okgen.ingest.config import config_for
+
+        date = parse_date(date, config_for(ws).timezone)
     articles = read_jsonl(articles_file, Article) if articles_file else None
     result = run_generate(
         date, ws, articles,
         generator=generator or g.get("generator", "extractive"),
         validator=validator if validator is not None else g.get("validator"),
-        probes=probes or tuple(g.get("probes", ())),
-        per_article=per_article or int(g.get("per_article", DEFAULT_PER_ARTICLE)),
-        concurrency=concurrency, max_cost=max_cost if max_cost is not None else g.get("max_cost"),
-        use_cache=not no_cache, seed=seed if seed is not None else int(g.get("seed", DEFAULT_SEED)),
+        probes=probes or g["probes"],
+        per_article=per_article or g.get("per_article", DEFAULT_PER_ARTICLE),
+        concurrency=concurrency or g.get("concurrency", 16), max_cost=max_cost if max_cost is not None else g.get("max_cost"),
+        use_cache=not no_cache, seed=seed if seed is not None else g.get("seed", DEFAULT_SEED),
         config=cfg, fresh=fresh, drop_known=drop_known, agents_dir=agents_dir, prices=prices,
         progress=progress_enabled(),
     )

@@ -204,6 +204,8 @@ def import_cmd(file: str, date_: str | None, all_dates: bool, windows: str, name
         wins = tuple(int(w) for w in windows.split(",") if w.strip())
     except ValueError:
         raise ConfigError("--date takes YYYY-MM-DD and --windows comma-separated day counts") from None
+    if not wins:
+        raise ConfigError("--windows needs at least one day count (e.g. 1,5,10)")
     res = import_mc_jsonl(file, get_ctx().workspace, date=day, all_dates=all_dates, windows=wins, name=name, strict=strict)
     rows = [{"date": str(s.manifest.date), "questions": s.manifest.counts.get("questions"),
              "articles": s.manifest.counts.get("articles"), "name": s.name, "signature": s.signature.short,

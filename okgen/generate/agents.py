@@ -15,7 +15,6 @@ the repository and the packaged copy hash the same.
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -23,12 +22,7 @@ from typing import Any
 
 from okgen.errors import ConfigError
 from okgen.hashing import sha256_files
-from okgen.settings import Workspace
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from okgen.settings import Workspace, tomllib
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 

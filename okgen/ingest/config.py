@@ -21,6 +21,8 @@ from okgen.settings import Workspace
 
 DEFAULT_USER_AGENT = f"okgen/{__version__} (+https://github.com/okgen/okgen; news benchmark builder)"
 NETWORK_KEYWORDS = ("loopback", "private", "link-local")
+# The filters that can be switched off (no_content and no_title always apply).
+FILTER_NAMES = ("video", "live_blog", "cookie_wall", "paywall", "too_short", "wrong_language")
 # Keys whose value changes what is stored (hashed into content_hash).
 CONTENT_KEYS = (
     "timezone", "min_words", "languages", "max_per_outlet", "near_dup_threshold", "num_perm",
@@ -93,7 +95,7 @@ class IngestConfig(BaseModel):
     """A page showing a paywall notice is a stub when its text has fewer words than this."""
     languages: tuple[str, ...] = ()
     """Accepted languages (ISO 639-1); empty: the outlet's language from the feed list."""
-    filters: tuple[str, ...] = ("video", "live_blog", "cookie_wall", "paywall", "too_short", "wrong_language")
+    filters: tuple[str, ...] = FILTER_NAMES
     """Filters applied (no_content always is)."""
 
     # -- caps and dedup
@@ -137,6 +139,15 @@ class IngestConfig(BaseModel):
                 ipaddress.ip_network(item, strict=False)
             except ValueError:
                 raise ValueError(f"{item!r} is neither one of {', '.join(NETWORK_KEYWORDS)} nor a CIDR") from None
+        return v
+
+    @field_validator("filters")
+    @classmethod
+    def _filters(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        # A misspelt name would silently switch its filter off.
+        unknown = [x for x in v if x not in FILTER_NAMES]
+        if unknown:
+            raise ValueError(f"unknown filter {unknown[0]!r} (known: {', '.join(FILTER_NAMES)})")
         return v
 
     @field_validator("languages")

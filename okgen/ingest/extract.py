@@ -204,6 +204,11 @@ _WARM_PAGE = ("<html lang='en'><head><title>Warm-up</title></head><body><article
 
 
 def _init_worker(nice: int) -> None:
+    import signal
+
+    # Ctrl-C reaches the whole process group: the parent stops the run and shuts the pool down,
+    # so a worker must not die mid-page with a KeyboardInterrupt traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if nice and hasattr(os, "nice"):
         try:
             os.nice(nice)

@@ -143,15 +143,21 @@ def _build(rows: list[Any], defaults: dict[str, Any], source: str) -> FeedList:
             raise ConfigError(f"{where}: duplicate id {oid!r}")
         seen.add(oid)
         urls = row.get("feeds", row.get("url"))
-        urls = [urls] if isinstance(urls, str) else list(urls or [])
+        urls = [urls] if isinstance(urls, str) else urls if isinstance(urls, list) else [] if urls is None else None
+        if urls is None or not all(isinstance(u, str) for u in urls):
+            raise ConfigError(f"{where} ({oid}): feeds must be a URL or a list of URLs")
         if not urls:
             raise ConfigError(f"{where} ({oid}): no feed URL (url or feeds)")
         for u in urls:
-            parts = urlsplit(str(u))
-            if parts.scheme not in ("http", "https") or not parts.hostname:
+            try:
+                parts = urlsplit(u)
+                ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+            except ValueError:  # an unbalanced IPv6 bracket
+                ok = False
+            if not ok:
                 raise ConfigError(f"{where} ({oid}): feed URL {u!r} is not http(s)")
         cap = row.get("max_per_day", defaults.get("max_per_day"))
-        if cap is not None and (not isinstance(cap, int) or cap < 1):
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
             raise ConfigError(f"{where} ({oid}): max_per_day must be a positive integer")
         lang = row.get("language", defaults.get("language"))
         out.append(Outlet(

@@ -276,14 +276,27 @@ class Fetcher:
             sem = self._host_sem[host] = asyncio.Semaphore(self.config.per_host_concurrency)
         async with sem:
             delay = self._host_delay(url)
-            if delay > 0:
+            if delay <= 0:
+                async with self._global:
+                    yield
+                return
+            # The host's next start is set when a request really starts (global slot held): a
+            # time reserved earlier may pass while the request queues for a global slot, and two
+            # requests to one host would then start together.
+            while True:
+                wait = self._next_start.get(host, 0.0) - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                await self._global.acquire()
                 now = time.monotonic()
-                start = max(now, self._next_start.get(host, now))
-                self._next_start[host] = start + delay
-                if start > now:
-                    await asyncio.sleep(start - now)
-            async with self._global:
+                if self._next_start.get(host, 0.0) <= now:
+                    break
+                self._global.release()  # another request to this host started while this one queued
+            self._next_start[host] = now + delay
+            try:
                 yield
+            finally:
+                self._global.release()
 
     def _host_delay(self, url: str) -> float:
         delay = self.config.per_host_delay

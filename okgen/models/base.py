@@ -58,6 +58,32 @@ class ModelSpec:
         """An option's value, or ``default``."""
         return self.options.get(key, default)
 
+    def int_opt(self, key: str, default: Any = None) -> Any:
+        """An integer option, or ``default`` when absent or none.
+
+        Raises:
+            ConfigError: the value is not an integer (``batch_size=abc``).
+        """
+        return self._num_opt(key, default, int)
+
+    def float_opt(self, key: str, default: Any = None) -> Any:
+        """A number option, or ``default`` when absent or none.
+
+        Raises:
+            ConfigError: the value is not a number.
+        """
+        return self._num_opt(key, default, float)
+
+    def _num_opt(self, key: str, default: Any, kind: type) -> Any:
+        value = self.options.get(key)
+        if value is None:
+            return default
+        # bools are ints to Python: "yes" is no batch size
+        if isinstance(value, bool) or not isinstance(value, int | float) or (kind is int and not float(value).is_integer()):
+            raise ConfigError(f"option {key}={value!r} in model spec {self.text or self.name!r} must be "
+                              f"{'an integer' if kind is int else 'a number'}")
+        return kind(value)
+
 
 def _typed(value: str) -> Any:
     low = value.lower()

@@ -78,9 +78,9 @@ class HFBackend(LocalTokenizerMixin, Backend):
             raise ConfigError(f"unknown hf option {unknown[0]!r}; known: {', '.join(sorted(OPTIONS))}")
         o = spec.options
         self.torch = torch
-        self.batch_size = max(1, int(o.get("batch_size", 8)))
-        self.max_batch_tokens = int(o.get("max_batch_tokens", 65536))
-        self.min_prefix = int(o.get("min_prefix", 16))
+        self.batch_size = max(1, spec.int_opt("batch_size", 8))
+        self.max_batch_tokens = spec.int_opt("max_batch_tokens", 65536)
+        self.min_prefix = spec.int_opt("min_prefix", 16)
         self.prefix_cache = bool(o.get("prefix_cache", True))
         self.add_bos = bool(o.get("add_bos", False))
         self.device = _device(torch, str(o.get("device", "auto")))
@@ -95,7 +95,7 @@ class HFBackend(LocalTokenizerMixin, Backend):
         self.model.to(self.device).eval()
         self.chat = resolve_chat(o.get("chat", "auto"), self.tokenizer, spec.model)
         self.pad_id = _first_id(self.tokenizer.pad_token_id, self.tokenizer.eos_token_id, 0)
-        self._max_len = int(o["max_length"]) if o.get("max_length") else _model_max_length(self.model, self.tokenizer)
+        self._max_len = spec.int_opt("max_length") if o.get("max_length") else _model_max_length(self.model, self.tokenizer)
         # Length is enforced by the truncation rule; the tokenizer's own warning would only be noise.
         self.tokenizer.model_max_length = _HUGE
         import inspect

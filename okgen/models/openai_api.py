@@ -245,6 +245,9 @@ class OpenAIClient:
         self.backoff_base = backoff_base
         self.shard_size = max(1, int(shard_size))
         self._mode = {"auto": "structured", "json": "json", "text": "text"}[structured]
+        # The cache key uses the mode asked for, not the one a fallback switched to: a rerun
+        # starts in the asked-for mode again and must find every answer of the first run.
+        self._key_mode = self._mode
         self.stats = Stats()
         self._stats_lock = threading.Lock()
         self._pool: _Pool | None = None
@@ -306,8 +309,8 @@ class OpenAIClient:
         return self.stats.cost
 
     def cache_key(self, request: ChatRequest) -> str:
-        """The response-cache key of ``request`` (in the client's current output mode)."""
-        mode = self._mode if request.schema is not None else "text"
+        """The response-cache key of ``request`` (in the output mode asked for, whatever a fallback chose)."""
+        mode = self._key_mode if request.schema is not None else "text"
         return request_key(self._cache_request(request, mode))
 
     # -- internals ----------------------------------------------------------------------
@@ -371,7 +374,8 @@ class OpenAIClient:
         use_cache = use_cache and self.cache is not None and self._cacheable(req)
         key = req_text = None
         if use_cache:
-            key, req_text = request_key_and_text(self._cache_request(req, mode))
+            key_mode = self._key_mode if req.schema is not None else "text"
+            key, req_text = request_key_and_text(self._cache_request(req, key_mode))
             hit = self.cache.get(key)
             if hit is not None:
                 return self._finish(req, hit, mode, cached=True)
@@ -395,7 +399,8 @@ class OpenAIClient:
                 return res
             if key is not None:
                 # Stored under the key of the mode asked for; the text records the mode used.
-                self.cache.put(key, self.model, req_text if new_mode == mode else self._cache_request(req, new_mode), raw)
+                key_mode = self._key_mode if req.schema is not None else "text"
+                self.cache.put(key, self.model, req_text if new_mode == key_mode else self._cache_request(req, new_mode), raw)
             mode = new_mode
             res = self._finish(req, raw, mode, cached=False)
             res.retries = retries

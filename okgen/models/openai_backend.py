@@ -64,15 +64,15 @@ class OpenAIBackend(Backend):
         if unknown:
             raise ConfigError(f"unknown openai option {unknown[0]!r}; known: {', '.join(sorted(OPTIONS))}")
         o = spec.options
-        self.top_logprobs = int(o.get("top_logprobs", 20))
-        self._max_context = int(o["max_context"]) if o.get("max_context") else None
+        self.top_logprobs = spec.int_opt("top_logprobs", 20)
+        self._max_context = spec.int_opt("max_context") or None
         self.cache = None
         if o.get("cache", True) and workspace is not None:
             self.cache = ResponseCache(workspace.cache_dir / "llm.sqlite")
         self.client = OpenAIClient(
             spec.model, base_url=o.get("base_url"), api_key_env=str(o.get("api_key_env", "OPENAI_API_KEY")),
-            concurrency=int(o.get("concurrency", 16)), max_retries=int(o.get("max_retries", 6)),
-            timeout=float(o.get("timeout", 120)), cache=self.cache, structured="text")
+            concurrency=spec.int_opt("concurrency", 16), max_retries=spec.int_opt("max_retries", 6),
+            timeout=spec.float_opt("timeout", 120.0), cache=self.cache, structured="text")
         self.completion_calls = 0
 
     @property
@@ -123,7 +123,7 @@ class OpenAIBackend(Backend):
                 for r in self.client.chat_many(reqs)]
 
     def _seed(self, seed: int | None = None) -> int:
-        return int(self.spec.opt("seed", seed if seed is not None else 0))
+        return self.spec.int_opt("seed", seed if seed is not None else 0)
 
     # -- /v1/completions ----------------------------------------------------------------
     async def _completions_many(self, jobs: list[tuple[str, str]]) -> list[tuple[float, int, str | None]]:

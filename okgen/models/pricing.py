@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from okgen.errors import ConfigError
-from okgen.settings import load_config
+from okgen.settings import load_config, tomllib
 
 log = logging.getLogger(__name__)
 _WARN_LOCK = threading.Lock()
@@ -50,12 +50,6 @@ class PriceTable:
         """The packaged table, extended by ``extra`` and TOML ``files`` (later wins)."""
         table = cls()
         text = resources.files("okgen").joinpath("data/prices.toml").read_text(encoding="utf-8")
-        import sys
-
-        if sys.version_info >= (3, 11):
-            import tomllib
-        else:  # pragma: no cover
-            import tomli as tomllib
         table.update(tomllib.loads(text).get("prices", {}))
         for f in files or []:
             cfg = load_config(f)
@@ -67,7 +61,13 @@ class PriceTable:
         return table
 
     def update(self, prices: dict[str, Any]) -> None:
-        """Add or replace entries."""
+        """Add or replace entries.
+
+        Raises:
+            ConfigError: ``prices`` is not a table of model -> {input, output}.
+        """
+        if not isinstance(prices, dict):
+            raise ConfigError(f"prices must be a table of model = {{input = ..., output = ...}}, got {prices!r}"[:200])
         for model, p in prices.items():
             try:
                 self._prices[model] = Price(float(p["input"]), float(p["output"]),

@@ -25,7 +25,7 @@ class RandomBackend(Backend):
 
     def __init__(self, spec: ModelSpec, workspace: Any = None):
         super().__init__(spec, workspace)
-        self.seed = int(spec.opt("seed", 0))
+        self.seed = spec.int_opt("seed", 0)
 
     def _rng(self, prompt: Prompt) -> random.Random:
         return random.Random(int(sha256_text(f"{self.seed}\n{prompt.plain()}")[:16], 16))

@@ -20,7 +20,8 @@ unchanged: ``tensor_parallel_size``, ``pipeline_parallel_size``, ``dtype``,
 Requests of one group (the oracle article) are sent next to each other so the article's KV
 blocks are computed once and reused by prefix caching. ``data_parallel_size > 1`` starts one
 engine process per rank, as vLLM's offline data-parallel example does (``VLLM_DP_*``
-variables), and deals requests to the ranks in turn; tensor and pipeline parallelism are
+variables), and gives each rank a contiguous block of the group-ordered requests (so an
+article's questions share one rank's prefix cache); tensor and pipeline parallelism are
 vLLM's own, inside each rank.
 """
 
@@ -95,8 +96,26 @@ def _dp_worker(rank: int, size: int, port: int, model: str, engine: dict[str, An
             outq.put((rank, "error", f"{type(e).__name__}: {e}"))
 
 
+def dp_shards(n: int, size: int) -> list[list[int]]:
+    """Request indices per data-parallel rank: contiguous, near-equal blocks.
+
+    Contiguous (not dealt in turn) because requests arrive ordered by group: the questions of
+    one article then mostly land on one rank, whose prefix cache computes the article once.
+    """
+    base, extra = divmod(n, size)
+    out, start = [], 0
+    for r in range(size):
+        end = start + base + (1 if r < extra else 0)
+        out.append(list(range(start, end)))
+        start = end
+    return out
+
+
 class _DPPool:
     """Persistent engine processes, one per data-parallel rank."""
+
+    #: How often a wait for the ranks checks that their processes are still alive.
+    poll_seconds = 5.0
 
     def __init__(self, model: str, engine: dict[str, Any], size: int):
         import multiprocessing as mp
@@ -113,24 +132,41 @@ class _DPPool:
                                   daemon=True) for r in range(size)]
         for p in self.procs:
             p.start()
-        for _ in range(size):
-            rank, status, msg = self.outq.get()
-            if status != "ready":
-                self.close()
-                raise OkgenError(f"vLLM data-parallel rank {rank} failed to start: {msg}")
+        started = self._collect()
+        failed = [(rank, msg) for rank, (status, msg) in sorted(started.items()) if status != "ready"]
+        if failed:
+            self.close()
+            raise OkgenError(f"vLLM data-parallel rank {failed[0][0]} failed to start: {failed[0][1]}")
+
+    def _collect(self) -> dict[int, tuple[str, Any]]:
+        """One message from every rank; a rank that died without a word is an error, not a hang."""
+        import queue
+
+        got: dict[int, tuple[str, Any]] = {}
+        while len(got) < self.size:
+            try:
+                rank, status, msg = self.outq.get(timeout=self.poll_seconds)
+                got[rank] = (status, msg)
+            except queue.Empty:
+                for r, p in enumerate(self.procs):
+                    if r not in got and not p.is_alive():
+                        got[r] = ("error", f"the engine process exited (code {p.exitcode})")
+        return got
 
     def run(self, prompts: list[list[int]], params: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        shards = [list(range(r, len(prompts), self.size)) for r in range(self.size)]
+        shards = dp_shards(len(prompts), self.size)
         for r, idx in enumerate(shards):
             if idx:
                 self.inqs[r].put(([prompts[i] for i in idx], [params[i] for i in idx]))
             else:  # every DP rank must step together: an idle rank gets a placeholder
                 self.inqs[r].put(([prompts[0]], [{"max_tokens": 1, "temperature": 0.0}]))
+        # Every rank's answer is read before failing, so none is left queued for the next call.
+        got = self._collect()
+        failed = [(rank, res) for rank, (status, res) in sorted(got.items()) if status != "ok"]
+        if failed:
+            raise OkgenError(f"vLLM data-parallel rank {failed[0][0]} failed: {failed[0][1]}")
         out: list[Any] = [None] * len(prompts)
-        for _ in range(self.size):
-            rank, status, res = self.outq.get()
-            if status != "ok":
-                raise OkgenError(f"vLLM data-parallel rank {rank} failed: {res}")
+        for rank, (_, res) in got.items():
             for i, r in zip(shards[rank], res):
                 out[i] = r
         return out
@@ -156,8 +192,10 @@ class VLLMBackend(LocalTokenizerMixin, Backend):
         o = dict(spec.options)
         self.chat_option = o.pop("chat", "auto")
         self.add_bos = bool(o.pop("add_bos", False))
-        self.top_logprobs = int(o.pop("top_logprobs", 20))
-        dp = int(o.pop("data_parallel_size", 1))
+        self.top_logprobs = spec.int_opt("top_logprobs", 20)
+        dp = max(1, spec.int_opt("data_parallel_size", 1))
+        o.pop("top_logprobs", None)
+        o.pop("data_parallel_size", None)
         engine = dict(o)
         engine.setdefault("enable_prefix_caching", True)
         engine.setdefault("seed", 0)
@@ -167,6 +205,7 @@ class VLLMBackend(LocalTokenizerMixin, Backend):
         self.vllm_version = getattr(vllm, "__version__", "?")
         self.llm = None
         self.pool = None
+        self._max_len: int | None = None
         try:
             if dp > 1:
                 self.pool = _DPPool(spec.model, engine, dp)
@@ -184,15 +223,19 @@ class VLLMBackend(LocalTokenizerMixin, Backend):
 
     @property
     def max_length(self) -> int | None:
-        """The engine's ``max_model_len``."""
-        if self.llm is not None:
-            return int(self.llm.llm_engine.model_config.max_model_len)
-        if self.engine_args.get("max_model_len"):
-            return int(self.engine_args["max_model_len"])
-        from transformers import AutoConfig
+        """The engine's ``max_model_len`` (read once: the truncation rule asks for every question)."""
+        if self._max_len is None:
+            if self.llm is not None:
+                self._max_len = int(self.llm.llm_engine.model_config.max_model_len)
+            elif self.engine_args.get("max_model_len"):
+                self._max_len = int(self.engine_args["max_model_len"])
+            else:
+                from transformers import AutoConfig
 
-        cfg = AutoConfig.from_pretrained(self.spec.model, trust_remote_code=bool(self.engine_args.get("trust_remote_code")))
-        return getattr(cfg, "max_position_embeddings", None)
+                cfg = AutoConfig.from_pretrained(self.spec.model, revision=self.engine_args.get("revision"),
+                                                 trust_remote_code=bool(self.engine_args.get("trust_remote_code")))
+                self._max_len = getattr(cfg, "max_position_embeddings", None)
+        return self._max_len
 
     def _run(self, prompts: list[list[int]], params: list[dict[str, Any]], groups: Sequence[str | None]) -> list[dict[str, Any]]:
         # Group members go next to each other so prefix caching finds the shared article.
