@@ -18,11 +18,15 @@ import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from okgen.errors import ConfigError
 from okgen.hashing import sha256_files
 from okgen.settings import Workspace, tomllib
+
+if TYPE_CHECKING:
+    from okgen.models.openai_api import OpenAIClient
+    from okgen.schema import Decoding
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
@@ -153,3 +157,18 @@ def prompt_hash(specs: list[AgentSpec]) -> str:
     for s in specs:
         files += [f for f in s.files if f not in files]
     return sha256_files(files, specs[0].root)
+
+
+class ModelAgent:
+    """An agent spec bound to the model that plays it (the validator, a probe).
+
+    Args:
+        spec: the agent spec.
+        client: the model's client.
+        decoding: decoding parameters.
+    """
+
+    def __init__(self, spec: AgentSpec, client: OpenAIClient, decoding: Decoding):
+        self.spec = spec
+        self.client = client
+        self.decoding = decoding

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from okgen.generate.agents import AgentSpec
+from okgen.generate.agents import ModelAgent
 from okgen.generate.positions import LETTERS, display_order
 from okgen.generate.records import Candidate
-from okgen.models.openai_api import ChatRequest, ChatResult, OpenAIClient
-from okgen.schema import AgentInfo, Decoding
+from okgen.models.openai_api import ChatRequest, ChatResult
+from okgen.schema import AgentInfo
 
 KNOWN = "probe_known"
 _FIRST = re.compile(r"^\W*([A-J])\b")
@@ -36,19 +36,8 @@ def read_letter(text: str | None, n: int) -> int | None:
     return None
 
 
-class Probe:
-    """One probe model.
-
-    Args:
-        spec: the ``probe`` agent spec.
-        client: the model's client.
-        decoding: decoding parameters.
-    """
-
-    def __init__(self, spec: AgentSpec, client: OpenAIClient, decoding: Decoding):
-        self.spec = spec
-        self.client = client
-        self.decoding = decoding
+class Probe(ModelAgent):
+    """One probe model (``spec`` is the ``probe`` agent spec)."""
 
     @property
     def name(self) -> str:

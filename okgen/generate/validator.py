@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, create_model
 
 from okgen.errors import ConfigError
-from okgen.generate.agents import AgentSpec
+from okgen.generate.agents import AgentSpec, ModelAgent
 from okgen.generate.llm_generator import cut_text
 from okgen.generate.positions import LETTERS, display_order
 from okgen.generate.records import Candidate
@@ -36,19 +36,11 @@ class CriterionVerdict(BaseModel):
     passed: bool
 
 
-class LLMValidator:
-    """Validator backed by an OpenAI-compatible model.
-
-    Args:
-        spec: the ``validator`` agent spec.
-        client: the model's client.
-        decoding: decoding parameters.
-    """
+class LLMValidator(ModelAgent):
+    """Validator backed by an OpenAI-compatible model (``spec`` is the ``validator`` agent spec)."""
 
     def __init__(self, spec: AgentSpec, client: OpenAIClient, decoding: Decoding):
-        self.spec = spec
-        self.client = client
-        self.decoding = decoding
+        super().__init__(spec, client, decoding)
         self.max_chars = int(spec.section("prompt").get("max_article_chars", 12000))
         crit = spec.data.get("criteria") or []
         if not isinstance(crit, list) or not crit:

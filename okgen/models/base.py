@@ -58,6 +58,16 @@ class ModelSpec:
         """An option's value, or ``default``."""
         return self.options.get(key, default)
 
+    def check_options(self, known: set[str] | frozenset[str]) -> None:
+        """Refuse an option this backend does not know.
+
+        Raises:
+            ConfigError: naming the first unknown option and the known ones.
+        """
+        unknown = sorted(set(self.options) - set(known))
+        if unknown:
+            raise ConfigError(f"unknown {self.backend} option {unknown[0]!r}; known: {', '.join(sorted(known))}")
+
     def int_opt(self, key: str, default: Any = None) -> Any:
         """An integer option, or ``default`` when absent or none.
 

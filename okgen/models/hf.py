@@ -73,9 +73,7 @@ class HFBackend(LocalTokenizerMixin, Backend):
         super().__init__(spec, workspace)
         torch = require("torch", "hf", "the hf backend")
         transformers = require("transformers", "hf", "the hf backend")
-        unknown = sorted(set(spec.options) - OPTIONS)
-        if unknown:
-            raise ConfigError(f"unknown hf option {unknown[0]!r}; known: {', '.join(sorted(OPTIONS))}")
+        spec.check_options(OPTIONS)
         o = spec.options
         self.torch = torch
         self.batch_size = max(1, spec.int_opt("batch_size", 8))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
@@ -72,30 +73,14 @@ def salvage_truncated(text: str) -> Any | None:
     start = next((i for i, c in enumerate(text) if c in "{["), None)
     if start is None:
         return None
-    stack: list[str] = []
     cuts: list[tuple[int, str]] = []  # (end index, closing brackets) after each complete array element
-    in_str = esc = False
-    for i in range(start, len(text)):
-        c = text[i]
-        if in_str:
-            if esc:
-                esc = False
-            elif c == "\\":
-                esc = True
-            elif c == '"':
-                in_str = False
-            continue
-        if c == '"':
-            in_str = True
-        elif c in "{[":
-            stack.append("}" if c == "{" else "]")
-        elif c in "}]":
-            if not stack or stack.pop() != c:
-                return None
-            if not stack:
-                break  # a complete value: extract_json would have found it
-            if stack[-1] == "]":
-                cuts.append((i + 1, "".join(reversed(stack))))
+    for i, stack in _closings(text, start):
+        if stack is None:
+            return None
+        if not stack:
+            break  # a complete value: extract_json would have found it
+        if stack[-1] == "]":
+            cuts.append((i + 1, "".join(reversed(stack))))
     for end, closing in reversed(cuts):
         try:
             return json.loads(text[start:end] + closing)
@@ -108,14 +93,11 @@ def _unsmart(s: str) -> str:
     return s.replace("\u201c", '"').replace("\u201d", '"').replace("\u2018", "'").replace("\u2019", "'")
 
 
-def _balanced_block(s: str) -> str | None:
-    """The first balanced {...} or [...] block, respecting strings."""
-    start = next((i for i, c in enumerate(s) if c in "{["), None)
-    if start is None:
-        return None
+def _closings(s: str, start: int) -> Iterator[tuple[int, list[str] | None]]:
+    """Walk ``s`` from ``start``; after each closing bracket outside a string, yield
+    ``(index, brackets still open)`` — the open list is None (and the walk ends) on a mismatch."""
     stack: list[str] = []
-    in_str = False
-    esc = False
+    in_str = esc = False
     for i in range(start, len(s)):
         c = s[i]
         if in_str:
@@ -125,14 +107,25 @@ def _balanced_block(s: str) -> str | None:
                 esc = True
             elif c == '"':
                 in_str = False
-            continue
-        if c == '"':
+        elif c == '"':
             in_str = True
         elif c in "{[":
             stack.append("}" if c == "{" else "]")
         elif c in "}]":
             if not stack or stack.pop() != c:
-                return None
-            if not stack:
-                return s[start : i + 1]
+                yield i, None
+                return
+            yield i, stack
+
+
+def _balanced_block(s: str) -> str | None:
+    """The first balanced {...} or [...] block, respecting strings."""
+    start = next((i for i, c in enumerate(s) if c in "{["), None)
+    if start is None:
+        return None
+    for i, stack in _closings(s, start):
+        if stack is None:
+            return None
+        if not stack:
+            return s[start : i + 1]
     return None

@@ -26,7 +26,6 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from okgen.errors import ConfigError
 from okgen.models.base import (
     NEG_INF,
     Backend,
@@ -60,9 +59,7 @@ class OpenAIBackend(Backend):
 
     def __init__(self, spec: ModelSpec, workspace: Any = None):
         super().__init__(spec, workspace)
-        unknown = sorted(set(spec.options) - OPTIONS)
-        if unknown:
-            raise ConfigError(f"unknown openai option {unknown[0]!r}; known: {', '.join(sorted(OPTIONS))}")
+        spec.check_options(OPTIONS)
         o = spec.options
         self.top_logprobs = spec.int_opt("top_logprobs", 20)
         self._max_context = spec.int_opt("max_context") or None

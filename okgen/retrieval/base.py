@@ -150,6 +150,19 @@ class Retriever(ABC):
         """Library versions that determine the index (recorded in ``okgen_index.json``)."""
         return {}
 
+    @staticmethod
+    def installed_versions(*packages: str) -> dict[str, str]:
+        """``{package: version}`` for those of ``packages`` that are installed."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        out = {}
+        for pkg in packages:
+            try:
+                out[pkg] = version(pkg)
+            except PackageNotFoundError:
+                pass
+        return out
+
     def describe(self) -> dict[str, Any]:
         """Extra facts about the built index for ``okgen_index.json`` (model fingerprint...)."""
         return {}

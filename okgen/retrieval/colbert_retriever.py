@@ -345,15 +345,7 @@ class ColbertRetriever(Retriever):
         return out
 
     def versions(self) -> dict[str, str]:
-        from importlib.metadata import PackageNotFoundError, version
-
-        out = {}
-        for pkg in ("colbert-ai", "torch", "transformers", "faiss-cpu", "faiss-gpu"):
-            try:
-                out[pkg] = version(pkg)
-            except PackageNotFoundError:
-                pass
-        return out
+        return self.installed_versions("colbert-ai", "torch", "transformers", "faiss-cpu", "faiss-gpu")
 
     def describe(self) -> dict[str, Any]:
         import torch

