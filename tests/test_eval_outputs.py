@@ -145,3 +145,19 @@ def test_dataset_card_size_buckets():
 
     assert [_size_category(n) for n in (0, 999, 1000, 12_000, 250_000, 2_000_000)] == [
         "n<1K", "n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M"]
+
+
+def test_report_lists_answers_counted_wrong_only_for_runs_that_have_them(env, tmp_path):
+    import dataclasses
+
+    ws, snap = env
+    run_eval(snap.name, "random/uniform", plan_runs(["none", "oracle"]), EvalOptions(), workspace=ws, out=tmp_path / "r")
+    clean = load_rows([tmp_path / "r"])
+    assert all(r.unparsed == r.errors == r.truncated == 0 for r in clean)
+    assert "counted wrong" not in render_markdown(build_report(clean))
+    hurt = [dataclasses.replace(clean[0], unparsed=3, errors=1), clean[1]]
+    md = render_markdown(build_report(hurt))
+    assert "## Answers counted wrong, and truncated contexts" in md
+    row = next(line for line in md.splitlines() if line.endswith("| 3 | 1 | 0 |"))
+    assert f"| {hurt[0].setting} |" in row
+    assert sum(line.endswith(" | 0 | 0 | 0 |") for line in md.splitlines()) == 0  # the clean run has no row

@@ -52,6 +52,7 @@ class RunRow:
     created_at: str
     path: str
     signature: str
+    errors: int = 0
 
     @property
     def group(self) -> tuple[str, str, str, str, str, int]:
@@ -89,7 +90,7 @@ def load_rows(paths: Iterable[str | Path]) -> list[RunRow]:
             retriever=sig.retriever, window=sig.ret_window, k=sig.k, scoring=sig.scoring, format=sig.answer_format,
             template=sig.template, judge=sig.judge, n=rec.n, accuracy=rec.accuracy, ci_low=rec.ci95[0],
             ci_high=rec.ci95[1], unparsed=rec.unparsed, truncated=rec.truncated, created_at=rec.created_at.isoformat(),
-            path=str(f.parent), signature=rec.signature)
+            path=str(f.parent), signature=rec.signature, errors=rec.errors)
         key = (row.group, row.model, row.setting, row.retriever, row.window, row.k)
         if key not in rows or rows[key].created_at <= row.created_at:
             rows[key] = row
@@ -165,6 +166,18 @@ def render_markdown(report: dict[str, Any]) -> str:
         for r in report["retrieval"]:
             cells = " | ".join(_fmt(r["by_k"].get(str(k))) for k in ks)
             out.append(f"| {r['snapshot']} | {r['n']} | {r['model']} | {_mode(r)} | {r['retriever']} | {r['window']}d | {cells} |")
+        out.append("")
+    issues = [r for r in report["runs"] if r["unparsed"] or r["errors"] or r["truncated"]]
+    if issues:
+        out += ["## Answers counted wrong, and truncated contexts", "",
+                "Unparseable answers and backend errors count as wrong; a truncated context lost its end "
+                "(see the eval docs' truncation rule).", "",
+                "| snapshot | n | model | setting | retriever | window | k | unparsed | errors | truncated |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for r in issues:
+            window = f"{r['window']}d" if r["window"] else "–"
+            out.append(f"| {r['snapshot']} | {r['n']} | {r['model']} | {r['setting']} | {r['retriever']} | {window} | "
+                       f"{r['k'] or '–'} | {r['unparsed']} | {r['errors']} | {r['truncated']} |")
         out.append("")
     out += ["Accuracy in %, bootstrap 95% confidence interval in brackets. Signatures of every run:", ""]
     out += [f"- `{r['model']}` | `{r['signature']}`" for r in report["runs"]]

@@ -247,6 +247,7 @@ class _Evaluator:
             self._backend.close()
         if self._judge is not None:
             self._judge.close()
+        self._indexes.clear()  # the loaded indexes (a ColBERT searcher holds its index in memory)
 
     # -- one run ------------------------------------------------------------------------
     def config(self, rs: RunSpec) -> dict[str, Any]:
