@@ -156,6 +156,25 @@ def test_private_addresses_refused_unless_allowed(web):
     assert hop.error == "blocked_address" and "link-local" in hop.detail
 
 
+def test_an_address_that_changes_after_the_check_is_refused_at_connect(web, monkeypatch):
+    """DNS rebinding: the name looks public when checked, then connects to loopback."""
+    from okgen.ingest import netpolicy
+
+    web.set("/p", Route(body=PAGE))
+    checked = []
+
+    async def looks_public(self, host, port):
+        checked.append(host)
+        return ["93.184.216.34"]  # what the name answered at check time
+
+    monkeypatch.setattr(netpolicy.AddressPolicy, "_resolve", looks_public)
+    res = one(fast_ingest_config(allow_networks=(), respect_robots=False), f"http://localhost:{web.port}/p")
+    assert checked == ["localhost"]  # the pre-check passed...
+    assert res.error == "blocked_address" and "connected to loopback address" in res.detail, res.detail
+    assert web.hits["/p"] == 0  # ...and nothing was sent to the loopback server
+    assert not res.retryable
+
+
 def test_robots_txt_rules_and_unreachable(web):
     web.set("/robots.txt", Route(body="User-agent: *\nDisallow: /private\n\nUser-agent: okgen\nDisallow: /no-okgen\n",
                                  content_type="text/plain"))

@@ -179,9 +179,10 @@ class Fetcher:
         tls = ssl.create_default_context(cafile=certifi.where())  # loading CA files once, not per shard
         self._clients = [httpx.AsyncClient(
             timeout=httpx.Timeout(connect=c.connect_timeout, read=c.read_timeout, write=c.read_timeout, pool=None),
-            limits=httpx.Limits(max_connections=per, max_keepalive_connections=per),
+            transport=netpolicy.guarded_transport(
+                self.policy, verify=tls, limits=httpx.Limits(max_connections=per, max_keepalive_connections=per)),
             headers={"User-Agent": c.user_agent, "Accept-Encoding": "gzip, deflate"},
-            follow_redirects=False, verify=tls,
+            follow_redirects=False,
         ) for _ in range(shards)]
         self._busy = [0] * shards
         return self
@@ -366,7 +367,9 @@ class Fetcher:
             result.error, result.detail = "bad_url", f"{e}"[:300]
             return result
         except (httpx.TransportError, httpx.DecodingError) as e:
-            if result.status is None:
+            if str(e).startswith(netpolicy.BLOCKED_PREFIX):  # the connected address is not allowed
+                result.error, result.detail = "blocked_address", str(e)[len(netpolicy.BLOCKED_PREFIX):][:300]
+            elif result.status is None:
                 result.error, result.detail = "connect_error", f"{type(e).__name__}: {e}"[:300]
             else:  # broken body: a retry may get it whole
                 result.error, result.detail = "connect_error", f"body: {type(e).__name__}: {e}"[:300]

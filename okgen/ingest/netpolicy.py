@@ -2,7 +2,9 @@
 
 - :class:`AddressPolicy` refuses private, loopback, link-local and other non-public addresses
   (after DNS resolution) unless explicitly allowed, so a feed cannot point okgen at an internal
-  service.
+  service; :func:`guarded_transport` checks again the address each new connection really
+  reached, so a DNS answer that changes between the check and the connect (DNS rebinding)
+  is refused too.
 - :func:`backoff` and :func:`parse_retry_after` decide retry waits.
 - :func:`html_content_type` and :func:`sniff_not_html` decide whether an article response is HTML.
 """
@@ -15,6 +17,7 @@ import ipaddress
 import random
 import socket
 import time
+from typing import Any
 from urllib.parse import urlsplit
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -24,6 +27,8 @@ HTML_TYPES = ("text/html", "application/xhtml+xml")
 _MAGIC = {b"%PDF": "PDF", b"\x89PNG": "PNG image", b"\xff\xd8\xff": "JPEG image", b"GIF8": "GIF image",
           b"RIFF": "RIFF media", b"PK\x03\x04": "ZIP archive", b"\x1f\x8b": "gzip data", b"ID3": "MP3 audio"}
 DNS_TTL = 300.0
+# Marks the connect-time refusal in the httpx error, so the fetcher can name it.
+BLOCKED_PREFIX = "okgen blocked address: "
 
 
 class AddressPolicy:
@@ -94,6 +99,48 @@ class AddressPolicy:
         addrs = sorted({info[4][0] for info in infos})
         self._dns[key] = (now, addrs)
         return addrs
+
+
+def guarded_transport(policy: AddressPolicy, **transport_kw: Any) -> Any:
+    """An ``httpx.AsyncHTTPTransport`` whose new connections are checked against ``policy``.
+
+    The address checked is the peer of the connected socket, the one the request will really
+    go to, not a second DNS answer. A refused connection is closed before anything is sent
+    and raises ``httpx.ConnectError`` with a message starting with :data:`BLOCKED_PREFIX`.
+    Through a proxy the peer is the proxy, which is then what gets checked.
+    """
+    import httpcore
+    import httpx
+
+    class _Guard(httpcore.AsyncNetworkBackend):
+        def __init__(self, inner: Any):
+            self.inner = inner
+
+        async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                              local_address: str | None = None, socket_options: Any = None) -> Any:
+            stream = await self.inner.connect_tcp(host, port, timeout=timeout, local_address=local_address,
+                                                  socket_options=socket_options)
+            peer = stream.get_extra_info("server_addr")
+            try:
+                ip = ipaddress.ip_address(str(peer[0]).split("%")[0])
+                why = policy.refusal(ip)
+            except (TypeError, IndexError, ValueError):
+                why, ip = "unknown", peer
+            if why:
+                await stream.aclose()
+                raise httpcore.ConnectError(f"{BLOCKED_PREFIX}{host} connected to {why} address {ip}")
+            return stream
+
+        async def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> Any:
+            raise httpcore.ConnectError(f"{BLOCKED_PREFIX}unix socket {path}")
+
+        async def sleep(self, seconds: float) -> None:
+            await self.inner.sleep(seconds)
+
+    transport = httpx.AsyncHTTPTransport(**transport_kw)
+    pool = transport._pool  # httpx keeps its httpcore pool here; the backend makes every connection
+    pool._network_backend = _Guard(pool._network_backend)
+    return transport
 
 
 def url_host_port(url: str) -> tuple[str, str, int]:
