@@ -37,7 +37,7 @@ def cli(capsys, *args: str) -> tuple[int, str, str]:
 
 def test_cli_modules_load_light():
     code = ("import sys, okgen.cli.ingest, okgen.cli.articles; "
-            "print([m for m in ('trafilatura', 'httpx', 'feedparser', 'datasketch', 'warcio', 'torch') if m in sys.modules])")
+            "print([m for m in ('trafilatura', 'aiohttp', 'feedparser', 'datasketch', 'warcio', 'torch') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

@@ -47,6 +47,15 @@ def test_ok_page_user_agent_and_log(web):
     assert rows and rows[-1]["url"] == web.url("/p") and rows[-1]["status"] == 200 and rows[-1]["bytes"] == len(PAGE)
 
 
+def test_long_header_lines_are_accepted(web):
+    """Real news sites send Content-Security-Policy and Set-Cookie lines well over 8 KB."""
+    csp = "default-src 'self'; " + " ".join(f"https://cdn{i}.example.com" for i in range(1200))
+    assert len(csp) > 20_000
+    web.set("/p", Route(body=PAGE, headers={"Content-Security-Policy": csp}))
+    r = one(fast_ingest_config(), web.url("/p"))
+    assert r.ok and r.headers["content-security-policy"] == csp
+
+
 @pytest.mark.parametrize("status", [404, 410, 403])
 def test_client_errors_are_not_retried(web, status):
     web.set("/gone", Route(status=status, body="nope"))
@@ -101,6 +110,48 @@ def test_connection_refused_is_retried_then_reported():
     s.close()
     r = one(fast_ingest_config(max_retries=1), f"http://127.0.0.1:{port}/x")
     assert r.error == "connect_error" and r.attempts == 2
+
+
+def _closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def _proxy_env(monkeypatch, proxy: str | None, no_proxy: str | None = None) -> None:
+    for k in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(k, raising=False)
+    if proxy:
+        monkeypatch.setenv("http_proxy", proxy)
+    if no_proxy:
+        monkeypatch.setenv("no_proxy", no_proxy)
+
+
+def test_proxy_from_the_environment_and_no_proxy(web, monkeypatch):
+    """HTTP_PROXY is honoured (the proxy gets the absolute URL); NO_PROXY exempts a host."""
+    target = f"http://127.0.0.1:{_closed_port()}/p"  # nothing listens there: only the proxy can answer
+    web.set(target, Route(body=PAGE))
+    _proxy_env(monkeypatch, web.base)
+    r = one(fast_ingest_config(respect_robots=False, max_retries=0), target)
+    assert r.ok and b"Hello world" in r.body and web.hits[target] == 1
+    _proxy_env(monkeypatch, web.base, no_proxy="127.0.0.1")
+    direct = one(fast_ingest_config(respect_robots=False, max_retries=0), target)
+    assert direct.error == "connect_error" and web.hits[target] == 1  # went straight to the closed port
+
+
+def test_netrc_credentials_are_never_sent(web, monkeypatch, tmp_path):
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login alice password secret\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".netrc").write_text(netrc.read_text())
+    (tmp_path / ".netrc").chmod(0o600)
+    web.set("/p", Route(body=PAGE))
+    assert one(fast_ingest_config(), web.url("/p")).ok
+    assert web.requests and all("authorization" not in r.headers for r in web.requests)
 
 
 def test_redirects_loop_limit_and_scheme(web):
@@ -170,7 +221,7 @@ def test_an_address_that_changes_after_the_check_is_refused_at_connect(web, monk
     monkeypatch.setattr(netpolicy.AddressPolicy, "_resolve", looks_public)
     res = one(fast_ingest_config(allow_networks=(), respect_robots=False), f"http://localhost:{web.port}/p")
     assert checked == ["localhost"]  # the pre-check passed...
-    assert res.error == "blocked_address" and "connected to loopback address" in res.detail, res.detail
+    assert res.error == "blocked_address" and "resolved at connect time to loopback address" in res.detail, res.detail
     assert web.hits["/p"] == 0  # ...and nothing was sent to the loopback server
     assert not res.retryable
 

@@ -5,7 +5,7 @@ Modules (imported lazily by the CLI; importing this package pulls in nothing hea
 - :mod:`okgen.ingest.pipeline`: :func:`~okgen.ingest.pipeline.run_ingest`, the stage's entry point.
 - :mod:`okgen.ingest.config`: :class:`~okgen.ingest.config.IngestConfig` (``okgen.toml`` ``[ingest]``).
 - :mod:`okgen.ingest.feeds`: feed lists (TOML, OPML) and feed parsing with feedparser.
-- :mod:`okgen.ingest.fetch`: the asynchronous polite fetcher (httpx), with
+- :mod:`okgen.ingest.fetch`: the asynchronous polite fetcher (aiohttp), with
   :mod:`~okgen.ingest.netpolicy` (addresses, retries, content types) and :mod:`~okgen.ingest.robots`.
 - :mod:`okgen.ingest.extract`: trafilatura extraction in a process pool; :mod:`~okgen.ingest.filters`.
 - :mod:`okgen.ingest.live`: feeds to staged articles for one day (live or replayed).

@@ -1,4 +1,4 @@
-"""The polite asynchronous fetcher (httpx).
+"""The polite asynchronous fetcher (aiohttp).
 
 One :class:`Fetcher` serves a whole run:
 
@@ -23,13 +23,13 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-import math
 import random
 import time
+import urllib.request
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from okgen.ingest import netpolicy
 from okgen.ingest.config import IngestConfig
@@ -43,8 +43,8 @@ log = logging.getLogger(__name__)
 
 _timeout = getattr(asyncio, "timeout", None)
 Kind = Literal["feed", "article", "robots"]
-POOL_SHARD = 8
 REDIRECTS = (301, 302, 303, 307, 308)
+MAX_HEADER_LINE = 64 * 1024
 RETRYABLE_ERRORS = frozenset({"timeout", "connect_error"})
 ACCEPT = {
     "article": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
@@ -158,9 +158,8 @@ class Fetcher:
         self.rng = rng or random.Random()
         self.policy = netpolicy.AddressPolicy(config.allow_networks)
         self.robots = RobotsCache(self._fetch_robots, config.user_agent)
-        self._clients: list[Any] = []
-        self._busy: list[int] = []
-        self._turn = 0
+        self._session: Any = None
+        self._proxies: dict[str, str] = {}
         self._global = asyncio.Semaphore(config.concurrency)
         self._host_sem: dict[str, asyncio.Semaphore] = {}
         self._next_start: dict[str, float] = {}
@@ -168,35 +167,46 @@ class Fetcher:
     async def __aenter__(self) -> Fetcher:
         import ssl
 
+        import aiohttp
         import certifi
-        import httpx
 
         c = self.config
-        # httpcore's pool bookkeeping costs O(connections^2) per request event; several small
-        # pools keep that cost flat at high concurrency (one pool of 64 is several times slower).
-        shards = max(1, math.ceil(c.concurrency / POOL_SHARD))
-        per = math.ceil(c.concurrency / shards)
-        tls = ssl.create_default_context(cafile=certifi.where())  # loading CA files once, not per shard
-        self._clients = [httpx.AsyncClient(
-            timeout=httpx.Timeout(connect=c.connect_timeout, read=c.read_timeout, write=c.read_timeout, pool=None),
-            transport=netpolicy.guarded_transport(
-                self.policy, verify=tls, limits=httpx.Limits(max_connections=per, max_keepalive_connections=per)),
-            headers={"User-Agent": c.user_agent, "Accept-Encoding": "gzip, deflate"},
-            follow_redirects=False,
-        ) for _ in range(shards)]
-        self._busy = [0] * shards
+        # One connection pool for the run (aiohttp's costs little per request at any size); the
+        # global and per-host limits are the fetcher's own semaphores. Names are resolved by the
+        # guarded resolver, so every connection goes to an address the policy allows.
+        connector = aiohttp.TCPConnector(limit=c.concurrency, limit_per_host=0,
+                                         ssl=ssl.create_default_context(cafile=certifi.where()),
+                                         resolver=netpolicy.guarded_resolver(self.policy))
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(total=None, connect=c.connect_timeout, sock_read=c.read_timeout),
+            headers={"User-Agent": c.user_agent},
+            # News sites send long Content-Security-Policy and Set-Cookie lines; aiohttp's 8 KB
+            # default per header line would fail those pages.
+            max_line_size=MAX_HEADER_LINE, max_field_size=MAX_HEADER_LINE,
+            auto_decompress=True,  # the size limit applies to decoded bytes: a compression bomb stops too
+            # No trust_env: it would look up ~/.netrc for every request (in a thread) and send
+            # those credentials to news sites. Proxies from the environment are honoured below.
+            trust_env=False,
+        )
+        env = urllib.request.getproxies()  # includes "no" (NO_PROXY), which the bypass test reads
+        self._proxies = env if ("http" in env or "https" in env) else {}
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
-        for client in self._clients:
-            await client.aclose()
-        self._clients = []
+    def _proxy(self, url: str) -> str | None:
+        """The proxy for ``url`` from HTTP_PROXY/HTTPS_PROXY, unless NO_PROXY exempts its host."""
+        if not self._proxies:
+            return None
+        parts = urlsplit(url)
+        proxy = self._proxies.get(parts.scheme)
+        if proxy and urllib.request.proxy_bypass_environment(parts.hostname or "", self._proxies):
+            return None
+        return proxy
 
-    def _pick(self) -> int:
-        """Index of the least busy client shard (round robin among equals)."""
-        n = len(self._clients)
-        self._turn = (self._turn + 1) % n
-        return min(range(n), key=lambda i: (self._busy[i], (i - self._turn) % n))
+    async def __aexit__(self, *exc: Any) -> None:
+        if self._session is not None:
+            await self._session.close()
+        self._session = None
 
     # ------------------------------------------------------------------------ public
     async def fetch(self, url: str, kind: Kind = "article", headers: dict[str, str] | None = None) -> FetchResult:
@@ -328,54 +338,52 @@ class Fetcher:
 
     async def _send(self, url: str, current: str, kind: Kind, headers: dict[str, str], limit: int,
                     capture: list[Any]) -> FetchResult:
-        import httpx
+        import aiohttp
 
+        if self._session is None:
+            raise RuntimeError("use the Fetcher as an async context manager (async with Fetcher(...) as f)")
         result = FetchResult(url, kind, final_url=current)
         truncated: str | None = None
-        shard = self._pick()
-        self._busy[shard] += 1
         try:
-            async with self._clients[shard].stream("GET", current, headers=headers) as resp:
-                result.status = resp.status_code
+            async with self._session.get(current, headers=headers, allow_redirects=False,
+                                         proxy=self._proxy(current)) as resp:
+                result.status = resp.status
                 result.headers = {k.lower(): v for k, v in resp.headers.items()}
                 result.fetched_at = utcnow()
                 result.retry_after = netpolicy.parse_retry_after(resp.headers.get("retry-after"))
                 declared = resp.headers.get("content-length")
-                is_page = kind == "article" and 200 <= resp.status_code < 300
+                is_page = kind == "article" and 200 <= resp.status < 300
                 if is_page and netpolicy.html_content_type(resp.headers.get("content-type")) is False:
                     truncated = "unspecified"  # not read: a PDF or image is of no use and may be large
                 elif declared and declared.isdigit() and int(declared) > limit:
                     result.error, result.detail, truncated = "too_large", f"Content-Length {declared} > {limit}", "length"
-                elif resp.status_code in REDIRECTS:
+                elif resp.status in REDIRECTS:
                     pass  # the body of a redirect is of no interest
                 else:
                     chunks, n = [], 0
-                    async for chunk in resp.aiter_bytes():
+                    async for chunk in resp.content.iter_any():
                         n += len(chunk)
                         if n > limit:
                             result.error, result.detail, truncated = "too_large", f"body over {limit} bytes", "length"
                             break
                         chunks.append(chunk)
                     result.body = b"".join(chunks) if not truncated else b""
-                capture[:] = [(current, result.status, resp.reason_phrase, list(resp.headers.multi_items()), result.body),
-                              {"fetched_at": result.fetched_at, "kind": kind, "http_version": resp.http_version,
-                               "truncated": truncated}]
-        except httpx.TimeoutException as e:
+                raw_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in resp.raw_headers]
+                capture[:] = [(current, result.status, resp.reason or "", raw_headers, result.body),
+                              {"fetched_at": result.fetched_at, "kind": kind,
+                               "http_version": f"HTTP/{resp.version.major}.{resp.version.minor}", "truncated": truncated}]
+        except asyncio.TimeoutError as e:  # aiohttp's connect and read timeouts
             result.error, result.detail = "timeout", f"{type(e).__name__}"
-            return result
-        except (httpx.InvalidURL, ValueError) as e:
-            result.error, result.detail = "bad_url", f"{e}"[:300]
-            return result
-        except (httpx.TransportError, httpx.DecodingError) as e:
-            if str(e).startswith(netpolicy.BLOCKED_PREFIX):  # the connected address is not allowed
-                result.error, result.detail = "blocked_address", str(e)[len(netpolicy.BLOCKED_PREFIX):][:300]
-            elif result.status is None:
+        except aiohttp.ClientConnectorError as e:
+            if isinstance(e.os_error, netpolicy.BlockedAddress):  # the name now resolves to a refused address
+                result.error, result.detail = "blocked_address", str(e.os_error)[:300]
+            else:
                 result.error, result.detail = "connect_error", f"{type(e).__name__}: {e}"[:300]
-            else:  # broken body: a retry may get it whole
-                result.error, result.detail = "connect_error", f"body: {type(e).__name__}: {e}"[:300]
-            return result
-        finally:
-            self._busy[shard] -= 1
+        except (aiohttp.InvalidURL, ValueError) as e:
+            result.error, result.detail = "bad_url", f"{e}"[:300]
+        except aiohttp.ClientError as e:
+            where = "" if result.status is None else "body: "  # a broken body: a retry may get it whole
+            result.error, result.detail = "connect_error", f"{where}{type(e).__name__}: {e}"[:300]
         return result
 
     async def _fetch_robots(self, robots_url: str) -> tuple[int | None, bytes, str | None]:

@@ -2,9 +2,8 @@
 
 - :class:`AddressPolicy` refuses private, loopback, link-local and other non-public addresses
   (after DNS resolution) unless explicitly allowed, so a feed cannot point okgen at an internal
-  service; :func:`guarded_transport` checks again the address each new connection really
-  reached, so a DNS answer that changes between the check and the connect (DNS rebinding)
-  is refused too.
+  service; :func:`guarded_resolver` checks again the addresses each new connection goes to,
+  so a DNS answer that changes between the check and the connect (DNS rebinding) is refused too.
 - :func:`backoff` and :func:`parse_retry_after` decide retry waits.
 - :func:`html_content_type` and :func:`sniff_not_html` decide whether an article response is HTML.
 """
@@ -27,8 +26,6 @@ HTML_TYPES = ("text/html", "application/xhtml+xml")
 _MAGIC = {b"%PDF": "PDF", b"\x89PNG": "PNG image", b"\xff\xd8\xff": "JPEG image", b"GIF8": "GIF image",
           b"RIFF": "RIFF media", b"PK\x03\x04": "ZIP archive", b"\x1f\x8b": "gzip data", b"ID3": "MP3 audio"}
 DNS_TTL = 300.0
-# Marks the connect-time refusal in the httpx error, so the fetcher can name it.
-BLOCKED_PREFIX = "okgen blocked address: "
 
 
 class AddressPolicy:
@@ -101,46 +98,35 @@ class AddressPolicy:
         return addrs
 
 
-def guarded_transport(policy: AddressPolicy, **transport_kw: Any) -> Any:
-    """An ``httpx.AsyncHTTPTransport`` whose new connections are checked against ``policy``.
+class BlockedAddress(OSError):
+    """A connection the address policy refuses, raised before anything is sent."""
 
-    The address checked is the peer of the connected socket, the one the request will really
-    go to, not a second DNS answer. A refused connection is closed before anything is sent
-    and raises ``httpx.ConnectError`` with a message starting with :data:`BLOCKED_PREFIX`.
-    Through a proxy the peer is the proxy, which is then what gets checked.
+
+def guarded_resolver(policy: AddressPolicy) -> Any:
+    """An aiohttp resolver that refuses a name resolving to an address ``policy`` refuses.
+
+    aiohttp connects only to the addresses its resolver returns, so this check sees the
+    address each new connection really goes to, not an earlier DNS answer: a name that changes
+    between the fetcher's check and the connect (DNS rebinding) is refused before anything is
+    sent, with :class:`BlockedAddress`. IP literals skip resolvers; the fetcher checks those
+    itself before each hop. Through a proxy the name resolved is the proxy's.
     """
-    import httpcore
-    import httpx
+    from aiohttp.resolver import ThreadedResolver
 
-    class _Guard(httpcore.AsyncNetworkBackend):
-        def __init__(self, inner: Any):
-            self.inner = inner
+    class _GuardedResolver(ThreadedResolver):
+        async def resolve(self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET) -> Any:
+            infos = await super().resolve(host, port, family)
+            for info in infos:
+                try:
+                    ip: Any = ipaddress.ip_address(str(info["host"]).split("%")[0])
+                    why = policy.refusal(ip)
+                except ValueError:
+                    why, ip = "unknown", info["host"]
+                if why:
+                    raise BlockedAddress(f"{host} resolved at connect time to {why} address {ip}")
+            return infos
 
-        async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                              local_address: str | None = None, socket_options: Any = None) -> Any:
-            stream = await self.inner.connect_tcp(host, port, timeout=timeout, local_address=local_address,
-                                                  socket_options=socket_options)
-            peer = stream.get_extra_info("server_addr")
-            try:
-                ip = ipaddress.ip_address(str(peer[0]).split("%")[0])
-                why = policy.refusal(ip)
-            except (TypeError, IndexError, ValueError):
-                why, ip = "unknown", peer
-            if why:
-                await stream.aclose()
-                raise httpcore.ConnectError(f"{BLOCKED_PREFIX}{host} connected to {why} address {ip}")
-            return stream
-
-        async def connect_unix_socket(self, path: str, timeout: float | None = None, socket_options: Any = None) -> Any:
-            raise httpcore.ConnectError(f"{BLOCKED_PREFIX}unix socket {path}")
-
-        async def sleep(self, seconds: float) -> None:
-            await self.inner.sleep(seconds)
-
-    transport = httpx.AsyncHTTPTransport(**transport_kw)
-    pool = transport._pool  # httpx keeps its httpcore pool here; the backend makes every connection
-    pool._network_backend = _Guard(pool._network_backend)
-    return transport
+    return _GuardedResolver()
 
 
 def url_host_port(url: str) -> tuple[str, str, int]:
