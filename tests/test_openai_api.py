@@ -310,3 +310,15 @@ def test_cache_key_covers_parameters():
                   req(stop=("\n",))):
         assert c.cache_key(other) != base
     assert json.dumps(c._cache_request(req(schema=Answer), "structured"))
+
+
+def test_tls_context_verifies_and_loads_the_ca_bundle_off_the_critical_path():
+    import ssl
+
+    from okgen.models.openai_http import _ssl_context
+
+    quick = _ssl_context(wait=False)  # what a plain-http client gets at once
+    ctx = _ssl_context()  # what an https client gets: the same context, bundle loaded
+    assert ctx is quick
+    assert ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname
+    assert ctx.cert_store_stats()["x509_ca"] > 10

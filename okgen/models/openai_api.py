@@ -322,8 +322,10 @@ class OpenAIClient:
         kw: dict[str, Any] = {}
         factory = getattr(openai, "DefaultAsyncHttpxClient", None)
         if factory is not None:
-            # One TLS context for every shard: building one loads the CA bundle (~60 ms).
-            kw["http_client"] = factory(verify=_ssl_context())
+            # One TLS context for every shard: building one loads the CA bundle (~50 ms), which a
+            # plain-http server (a local vLLM) does not wait for.
+            plain_http = (self.base_url or "").lower().startswith("http://")
+            kw["http_client"] = factory(verify=_ssl_context(wait=not plain_http))
         return openai.AsyncOpenAI(base_url=self.base_url, api_key=self._api_key, max_retries=0, timeout=self.timeout, **kw)
 
     def _cache_request(self, req: ChatRequest, mode: str) -> dict[str, Any]:
