@@ -1,18 +1,20 @@
 """Benchmark question generation; prints measured figures and ratios against the targets.
 
 1. Generation + validation against a local OpenAI-compatible server with a fixed latency
-   (0.2 s, in its own process): wall time vs the ideal ``calls x latency / concurrency`` at
-   concurrency 32 (target <= 1.10x) and 128 (target <= 1.3x).
+   (0.2 s, in its own process; see generate_server.py): wall time vs the ideal
+   ``calls x latency / concurrency`` at concurrency 32 (target <= 1.10x) and 128 (target
+   <= 1.3x), with bare openai-client calls to the same server for comparison.
 2. A cached rerun of the same day vs the first run (target >= 50x): both a rerun answered from
    the store (the normal rerun) and a ``fresh`` rerun whose every LLM call is a cache hit.
 3. The extractive generator's articles per second per core (target >= 20), single process.
 
-Usage: ``python bench/bench_generate.py [--articles 200] [--latency 0.2] [--quick]``
+Usage: ``python bench/bench_generate.py [--articles 200] [--latency 0.2] [--quick] [--server asyncio|threads]``
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import os
 import subprocess
@@ -29,9 +31,9 @@ from okgen.generate.pipeline import run_generate  # noqa: E402
 from okgen.settings import Workspace  # noqa: E402
 
 
-def start_server(n: int, seed: int, latency: float) -> tuple[subprocess.Popen, str]:
+def start_server(n: int, seed: int, latency: float, kind: str = "asyncio") -> tuple[subprocess.Popen, str]:
     here = Path(__file__).resolve().parent
-    proc = subprocess.Popen([sys.executable, str(here / "generate_server.py"), str(n), str(seed), str(latency)],
+    proc = subprocess.Popen([sys.executable, str(here / "generate_server.py"), str(n), str(seed), str(latency), kind],
                             stdout=subprocess.PIPE, text=True)
     url = proc.stdout.readline().strip()
     if not url.startswith("http"):
@@ -68,7 +70,6 @@ def _cpu_of(pid: int) -> float:
 def bare_openai(url: str, calls: int, concurrency: int, latency: float) -> float:
     """Wall time of ``calls`` plain ``AsyncOpenAI`` requests (no okgen), same server and limit:
     the floor of the client + server stack on this machine."""
-    import asyncio
     import itertools
 
     import openai
@@ -103,6 +104,9 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.2, help="server latency in seconds")
     ap.add_argument("--extractive-articles", type=int, default=600)
     ap.add_argument("--quick", action="store_true", help="smaller workloads")
+    ap.add_argument("--server", choices=("asyncio", "threads"), default="asyncio",
+                    help="the fake LLM server: lean asyncio (default) or the tests' threaded one "
+                         "(slower under bursts; see generate_server.py)")
     args = ap.parse_args()
     if args.quick:
         args.articles, args.extractive_articles = 80, 200
@@ -112,11 +116,15 @@ def main() -> None:
     seed = 5
     arts = articles(args.articles, seed)
     print(f"okgen generate benchmark: {args.articles} articles, server latency {args.latency:.2f} s, "
-          f"{os.cpu_count()} CPU cores, Python {sys.version.split()[0]}, load average {_load()}")
-    proc, url = start_server(args.articles, seed, args.latency)
+          f"{os.cpu_count()} CPU cores, Python {sys.version.split()[0]}, load average {_load()}, {args.server} server")
+    proc, url = start_server(args.articles, seed, args.latency, args.server)
     tmp = Path(tempfile.mkdtemp(prefix="okgen-bench-"))
     try:
-        import openai  # noqa: F401 - imported once here, not inside the first timed run
+        import openai
+
+        # Imports happen once here, not inside the first timed run: openai's HTTP transport
+        # (httpcore2 and h11) is imported when the first client is made.
+        asyncio.run(openai.AsyncOpenAI(base_url=url, api_key="bench").close())
 
         print("\n1. generation + validation vs ideal (calls x latency / concurrency)")
         first = {}

@@ -104,3 +104,24 @@ def test_boolean_answers_and_empty_windows_are_refused(tmp_path):
     out = subprocess.run([sys.executable, "-m", "okgen", "snapshot", "import", str(f), "--windows", ""],
                          env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 1 and "okgen: error: --windows needs at least one day count" in out.stderr
+
+
+def test_questions_without_article_text_are_flagged_in_oracle_and_retrieval_runs(tmp_path, caplog):
+    ws = Workspace(tmp_path / "ws")
+    items = [{"question": "Which city hosted the summit on 14 March 2026?", "choices": ["Lisbon", "Osaka"],
+              "answer": 1, "date": "2026-03-14", "url": "https://news.example.org/a1",
+              "text": "The summit was held in Osaka on Friday."},
+             {"question": "Who chaired the summit on 14 March 2026?", "choices": ["Mei Zhou", "Rosa Novak"],
+              "answer": 1, "date": "2026-03-14", "url": "https://news.example.org/a2", "title": "Summit chair"}]
+    snap = import_mc_jsonl(_write(tmp_path / "t.jsonl", items, broken=False), ws).snapshots[0]
+    assert snap.manifest.extra["import"]["articles_without_text"] == 1
+    with caplog.at_level("WARNING", logger="okgen.eval.runner"):
+        none, oracle = run_eval(snap.signature.format(), "random/uniform", plan_runs(["none", "oracle"]),
+                                EvalOptions(), workspace=ws)
+    assert "1 of 2 questions" in caplog.text and "without text" in caplog.text
+    assert oracle.record.extra["questions_without_article_text"] == 1
+    assert "questions_without_article_text" not in none.record.extra
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="okgen.eval.runner"):
+        run_eval(snap.signature.format(), "random/uniform", plan_runs(["none"]), EvalOptions(), workspace=ws)
+    assert "without text" not in caplog.text  # a no-context run does not need the articles

@@ -157,6 +157,14 @@ def run_eval(snapshot_ref: str, model: str | ModelSpec, runs: Sequence[RunSpec],
     runs = [RunSpec(r.setting, r.retriever, ev.snap.signature.window, r.k)
             if r.setting == "retrieval" and r.window is None else r for r in runs]
     try:
+        if any(r.setting in ("oracle", "retrieval") for r in runs):
+            # Imported sets may come without article text: their oracle and retrieval figures say little.
+            arts = ev.snap.articles_by_id
+            ev.without_text = sum(1 for q in ev.questions if q.article_id not in arts or not arts[q.article_id].text.strip())
+        if ev.without_text:
+            log.warning("%d of %d questions of %s come from articles without text (as when a set is imported "
+                        "without it): the oracle setting shows them an empty article and retrieval can match "
+                        "only a title", ev.without_text, len(ev.questions), ev.snap.name)
         return [ev.run_one(rs, _run_dir(ev, rs, runs, out)) for rs in runs]
     finally:
         ev.close()
@@ -207,6 +215,7 @@ class _Evaluator:
             raise IntegrityError(f"snapshot {self.snap.name} failed verification ({len(report.problems)} problem(s); "
                                  f"first: {report.problems[0]}); refusing to evaluate it")
         self.questions: list[Question] = self.snap.questions[: opts.limit] if opts.limit else self.snap.questions
+        self.without_text = 0  # questions whose article has no text (set when a run needs articles)
         self.template = get_template(opts.template, opts.fmt)
         self.mode = Mode(opts.scoring if opts.fmt == "mc" else "generate", opts.fmt, int(opts.max_tokens or 0),
                          float(opts.temperature), int(opts.seed))
@@ -380,6 +389,8 @@ class _Evaluator:
             extra["backend_usage"] = self._backend.usage()
         if self._judge is not None and scored_now:
             extra["judge_usage"] = self._judge.usage()
+        if rs.setting in ("oracle", "retrieval") and self.without_text:
+            extra["questions_without_article_text"] = self.without_text
         if rs.setting == "retrieval" and got:
             gold = {q.id: q.article_id for q in self.questions}
             extra["gold_retrieved"] = round(sum(p.gold_rank is not None for p in got) / len(got), 6)
