@@ -154,6 +154,85 @@ def test_netrc_credentials_are_never_sent(web, monkeypatch, tmp_path):
     assert web.requests and all("authorization" not in r.headers for r in web.requests)
 
 
+def test_proxy_without_scheme_and_on_a_private_name_is_used(web, monkeypatch):
+    """``http_proxy=host:port`` means http://; a proxy the user set is not held to the address
+    policy (here on localhost while loopback is refused), the targets still are."""
+    target = "http://93.184.216.34/p"  # a public address: the pre-check passes without DNS
+    web.set(target, Route(body=PAGE))
+    _proxy_env(monkeypatch, f"localhost:{web.port}")
+    r = one(fast_ingest_config(allow_networks=(), respect_robots=False, max_retries=0), target)
+    assert r.ok and web.hits[target] == 1, (r.error, r.detail)
+    blocked = one(fast_ingest_config(allow_networks=(), respect_robots=False, max_retries=0), web.url("/p"))
+    assert blocked.error == "blocked_address"  # through the proxy or not, a loopback target is refused
+
+
+class RawServer:
+    """Answers every request on a keep-alive connection with the same raw bytes."""
+
+    def __init__(self, response: bytes):
+        import threading
+
+        self.response = response
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        import threading
+
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            buf = b""
+            while True:
+                data = conn.recv(65536)
+                if not data:
+                    return
+                buf += data
+                while b"\r\n\r\n" in buf:
+                    _, buf = buf.split(b"\r\n\r\n", 1)
+                    conn.sendall(self.response)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _raw(headers: list[str], body: bytes) -> bytes:
+    return ("HTTP/1.1 200 OK\r\n" + "".join(h + "\r\n" for h in headers)
+            + f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1") + body
+
+
+def test_odd_headers_repeated_many_and_not_utf8():
+    cfg = fast_ingest_config(respect_robots=False, max_retries=0)
+    page = PAGE.encode()
+    # Two Content-Types: every check sees both (joined), so a page is not read as HTML from one
+    # and refused as a download from the other.
+    srv = RawServer(_raw(["Content-Type: application/octet-stream", "Content-Type: text/html"], page))
+    try:
+        r = one(cfg, srv.url + "/p")
+        assert r.error == "not_html" and r.headers["content-type"] == "application/octet-stream, text/html"
+    finally:
+        srv.close()
+    # 140 Set-Cookie lines (aiohttp refuses more than 128 by default) and a Latin-1 ETag.
+    cookies = [f"Set-Cookie: c{i}=v{i}; Path=/" for i in range(140)]
+    srv = RawServer(_raw(["Content-Type: text/html; charset=utf-8", 'ETag: "caf\xe9"', *cookies], page))
+    try:
+        r = one(cfg, srv.url + "/p", kind="feed")
+        assert r.ok and r.body == page, (r.error, r.detail)
+        assert r.headers["etag"] == '"caf\xe9"'  # Latin-1, as httpx reads it: storable text, no surrogates
+        r.headers["etag"].encode("utf-8")
+    finally:
+        srv.close()
+
+
 def test_redirects_loop_limit_and_scheme(web):
     web.set("/a", Route(status=302, headers={"Location": "/b"}))
     web.set("/b", Route(status=301, headers={"Location": web.url("/a")}))

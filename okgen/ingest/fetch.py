@@ -45,6 +45,7 @@ _timeout = getattr(asyncio, "timeout", None)
 Kind = Literal["feed", "article", "robots"]
 REDIRECTS = (301, 302, 303, 307, 308)
 MAX_HEADER_LINE = 64 * 1024
+MAX_HEADERS = 1024
 RETRYABLE_ERRORS = frozenset({"timeout", "connect_error"})
 ACCEPT = {
     "article": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
@@ -110,6 +111,25 @@ class FetchResult:
                 "attempts": self.attempts, "error": f"{self.error}: {self.detail}" if self.error and self.detail else self.error}
 
 
+def _header_text(raw: bytes) -> str:
+    """A header name or value as text: UTF-8 when it is valid UTF-8, else Latin-1 (as httpx
+    does), so no surrogate escapes reach the store or the WARC file."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def _header_dict(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """Headers by lowercased name; repeated headers joined with ", " (RFC 9110, as httpx does),
+    so every check sees the same value."""
+    out: dict[str, str] = {}
+    for k, v in pairs:
+        k = k.lower()
+        out[k] = f"{out[k]}, {v}" if k in out else v
+    return out
+
+
 class FetcherLike(Protocol):
     """What the pipeline needs from a fetcher (live or replay)."""
 
@@ -171,26 +191,36 @@ class Fetcher:
         import certifi
 
         c = self.config
+        # Proxies from the environment (read once: see trust_env below). The user chose them, so
+        # the address policy does not apply to them; a value without a scheme means http://.
+        env = urllib.request.getproxies()  # includes "no" (NO_PROXY), which the bypass test reads
+        for k in ("http", "https"):
+            if env.get(k) and "://" not in env[k]:
+                env[k] = "http://" + env[k]
+        self._proxies = env if (env.get("http") or env.get("https")) else {}
+        proxy_hosts = {urlsplit(env[k]).hostname for k in ("http", "https") if env.get(k)} - {None}
         # One connection pool for the run (aiohttp's costs little per request at any size); the
         # global and per-host limits are the fetcher's own semaphores. Names are resolved by the
         # guarded resolver, so every connection goes to an address the policy allows.
         connector = aiohttp.TCPConnector(limit=c.concurrency, limit_per_host=0,
                                          ssl=ssl.create_default_context(cafile=certifi.where()),
-                                         resolver=netpolicy.guarded_resolver(self.policy))
-        self._session = aiohttp.ClientSession(
-            connector=connector,
-            timeout=aiohttp.ClientTimeout(total=None, connect=c.connect_timeout, sock_read=c.read_timeout),
-            headers={"User-Agent": c.user_agent},
-            # News sites send long Content-Security-Policy and Set-Cookie lines; aiohttp's 8 KB
-            # default per header line would fail those pages.
-            max_line_size=MAX_HEADER_LINE, max_field_size=MAX_HEADER_LINE,
-            auto_decompress=True,  # the size limit applies to decoded bytes: a compression bomb stops too
-            # No trust_env: it would look up ~/.netrc for every request (in a thread) and send
-            # those credentials to news sites. Proxies from the environment are honoured below.
-            trust_env=False,
-        )
-        env = urllib.request.getproxies()  # includes "no" (NO_PROXY), which the bypass test reads
-        self._proxies = env if ("http" in env or "https" in env) else {}
+                                         resolver=netpolicy.guarded_resolver(self.policy, trusted=proxy_hosts))
+        try:
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                timeout=aiohttp.ClientTimeout(total=None, connect=c.connect_timeout, sock_read=c.read_timeout),
+                headers={"User-Agent": c.user_agent},
+                # News sites send long Content-Security-Policy and Set-Cookie lines and many
+                # Set-Cookie headers; aiohttp's defaults (8 KB per line, 128 lines) would fail them.
+                max_line_size=MAX_HEADER_LINE, max_field_size=MAX_HEADER_LINE, max_headers=MAX_HEADERS,
+                auto_decompress=True,  # the size limit applies to decoded bytes: a compression bomb stops too
+                # No trust_env: it would look up ~/.netrc for every request (in a thread) and send
+                # those credentials to news sites. Proxies from the environment are honoured above.
+                trust_env=False,
+            )
+        except BaseException:
+            await connector.close()
+            raise
         return self
 
     def _proxy(self, url: str) -> str | None:
@@ -348,12 +378,13 @@ class Fetcher:
             async with self._session.get(current, headers=headers, allow_redirects=False,
                                          proxy=self._proxy(current)) as resp:
                 result.status = resp.status
-                result.headers = {k.lower(): v for k, v in resp.headers.items()}
+                raw_headers = [(_header_text(k), _header_text(v)) for k, v in resp.raw_headers]
+                result.headers = _header_dict(raw_headers)
                 result.fetched_at = utcnow()
-                result.retry_after = netpolicy.parse_retry_after(resp.headers.get("retry-after"))
-                declared = resp.headers.get("content-length")
+                result.retry_after = netpolicy.parse_retry_after(result.headers.get("retry-after"))
+                declared = result.headers.get("content-length")
                 is_page = kind == "article" and 200 <= resp.status < 300
-                if is_page and netpolicy.html_content_type(resp.headers.get("content-type")) is False:
+                if is_page and netpolicy.html_content_type(result.content_type) is False:
                     truncated = "unspecified"  # not read: a PDF or image is of no use and may be large
                 elif declared and declared.isdigit() and int(declared) > limit:
                     result.error, result.detail, truncated = "too_large", f"Content-Length {declared} > {limit}", "length"
@@ -368,7 +399,6 @@ class Fetcher:
                             break
                         chunks.append(chunk)
                     result.body = b"".join(chunks) if not truncated else b""
-                raw_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in resp.raw_headers]
                 capture[:] = [(current, result.status, resp.reason or "", raw_headers, result.body),
                               {"fetched_at": result.fetched_at, "kind": kind,
                                "http_version": f"HTTP/{resp.version.major}.{resp.version.minor}", "truncated": truncated}]

@@ -102,20 +102,23 @@ class BlockedAddress(OSError):
     """A connection the address policy refuses, raised before anything is sent."""
 
 
-def guarded_resolver(policy: AddressPolicy) -> Any:
+def guarded_resolver(policy: AddressPolicy, trusted: set[str] | frozenset[str] = frozenset()) -> Any:
     """An aiohttp resolver that refuses a name resolving to an address ``policy`` refuses.
 
     aiohttp connects only to the addresses its resolver returns, so this check sees the
     address each new connection really goes to, not an earlier DNS answer: a name that changes
     between the fetcher's check and the connect (DNS rebinding) is refused before anything is
     sent, with :class:`BlockedAddress`. IP literals skip resolvers; the fetcher checks those
-    itself before each hop. Through a proxy the name resolved is the proxy's.
+    itself before each hop. Through a proxy the name resolved is the proxy's: names in
+    ``trusted`` (the proxies the user configured) are not checked.
     """
     from aiohttp.resolver import ThreadedResolver
 
     class _GuardedResolver(ThreadedResolver):
         async def resolve(self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET) -> Any:
             infos = await super().resolve(host, port, family)
+            if host in trusted:
+                return infos
             for info in infos:
                 try:
                     ip: Any = ipaddress.ip_address(str(info["host"]).split("%")[0])
