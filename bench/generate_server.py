@@ -6,9 +6,10 @@ time off the client's interpreter, as with a real remote server.
 
 Two servers give the same answers (``OpenAIServer``'s, from ``AgentResponder``):
 
-- ``asyncio`` (default): a lean HTTP/1.1 keep-alive server on one event loop. Each answer is
-  sent ``LATENCY`` seconds after its request arrived (the answer is computed within that time),
-  so every call sees the same fixed latency, as from a remote server with spare capacity.
+- ``asyncio`` (default): ``lean_server``'s HTTP/1.1 keep-alive server on one event loop. Each
+  answer is sent ``LATENCY`` seconds after its request arrived (the answer is computed within
+  that time), so every call sees the same fixed latency, as from a remote server with spare
+  capacity.
 - ``threads``: ``okgen.testing.web``'s threaded server, as the tests use. It sleeps
   ``LATENCY`` in one thread per request and computes the answer in that thread; when 32 or
   more threads wake at once they queue for the server's GIL, which adds latency that a real
@@ -22,13 +23,14 @@ import datetime as dt
 import sys
 import time
 
+from lean_server import connection_handler
+
 from okgen.testing.corpus import make_articles
 from okgen.testing.llm_agents import AgentResponder
 from okgen.testing.openai_server import OpenAIServer
 from okgen.testing.web import Request
 
 DAY = dt.date(2026, 11, 21)
-_REASONS = {200: b"OK", 400: b"Bad Request", 404: b"Not Found", 429: b"Too Many Requests", 500: b"Internal Server Error"}
 
 
 def articles(n: int, seed: int):
@@ -39,36 +41,19 @@ def articles(n: int, seed: int):
 def serve_asyncio(srv: OpenAIServer, latency: float) -> None:
     """Serve ``srv``'s answers from a lean asyncio server; print the base URL; run forever."""
 
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                arrived = time.monotonic()
-                lines = head.decode("latin-1").split("\r\n")
-                method, target = lines[0].split(" ", 2)[:2]
-                headers = {k.strip().lower(): v.strip() for k, v in (x.split(":", 1) for x in lines[1:] if ":" in x)}
-                body = await reader.readexactly(int(headers.get("content-length") or 0))
-                path = target.split("?", 1)[0]
-                req = Request(method, target, headers, body, time.time())
-                if path.endswith("/chat/completions"):
-                    route = srv._answer(req, "chat")
-                elif path.endswith("/completions"):
-                    route = srv._answer(req, "completions")
-                else:
-                    route = srv._models()
-                data = route.body.encode("utf-8") if isinstance(route.body, str) else route.body
-                out = {"Content-Type": route.content_type or "application/json", **route.headers,
-                       "Content-Length": str(len(data))}
-                wait = arrived + latency - time.monotonic()
-                if wait > 0:
-                    await asyncio.sleep(wait)
-                writer.write(b"HTTP/1.1 %d %s\r\n" % (route.status, _REASONS.get(route.status, b"Status"))
-                             + "".join(f"{k}: {v}\r\n" for k, v in out.items()).encode("latin-1") + b"\r\n" + data)
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
-            pass
-        finally:
-            writer.close()
+    def answer(method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+        path = target.split("?", 1)[0]
+        req = Request(method, target, headers, body, time.time())
+        if path.endswith("/chat/completions"):
+            route = srv._answer(req, "chat")
+        elif path.endswith("/completions"):
+            route = srv._answer(req, "completions")
+        else:
+            route = srv._models()
+        data = route.body.encode("utf-8") if isinstance(route.body, str) else route.body
+        return route.status, {"Content-Type": route.content_type or "application/json", **route.headers}, data
+
+    handle = connection_handler(answer, latency)
 
     async def main() -> None:
         server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024, limit=1 << 22)

@@ -62,7 +62,7 @@ def _serve_threads(pages: list[bytes], latency: float, ready, stop) -> None:
 
 
 def _serve_asyncio(pages: list[bytes], latency: float, ready, stop, feed: bool = False) -> None:
-    """A lean HTTP/1.1 keep-alive server: one coroutine per connection, ``latency`` per answer.
+    """Serve the pages from :mod:`lean_server`'s keep-alive server, ``latency`` per answer.
 
     okgen.testing.web's threaded server adds GIL wake-up delays when 64 threads sleep and answer
     at once; a remote server would not, so the fetch benchmark uses this one.
@@ -70,30 +70,22 @@ def _serve_asyncio(pages: list[bytes], latency: float, ready, stop, feed: bool =
     import asyncio
     import threading
 
+    from lean_server import connection_handler
+
     robots = b"User-agent: *\nAllow: /\n"
     feed_xml = b""
 
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                path = head.split(b" ", 2)[1].decode("latin-1").split("?", 1)[0]
-                await asyncio.sleep(latency)
-                if path == "/robots.txt":
-                    body, ctype, status = robots, b"text/plain", b"200 OK"
-                elif feed and path == "/feed.xml":
-                    body, ctype, status = feed_xml, b"application/rss+xml", b"200 OK"
-                elif path.startswith("/p/") and path[3:].isdigit() and int(path[3:]) < len(pages):
-                    body, ctype, status = pages[int(path[3:])], b"text/html; charset=utf-8", b"200 OK"
-                else:
-                    body, ctype, status = b"not found", b"text/plain", b"404 Not Found"
-                writer.write(b"HTTP/1.1 " + status + b"\r\nContent-Type: " + ctype + b"\r\nContent-Length: "
-                             + str(len(body)).encode() + b"\r\n\r\n" + body)
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
-            pass
-        finally:
-            writer.close()
+    def answer(method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+        path = target.split("?", 1)[0]
+        if path == "/robots.txt":
+            return 200, {"Content-Type": "text/plain"}, robots
+        if feed and path == "/feed.xml":
+            return 200, {"Content-Type": "application/rss+xml"}, feed_xml
+        if path.startswith("/p/") and path[3:].isdigit() and int(path[3:]) < len(pages):
+            return 200, {"Content-Type": "text/html; charset=utf-8"}, pages[int(path[3:])]
+        return 404, {"Content-Type": "text/plain"}, b"not found"
+
+    handle = connection_handler(answer, latency)
 
     async def main() -> None:
         server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024)
