@@ -315,10 +315,10 @@ def test_cache_key_covers_parameters():
 def test_tls_context_verifies_and_loads_the_ca_bundle_off_the_critical_path():
     import ssl
 
-    from okgen.models.openai_http import _ssl_context
+    from okgen.tls import tls_context
 
-    quick = _ssl_context(wait=False)  # what a plain-http client gets at once
-    ctx = _ssl_context()  # what an https client gets: the same context, bundle loaded
+    quick = tls_context(wait=False)  # what a plain-http client gets at once
+    ctx = tls_context()  # what an https client gets: the same context, bundle loaded
     assert ctx is quick
     assert ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname
     assert ctx.cert_store_stats()["x509_ca"] > 10

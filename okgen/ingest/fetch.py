@@ -35,6 +35,7 @@ from okgen.ingest import netpolicy
 from okgen.ingest.config import IngestConfig
 from okgen.ingest.robots import ROBOTS_MAX_BYTES, RobotsCache
 from okgen.schema import utcnow
+from okgen.tls import tls_context
 
 if TYPE_CHECKING:
     from okgen.ingest.warc import WarcWriter
@@ -185,10 +186,7 @@ class Fetcher:
         self._next_start: dict[str, float] = {}
 
     async def __aenter__(self) -> Fetcher:
-        import ssl
-
         import aiohttp
-        import certifi
 
         c = self.config
         # Proxies from the environment (read once: see trust_env below). The user chose them, so
@@ -203,7 +201,7 @@ class Fetcher:
         # global and per-host limits are the fetcher's own semaphores. Names are resolved by the
         # guarded resolver, so every connection goes to an address the policy allows.
         connector = aiohttp.TCPConnector(limit=c.concurrency, limit_per_host=0,
-                                         ssl=ssl.create_default_context(cafile=certifi.where()),
+                                         ssl=tls_context(),
                                          resolver=netpolicy.guarded_resolver(self.policy, trusted=proxy_hosts))
         try:
             self._session = aiohttp.ClientSession(

@@ -46,11 +46,11 @@ from okgen.models.openai_http import (
     _message,
     _response_format,
     _retry_after,
-    _ssl_context,
     parse_endpoint_spec,
     run_sync,
 )
 from okgen.models.pricing import Budget, PriceTable
+from okgen.tls import tls_context
 
 log = logging.getLogger(__name__)
 
@@ -325,7 +325,7 @@ class OpenAIClient:
             # One TLS context for every shard: building one loads the CA bundle (~50 ms), which a
             # plain-http server (a local vLLM) does not wait for.
             plain_http = (self.base_url or "").lower().startswith("http://")
-            kw["http_client"] = factory(verify=_ssl_context(wait=not plain_http))
+            kw["http_client"] = factory(verify=tls_context(wait=not plain_http))
         return openai.AsyncOpenAI(base_url=self.base_url, api_key=self._api_key, max_retries=0, timeout=self.timeout, **kw)
 
     def _cache_request(self, req: ChatRequest, mode: str) -> dict[str, Any]:
