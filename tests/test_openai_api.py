@@ -322,3 +322,28 @@ def test_tls_context_verifies_and_loads_the_ca_bundle_off_the_critical_path():
     assert ctx is quick
     assert ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname
     assert ctx.cert_store_stats()["x509_ca"] > 10
+
+
+def test_quiet_gc_freezes_and_restores():
+    import gc
+
+    from okgen.models.openai_http import BUSY_GC_THRESHOLD, quiet_gc
+
+    before = gc.get_threshold()
+    assert gc.get_freeze_count() == 0
+    with quiet_gc():
+        assert gc.get_freeze_count() > 0 and gc.get_threshold()[0] == max(before[0], BUSY_GC_THRESHOLD)
+        garbage = []
+        garbage.append(garbage)  # a cycle made during the burst is still collected
+        del garbage
+        assert gc.collect() >= 1
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
+    # A process that froze objects itself keeps its own settings.
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with quiet_gc():
+            assert gc.get_freeze_count() == frozen and gc.get_threshold() == before
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

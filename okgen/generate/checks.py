@@ -23,6 +23,7 @@ verdict ``near_duplicate``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -120,6 +121,15 @@ def _length_problems(c: Candidate, choices: Sequence[str], limits: Limits) -> li
     return out
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def dedup_features(question: str, answer: str) -> tuple[str, frozenset[str], str]:
+    """What :func:`near_duplicates` compares: the normalised question, its content words and
+    the normalised answer. Cached, so a run computes them as each article finishes, not all
+    at the end of the run."""
+    qn = normalize(question)
+    return qn, content_tokens(qn, normalized=True), normalize(answer)
+
+
 def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5) -> dict[int, int]:
     """Find near-duplicate questions: index -> index of the earlier question it duplicates.
 
@@ -136,12 +146,10 @@ def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5) ->
     by_answer: dict[str, list[tuple[int, frozenset[str]]]] = {}
     dups: dict[int, int] = {}
     for i, (q, a) in enumerate(items):
-        qn = normalize(q)
+        qn, toks, key = dedup_features(q, a)
         if qn in by_text:
             dups[i] = by_text[qn]
             continue
-        toks = content_tokens(qn, normalized=True)
-        key = normalize(a)
         for j, other in by_answer.get(key, ()):
             union = toks | other
             if union and len(toks & other) / len(union) >= threshold:

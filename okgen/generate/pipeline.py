@@ -28,7 +28,7 @@ from okgen import __version__
 from okgen.errors import LockedError, NotFoundError
 from okgen.generate.agents import prompt_hash as hash_prompts
 from okgen.generate.agents import resolve_agents_dir
-from okgen.generate.checks import DEDUP, near_duplicates
+from okgen.generate.checks import DEDUP, dedup_features, near_duplicates
 from okgen.generate.extractive import ExtractiveGenerator
 from okgen.generate.funnel import build_funnel, render_funnel
 from okgen.generate.positions import LETTERS, balanced_positions, place
@@ -267,6 +267,9 @@ def _process(todo: list[Article], agents: Any, store: GenerateStore, run_key: st
         def on_done(result: ArticleResult) -> None:
             store.save(run_key, result)  # persisted before anything else can go wrong
             finished[result.article_id] = result
+            for c in result.candidates:
+                if c.kept:  # computed now, while calls are in flight, rather than at the end
+                    dedup_features(c.question, c.answer)
             pbar.update(1)
 
         run_sync(process_articles(todo, agents, n=per_article, seed=seed, concurrency=concurrency,

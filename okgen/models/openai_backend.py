@@ -124,10 +124,7 @@ class OpenAIBackend(Backend):
 
     # -- /v1/completions ----------------------------------------------------------------
     async def _completions_many(self, jobs: list[tuple[str, str]]) -> list[tuple[float, int, str | None]]:
-        import openai
-
-        client = openai.AsyncOpenAI(base_url=self.client.base_url, api_key=self.client._api_key, max_retries=0,
-                                    timeout=self.client.timeout)
+        client = self.client._new_client()  # the chat client's settings and HTTP transport
         sem = asyncio.Semaphore(self.client.concurrency)
 
         async def one(ctx: str, cont: str) -> tuple[float, int, str | None]:

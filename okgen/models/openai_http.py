@@ -4,10 +4,13 @@ response formats, running coroutines from sync code, model specs."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import functools
+import gc
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel
@@ -76,8 +79,42 @@ def _retry_after(response: Any) -> float | None:
         return None
 
 
+# Allocations between young-generation collections while many calls are in flight (Python's
+# default is 700, which at hundreds of calls a second means a collection every few calls).
+BUSY_GC_THRESHOLD = 20_000
+
+
+@contextlib.contextmanager
+def quiet_gc() -> Iterator[None]:
+    """Fewer and shorter garbage collections for a burst of concurrent calls.
+
+    Objects alive when the burst starts (imported modules, the day's articles) are frozen out
+    of collections, and young objects are collected less often. A full collection otherwise
+    scans every imported module's objects, pausing the event loop for ~100 ms while replies
+    wait, which at a 0.2 s latency shows in the wall time. The settings are restored on exit;
+    a process that froze objects itself is left as it is.
+    """
+    if gc.get_freeze_count() or not gc.isenabled():
+        yield
+        return
+    old = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(old[0], BUSY_GC_THRESHOLD), *old[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+        gc.unfreeze()
+
+
 def run_sync(coro: Any) -> Any:
-    """Run a coroutine to completion from sync code, also inside a running event loop."""
+    """Run a coroutine to completion from sync code, also inside a running event loop, with
+    :func:`quiet_gc`."""
+    with quiet_gc():
+        return _run_sync(coro)
+
+
+def _run_sync(coro: Any) -> Any:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
