@@ -124,7 +124,7 @@ class OpenAIBackend(Backend):
 
     # -- /v1/completions ----------------------------------------------------------------
     async def _completions_many(self, jobs: list[tuple[str, str]]) -> list[tuple[float, int, str | None]]:
-        client = self.client._new_client()  # the chat client's settings and HTTP transport
+        client = self.client._new_client()  # the chat client's settings and TLS context
         sem = asyncio.Semaphore(self.client.concurrency)
 
         async def one(ctx: str, cont: str) -> tuple[float, int, str | None]:
