@@ -48,7 +48,17 @@ def test_a_good_candidate_passes_every_check():
      "no_article_reference"),
     (dict(question="How many people did Halvorsen Energy say its Gdansk battery plant would employ?"), "explicit_date"),
     (dict(question="How many in 2026?"), "explicit_date"),
+    (dict(question="How many people did Halvorsen Energy say on November 19 its Gdansk plant would employ?"),
+     "explicit_date"),  # which year?
+    (dict(question="How many people will the Halvorsen plant that won 3 March contracts employ?"), "explicit_date"),
+    (dict(question="According to the report, how many people will the Gdansk plant employ as of November 19, 2026?"),
+     "no_article_reference"),
+    (dict(question="How many people did this report say on November 19, 2026 the Gdansk plant would employ?"),
+     "no_article_reference"),
+    (dict(question="Who is quoted in the piece of November 19, 2026 on the Gdansk battery plant?"),
+     "no_article_reference"),
     (dict(question="Employ? On May 3."), "length_bounds"),
+    (dict(rationale="Stated. " * 400), "length_bounds"),
     (dict(short_answer="the plant would employ exactly one thousand eight hundred people in total, a lot"),
      "short_answer"),
 ])
@@ -59,6 +69,18 @@ def test_each_check_rejects_with_its_verdict(change, verdict):
     failed = [v.name for v in c.verdicts if not v.passed]
     assert verdict in failed
     assert c.rejected_by == failed[0] and c.rejected_stage == "check"
+
+
+@pytest.mark.parametrize("question", [
+    "How many people will the Gdansk plant employ, according to the report by Amnesty International of May 2026?",
+    "How many people will the Gdansk plant employ as of 19 November 2026?",
+    "How many people will the Gdansk plant employ as of November 2026?",
+    "How many people will the Gdansk plant employ as of 2026-11-19?",
+])
+def test_dated_questions_naming_outside_reports_pass(question):
+    c = good(question=question)
+    check_candidate(c, NORM)
+    assert c.kept, c.rejected_by
 
 
 def test_giveaways():

@@ -223,3 +223,79 @@ def test_articles_come_from_the_article_store(workspace, capsys):
     assert [q.id for q in same.questions] == [q.id for q in res.questions]
     code, stdout, _ = run_cli(capsys, "--json", "generate", "--date", str(DAY))
     assert code == 0 and json.loads(stdout)["questions"] == len(res.questions)
+
+
+def test_cli_server_errors_name_their_cause_and_nothing_is_stored(workspace, capsys, articles_file, monkeypatch):
+    monkeypatch.setenv("OKGEN_TEST_KEY", "sk-test")
+    r = AgentResponder(fixture_articles())
+    with OpenAIServer(responder=r) as srv:
+        spec = f"openai/fake,base_url={srv.base_url},api_key_env=OKGEN_TEST_KEY"
+        srv.script(*[Reply(status=401, error="Incorrect API key provided")] * 6)
+        code, stdout, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file),
+                                    "--generator", spec)
+        assert code == 1 and "6 of 6 articles could not be processed (http_401 6)" in err
+        assert "Incorrect API key provided" in err and "pending http_401 6" in stdout
+        # The server fixed: the articles were left pending (not stored as failed), so a rerun finishes them.
+        code, stdout, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file),
+                                    "--generator", spec)
+        assert code == 0 and "generated 6" in stdout
+        # A probe whose every call fails does not pass as "nobody knew the answer".
+        srv.script(*[Reply(status=400, error="max_tokens must be at most 8")] * 40)
+        code, stdout, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file),
+                                    "--generator", spec, "--probe", spec, "--concurrency", "1")
+        assert code == 1 and "probe: HTTP 400: max_tokens must be at most 8" in err
+
+
+def test_cli_nothing_kept_is_an_error(workspace, capsys, articles_file):
+    with OpenAIServer() as srv:
+        srv.script(*[Reply(content=None, refusal="I cannot help with that.")] * 6)
+        code, stdout, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file),
+                                    "--generator", f"openai/fake,base_url={srv.base_url}")
+    assert code == 1 and "no question kept for 2026-11-21 from 6 articles: refusal 6" in err
+    assert "I cannot help with that" in err and "failed refusal 6" in stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--generator", "openai/m,base_url=127.0.0.1:8000/v1"], "must start with http:// or https://"),
+    (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,timeout=-1"], "timeout must be a positive number"),
+    (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,api_key_env=OKGEN_NO_SUCH_KEY"],
+     "OKGEN_NO_SUCH_KEY is not set"),
+    (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,temperature=hot"], "bad temperature in model options"),
+    (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1", "--max-cost", "nan"], "must be a number >= 0"),
+    (["--generator", "openai/local-model,base_url=http://127.0.0.1:9/v1", "--max-cost", "5"],
+     "--max-cost needs a price for every model, and local-model has none"),
+])
+def test_cli_bad_model_options_fail_before_any_call(workspace, capsys, articles_file, args, message):
+    code, _, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file), *args)
+    assert code == 1 and message in err and "Traceback" not in err
+
+
+def test_an_unwritable_out_fails_before_the_run(workspace, capsys, articles_file, tmp_path):
+    code, stdout, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file),
+                                "--out", str(tmp_path / "no" / "such" / "q.jsonl"))
+    assert code == 1 and "does not exist or is not writable" in err and "funnel" not in stdout  # nothing ran
+
+
+def test_an_unknown_placeholder_stops_the_run_with_a_config_error(workspace, capsys, articles_file, tmp_path):
+    custom = tmp_path / "agents"
+    shutil.copytree(packaged_agents_dir(), custom)
+    user = custom / "generator" / "user.md"
+    user.write_text(user.read_text() + "\n{{ titel }}\n")
+    with OpenAIServer(responder=AgentResponder(fixture_articles())) as srv:
+        code, _, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file),
+                               "--agents", str(custom), "--generator", f"openai/fake,base_url={srv.base_url}")
+        assert srv.calls["chat"] == 0
+    assert code == 1 and "titel" in err and "rerun" not in err
+
+
+def test_a_relative_agents_dir_in_okgen_toml_is_under_the_workspace(workspace, tmp_path, monkeypatch):
+    shutil.copytree(packaged_agents_dir(), workspace.home / "my-agents")
+    spec = workspace.home / "my-agents" / "generator" / "extractive.toml"
+    spec.write_text(spec.read_text().replace("max_per_kind = 2", "max_per_kind = 1"))
+    (workspace.home / "okgen.toml").write_text('[generate]\nagents_dir = "my-agents"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    res = run_generate(DAY, workspace, fixture_articles())
+    assert res.generator.spec_hash == load_agent("extractive", workspace.home / "my-agents").spec_hash
+    assert res.generator.spec_hash != load_agent("extractive", packaged_agents_dir()).spec_hash

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
 
 import pytest
 
 from okgen.generate.agents import load_agent, packaged_agents_dir
 from okgen.generate.checks import check_candidate
-from okgen.generate.distractors import _dates, _numbers, _percents
+from okgen.generate.distractors import _dates, _numbers, _percents, place_scale
 from okgen.generate.extractive import ExtractiveGenerator
 from okgen.generate.spans import find_spans, kind_of_choice
 from okgen.generate.text import (
@@ -79,8 +80,22 @@ def test_name_distractors_are_the_same_kind(articles):
                     from okgen.generate.lexicon import PLACES
 
                     assert kind == c.answer_type or (c.answer_type == "place" and d in PLACES), (c.answer, d, kind)
+                    if c.answer_type == "place":  # a city among cities, not among countries or continents
+                        assert place_scale(d) == place_scale(c.answer), (c.answer, d)
                     checked += 1
     assert checked >= 20
+
+
+def test_place_distractors_keep_the_scale():
+    from okgen.generate.distractors import Pool, pick
+
+    pool = Pool()
+    for i, name in enumerate(["Poland", "Europe", "Boston", "Cebu", "Canada", "Asia", "Leeds", "Kenya", "Africa", "Lyon"]):
+        pool.add("place", name, f"other{i}")
+    for answer, scale in (("Manchester", "local"), ("Norway", "country"), ("South America", "continent")):
+        got = pick(answer, "place", pool=pool, article_id="a", article_norm="", question="q", rng=random.Random(1),
+                   year=2026)
+        assert got and all(place_scale(d) == scale for d in got), (answer, got)
 
 
 def test_same_input_same_questions(articles):
@@ -133,6 +148,17 @@ def test_relative_days_become_dates():
     assert s == "It was signed on Tuesday, November 17, 2026 and shares fell on November 20, 2026."
     assert resolve_relative_dates("It opens next Monday.", DAY) == "It opens next Monday, November 23, 2026."
     assert resolve_relative_dates("on Friday, November 20", DAY) == "on Friday, November 20"
+    # The tense around a bare weekday decides its direction (the nearest marker before it).
+    assert resolve_relative_dates("The vote will take place on Tuesday.", DAY) == (
+        "The vote will take place on Tuesday, November 24, 2026.")
+    assert resolve_relative_dates("The mayor said service would be back by Monday.", DAY) == (
+        "The mayor said service would be back by Monday, November 23, 2026.")
+    assert resolve_relative_dates("He said on Monday that talks would resume on Thursday.", DAY) == (
+        "He said on Monday, November 16, 2026 that talks would resume on Thursday, November 26, 2026.")
+    assert resolve_relative_dates("On Wednesday, the council is scheduled to vote.", DAY).startswith(
+        "On Wednesday, November 25, 2026")
+    assert resolve_relative_dates("The bank closed last Saturday.", DAY) == "The bank closed last Saturday, November 14, 2026."
+    assert resolve_relative_dates("Officials met on Saturday.", DAY) == "Officials met on Saturday, November 21, 2026."
 
 
 def test_number_and_date_distractors_keep_the_format():

@@ -31,6 +31,22 @@ def finished_rows(db) -> int:
         return 0
 
 
+def start_generating(ws: Workspace, path, spec: str, rows: int) -> subprocess.Popen:
+    """``okgen generate`` in a subprocess, returned once ``rows`` articles are finished."""
+    env = dict(os.environ, OKGEN_HOME=str(ws.home), OKGEN_NO_PROGRESS="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "okgen", "generate", "--date", str(DAY), "--articles", str(path),
+         "--generator", spec, "--validator", spec, "--concurrency", "4"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while finished_rows(ws.db_path) < rows:
+        if proc.poll() is not None or time.time() > deadline:
+            proc.kill()
+            raise AssertionError(f"the subprocess never finished {rows} articles: {proc.stderr.read().decode()}")
+        time.sleep(0.05)
+    return proc
+
+
 def test_sigkill_mid_run_then_resume(tmp_path):
     articles, _ = make_articles(12, DAY, days=1, seed=11)
     path = tmp_path / "articles.jsonl"
@@ -39,17 +55,8 @@ def test_sigkill_mid_run_then_resume(tmp_path):
     responder = AgentResponder(articles, seed=2)
     with OpenAIServer(responder=responder, latency=0.3) as slow:
         spec = f"openai/fake,base_url={slow.base_url}"
-        env = dict(os.environ, OKGEN_HOME=str(ws.home), OKGEN_NO_PROGRESS="1")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "okgen", "generate", "--date", str(DAY), "--articles", str(path),
-             "--generator", spec, "--validator", spec, "--concurrency", "4"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = start_generating(ws, path, spec, 3)
         try:
-            deadline = time.time() + 60
-            while finished_rows(ws.db_path) < 3:
-                assert proc.poll() is None, proc.stderr.read().decode()
-                assert time.time() < deadline, "the subprocess never finished an article"
-                time.sleep(0.05)
             proc.send_signal(signal.SIGKILL)
             proc.wait(10)
         finally:
@@ -76,3 +83,24 @@ def test_sigkill_mid_run_then_resume(tmp_path):
     assert [q.id for q in resumed.questions] == [q.id for q in ref.questions]
     assert len({q.id for q in resumed.questions}) == len(resumed.questions) > 24
     assert [q.model_dump() for q in resumed.questions] == [q.model_dump() for q in ref.questions]
+
+
+def test_sigterm_mid_run_exits_143_with_a_message_and_resumes(tmp_path):
+    articles, _ = make_articles(12, DAY, days=1, seed=11)
+    path = tmp_path / "articles.jsonl"
+    write_jsonl(path, articles)
+    ws = Workspace(tmp_path / "ws")
+    with OpenAIServer(responder=AgentResponder(articles, seed=2), latency=0.3) as slow:
+        spec = f"openai/fake,base_url={slow.base_url}"
+        proc = start_generating(ws, path, spec, 2)
+        try:
+            proc.send_signal(signal.SIGTERM)  # what `kill`, scancel and docker stop send
+            err = proc.communicate(timeout=30)[1].decode()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 143 and "okgen: terminated" in err and "Traceback" not in err
+        stopped_at = finished_rows(ws.db_path)
+        assert 2 <= stopped_at < 12
+        resumed = run_generate(DAY, ws, articles, generator=spec, validator=spec, concurrency=4)
+    assert resumed.complete and resumed.funnel["articles"]["resumed"] == stopped_at

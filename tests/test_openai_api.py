@@ -111,9 +111,45 @@ def test_retries_exhausted(server):
 
 
 def test_fatal_4xx_is_not_retried(server):
-    server.script(Reply(status=400, error="bad request: messages too long"))
+    # A prompt longer than the model takes: an answer about this request (final, stored).
+    server.script(Reply(status=400, error="This model's maximum context length is 2048 tokens"))
     res = client(server).chat(req())
-    assert res.error_kind == "http_400" and server.calls["chat"] == 1 and not res.transient
+    assert res.error_kind == "too_long" and server.calls["chat"] == 1 and not res.transient
+    assert "maximum context length" in res.error
+    # Any other 4xx is not retried now, but says nothing about the request: left for a rerun.
+    for status, msg in ((400, "max_tokens must be at most 1024"), (401, "Incorrect API key provided"),
+                        (404, "The model `gpt-4.1-mnii` does not exist")):
+        server.script(Reply(status=status, error=msg))
+        res = client(server).chat(req())
+        assert res.error_kind == f"http_{status}" and res.transient and msg in res.error
+    assert server.calls["chat"] == 4
+
+
+@pytest.mark.parametrize("body", [
+    {"error": {"message": "upstream overloaded"}},
+    {"choices": []},
+    {"choices": ["text"]},
+    {"choices": [{"message": "text", "finish_reason": "stop"}]},
+    {"choices": [{"message": {"role": "assistant", "content": None}, "finish_reason": "stop"}]},
+    {"choices": [{"message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}], "usage": "lots"},
+])
+def test_a_broken_200_reply_is_retried_and_never_cached(server, tmp_path, body):
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    server.script(Reply(raw=json.dumps(body)), Reply(raw=json.dumps(body)), "fine")
+    res = client(server, max_retries=1, cache=cache).chat(req())
+    assert res.error_kind == "bad_response" and res.retries == 1 and res.transient
+    assert cache.get(client(server, cache=cache).cache_key(req())) is None  # a rerun asks again
+    res = client(server, cache=cache).chat(req())
+    assert res.ok and res.text == "fine" and server.calls["chat"] == 3
+    cache.close()
+
+
+def test_odd_usage_values_count_as_zero(server):
+    server.script(Reply(raw=json.dumps({
+        "choices": [{"message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": "many", "completion_tokens": -3, "prompt_tokens_details": None}})))
+    res = client(server).chat(req())
+    assert res.ok and res.prompt_tokens == 0 and res.completion_tokens == 0
 
 
 def test_slow_reply_times_out_and_is_retried(server):
@@ -149,6 +185,13 @@ def test_structured_falls_back_to_json_mode(server):
     res = c.chat_many([req("a", schema=Answer), req("b", schema=Answer)])
     assert all(r.ok and r.mode == "json" for r in res)
     assert sum(1 for r in server.requests if (r.get("response_format") or {}).get("type") == "json_schema") <= 2
+    # Calls queued behind the first one (concurrency 1) go out in JSON mode at once.
+    server.requests.clear()
+    c = client(server, concurrency=1)
+    res = c.chat_many([req(f"q{i}", schema=Answer) for i in range(8)])
+    assert all(r.ok and r.mode == "json" for r in res)
+    assert sum(1 for r in server.requests if (r.get("response_format") or {}).get("type") == "json_schema") == 1
+    assert len(server.requests) == 9
 
 
 def test_answers_after_a_mode_fallback_are_cached_for_the_rerun(tmp_path, server):
@@ -310,6 +353,9 @@ def test_cache_key_covers_parameters():
                   req(stop=("\n",))):
         assert c.cache_key(other) != base
     assert json.dumps(c._cache_request(req(schema=Answer), "structured"))
+    # Another server may serve other weights under the same name; the URL's spelling does not matter.
+    assert OpenAIClient("m", base_url="http://127.0.0.1:2/v1").cache_key(req()) != base
+    assert OpenAIClient("m", base_url="HTTP://127.0.0.1:1/v1/").cache_key(req()) == base
 
 
 def test_tls_context_verifies_and_loads_the_ca_bundle_off_the_critical_path():

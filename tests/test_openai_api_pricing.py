@@ -17,6 +17,11 @@ def test_packaged_prices_and_prefix_matching():
     assert t.lookup("openai/gpt-4o-mini").output == 0.6  # provider prefix stripped
     assert t.lookup("o3-mini").input == 1.1
     assert t.lookup("my-local-model") is None
+    assert t.lookup("gpt-4o-2024-08-06").input == 2.5 and t.lookup("gpt-4o-latest").input == 2.5
+    # Another model of the same family is not its family's price (o3-pro costs ~10x o3).
+    assert t.lookup("o3-pro") is None and t.lookup("gpt-5-pro") is None and t.lookup("o3x") is None
+    assert t.lookup("gpt-5-pro-2025-10-06") is None
+    assert PriceTable({"claude-3-5-sonnet": {"input": 3, "output": 15}}).lookup("claude-3-5-sonnet-20241022").output == 15
     assert t.cost("my-local-model", 10, 10) == 0.0
 
 
@@ -113,3 +118,23 @@ def test_cache_commits_in_groups_and_never_holds_the_file_long(tmp_path):
     cache.close()
     assert visible() == 6
     cache.close()  # twice is fine
+
+
+def test_extract_json_skips_reasoning_and_asides():
+    # A reasoning model's <think> block (with braces of its own) before the answer.
+    assert extract_json('<think>try {x} first</think>\n{"a": 1}') == {"a": 1}
+    assert extract_json('<think>{"draft": 1}</think>```json\n{"a": 2}\n```') == {"a": 2}
+    # A bracketed aside before the object: the object wins over the earlier array.
+    assert extract_json('Here it is (see [1]): {"a": 1}') == {"a": 1}
+    assert extract_json("Note {x}, then {\"a\": 1} and {\"b\": 2}") == {"a": 1}
+    assert extract_json('[{"q": 1}, {"q": 2}]') == [{"q": 1}, {"q": 2}]  # a top-level array stays whole
+    assert extract_json("only [1, 2] here") == [1, 2]
+    # Python-style literals (single quotes, True/None); nothing is evaluated but literals.
+    assert extract_json("{'a': 'b', 'ok': True, 'n': None}") == {"a": "b", "ok": True, "n": None}
+    with pytest.raises(JSONExtractError):
+        extract_json("{'a': __import__('os').getcwd()}")
+    # A cut output is not mistaken for one of its inner objects; salvage keeps the whole prefix.
+    cut = '<think>plan</think>{"questions": [{"q": 1}, {"q": 2}, {"q'
+    with pytest.raises(JSONExtractError):
+        extract_json(cut)
+    assert extract_json(cut, allow_truncated=True) == {"questions": [{"q": 1}, {"q": 2}]}

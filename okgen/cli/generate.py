@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+from pathlib import Path
 from typing import Any
 
 import click
@@ -76,13 +78,14 @@ def _settings(cfg: dict[str, Any]) -> dict[str, Any]:
 @click.option("--concurrency", type=click.IntRange(1, 1024), default=None,
               help="LLM calls in flight at once (default 16, or [generate] concurrency).")
 @click.option("--max-cost", type=click.FloatRange(min=0), default=None, metavar="USD",
-              help="Stop cleanly once this many USD are spent (finished articles are kept).")
+              help="Stop cleanly once this many USD are spent (finished articles are kept; "
+                   "default: [generate] max_cost, else no limit).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the LLM response cache.")
 @click.option("--seed", type=int, default=None, help="Snapshot seed (default 1234, or [generate] seed).")
 @click.option("--articles", "articles_file", type=click.Path(exists=True, dir_okay=False),
               help="Read articles from a JSONL file instead of the article store.")
 @click.option("--agents", "agents_dir", type=click.Path(exists=True, file_okay=False),
-              help="Agents folder (default: ./agents, else the packaged specs).")
+              help="Agents folder (default: [generate] agents_dir, else <workspace>/agents, else the packaged specs).")
 @click.option("--prices", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Extra price table (TOML, [prices.\"model\"] input/output per 1M tokens).")
 @click.option("--fresh", is_flag=True, help="Forget this run's finished articles and generate again.")
@@ -117,6 +120,10 @@ def generate(date: dt.date | str, generator: str | None, validator: str | None, 
         from okgen.ingest.config import config_for
 
         date = parse_date(date, config_for(ws).timezone)
+    if out:  # checked now, not after an hour of generation
+        parent = Path(out).expanduser().resolve().parent
+        if not parent.is_dir() or not os.access(parent, os.W_OK):
+            raise OkgenError(f"--out {out}: folder {parent} does not exist or is not writable")
     articles = read_jsonl(articles_file, Article) if articles_file else None
     result = run_generate(
         date, ws, articles,
@@ -144,11 +151,20 @@ def generate(date: dt.date | str, generator: str | None, validator: str | None, 
         if out:
             click.echo(f"wrote {len(result.questions)} questions to {out}")
     a = result.funnel["articles"]
+    errors = a.get("errors", {})
     if result.stopped == "budget":
         raise BudgetExceeded(f"budget of ${max_cost if max_cost is not None else g.get('max_cost')} reached: "
                              f"{a['generated'] + sum(a['failed'].values())} of {a['total']} articles finished and kept; "
                              "rerun with a higher --max-cost to finish the rest")
     if not result.complete:
         reasons = ", ".join(f"{k} {v}" for k, v in a["pending_by_reason"].items())
-        raise OkgenError(f"{a['pending']} of {a['total']} articles could not be processed ({reasons}); "
+        top = max(a["pending_by_reason"], key=a["pending_by_reason"].get, default=None)
+        cause = f"; last {top} error: {errors[top]}" if top in errors and errors[top] else ""
+        raise OkgenError(f"{a['pending']} of {a['total']} articles could not be processed ({reasons}){cause}; "
                          "finished ones are kept: rerun to retry the rest")
+    if not result.questions and a["total"]:
+        why = ", ".join(f"{k} {v}" for k, v in a["failed"].items()) or "every candidate was rejected"
+        top = max(a["failed"], key=a["failed"].get, default=None)
+        cause = f" ({top}: {errors[top]})" if top in errors and errors[top] else ""
+        raise OkgenError(f"no question kept for {result.date} from {a['total']} articles: {why}{cause}; "
+                         "see the funnel above, and `okgen generate --fresh` to redo the date")

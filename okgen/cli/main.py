@@ -1,7 +1,7 @@
 """The ``okgen`` command: global options, lazy verb loading, errors and exit codes.
 
 Exit codes: 0 ok, 1 okgen error (one line; the traceback only with ``--debug``), 2 usage error,
-130 interrupted. Every option can be set by an environment variable: the global ones by
+130 interrupted (Ctrl-C), 143 terminated (SIGTERM). Every option can be set by an environment variable: the global ones by
 ``OKGEN_HOME``, ``OKGEN_JSON``, ``OKGEN_DEBUG``, ``OKGEN_VERBOSE``, the others by
 ``OKGEN_<VERB>_<OPTION>`` (``OKGEN_INGEST_DATE``, ``OKGEN_SNAPSHOT_LS_JSON``), click's
 auto-envvar rule.
@@ -12,8 +12,11 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import signal
 import sys
+import threading
 import traceback
+from typing import Any
 
 import click
 
@@ -99,15 +102,30 @@ def cli(ctx: click.Context, home: str | None, json_out: bool, verbose: int, quie
     ctx.obj = Context(workspace=Workspace.from_env(home), json=json_out, debug=debug, quiet=quiet)
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``scancel``, ``docker stop``), handled like Ctrl-C: work in progress
+    is wound down the same way (finished articles and pages are already stored)."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: run the CLI and map errors to one-line messages and exit codes."""
     from okgen.errors import OkgenError
 
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("OKGEN_DEBUG", "").lower() in ("1", "true", "yes")
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         rv = cli.main(args=args, prog_name="okgen", standalone_mode=False, auto_envvar_prefix="OKGEN")
-    except click.exceptions.Abort:
+    except (_Terminated, click.exceptions.Abort) as e:  # click turns a KeyboardInterrupt into Abort
+        if isinstance(e, _Terminated) or isinstance(e.__cause__, _Terminated):
+            click.echo("okgen: terminated", err=True)
+            sys.exit(143)
         click.echo("okgen: interrupted", err=True)
         sys.exit(130)
     except KeyboardInterrupt:
@@ -132,6 +150,9 @@ def main(argv: list[str] | None = None) -> None:
             logging.getLogger("okgen").debug("internal error", exc_info=True)
         click.echo(f"okgen: internal error: {type(e).__name__}: {_one_line(str(e))} (rerun with --debug for the traceback)", err=True)
         sys.exit(1)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     sys.exit(rv if isinstance(rv, int) else 0)
 
 

@@ -11,8 +11,8 @@ Verdict names (stage ``check``), in the order they are applied:
   ellipses each found);
 * ``no_article_reference``: the question and choices never mention "the article", "the text",
   "the passage" ...;
-* ``explicit_date``: the question names a date (a day, or a month of a year);
-* ``length_bounds``: question, choices and evidence within length bounds;
+* ``explicit_date``: the question names a date with its year (a day or a month);
+* ``length_bounds``: question, choices, evidence and rationale within length bounds;
 * ``short_answer``: a short answer of at most 10 tokens, found in the article or the answer;
 * ``giveaway_length``: the correct choice is not much longer than every other choice;
 * ``giveaway_type``: the correct choice is not the only one of its form (money, date, name...).
@@ -47,7 +47,14 @@ ARTICLE_REF = re.compile(
     r"\b(?:the|this|that|above|below|following|given|provided|same|source)\s+(?:news\s+)?"
     r"(?:article|text|passage|excerpt|document|snippet|paragraph|story)s?\b"
     r"|\b(?:according to|in|from|per)\s+the\s+(?:author|writer)\b|\bmentioned (?:above|earlier|previously)\b"
-    r"|\bthe author\b", re.IGNORECASE)
+    r"|\bthe author\b"
+    # "the report" alone may be a named report ("the report by Amnesty International"); as the
+    # source of the claim, or as "this report"/"the news report"/"the piece", it is the article.
+    r"|\b(?:according to|as stated in|as reported in|as described in|in|from|per)\s+(?:the|this)\s+"
+    r"(?:news\s+)?(?:report|piece|item|coverage|above|source)\b"
+    r"(?!\s+(?:of|by|from|on|for|into|published|released|issued|commissioned)\b)"
+    r"|\b(?:this|the)\s+(?:news\s+(?:report|item|piece)|piece|report above)\b|\bthis report\b|\bthe above\b",
+    re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,7 @@ class Limits:
     question_min_words: int = 5
     choice_max_chars: int = 160
     evidence_max_chars: int = 1500
+    rationale_max_chars: int = 1500
     short_answer_max_tokens: int = 10
     giveaway_ratio: float = 1.75
     giveaway_min_extra_chars: int = 10
@@ -118,6 +126,8 @@ def _length_problems(c: Candidate, choices: Sequence[str], limits: Limits) -> li
         out.append(f"a choice is longer than {limits.choice_max_chars} characters")
     if len(c.evidence) > limits.evidence_max_chars:
         out.append(f"evidence longer than {limits.evidence_max_chars} characters")
+    if len(c.rationale) > limits.rationale_max_chars:
+        out.append(f"rationale longer than {limits.rationale_max_chars} characters")
     return out
 
 

@@ -65,8 +65,12 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
 
     if kind in NAME_KINDS:
         cands = [c for c in pool.candidates(kind, article_id) if ok(c)]
-        if kind == "place" and len(cands) < n:
-            cands += [c for c in _gazetteer_like(answer) if ok(c) and c not in cands]
+        if kind == "place":
+            # Places of one scale only: a city among cities, not among countries or continents.
+            scale = place_scale(answer)
+            cands = [c for c in cands if place_scale(c) == scale]
+            if len(cands) < n:
+                cands += [c for c in _gazetteer_like(answer) if ok(c) and c not in cands]
         return _names(answer, kind, cands, rng, n)
     gen = {"money": _numbers, "count": _numbers, "quantity": _numbers, "percent": _percents,
            "year": _years, "date": _dates}.get(kind)
@@ -101,10 +105,21 @@ def _names(answer: str, kind: str, cands: Sequence[str], rng: random.Random, n: 
     return [first] + rng.sample(rest, n - 1)
 
 
+def place_scale(name: str) -> str:
+    """``continent``, ``country`` or ``local`` (a city, a region, or a place the gazetteer lacks:
+    mostly towns and cities)."""
+    n = name.strip()
+    if n in lx.CONTINENTS:
+        return "continent"
+    if n in lx.COUNTRIES or n in lx.PLACE_ACRONYMS or n.removeprefix("the ") in lx.COUNTRIES:
+        return "country"
+    return "local"
+
+
 def _gazetteer_like(answer: str) -> list[str]:
-    for group in (lx.COUNTRIES, lx.CITIES, lx.REGIONS):
+    for group in (lx.CONTINENTS, lx.COUNTRIES, lx.CITIES, lx.REGIONS):
         if answer in group:
-            return sorted(group)
+            return sorted(g for g in group if not g.startswith("the "))
     return sorted(lx.CITIES)
 
 

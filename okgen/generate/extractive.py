@@ -119,7 +119,10 @@ class ExtractiveGenerator:
                 text = text[m.end():]
             if not self._usable(text):
                 continue
-            out.append(_Sentence(i, text, find_spans(text)))
+            spans = find_spans(text)
+            if not _standalone(text, spans):
+                continue
+            out.append(_Sentence(i, text, spans))
         return out
 
     def _usable(self, text: str) -> bool:
@@ -199,11 +202,12 @@ class ExtractiveGenerator:
         return rest.strip().rstrip(".!")
 
     def _question(self, sentence: str, sp: Span, date: dt.date, date_s: str) -> str | None:
-        before = resolve_relative_dates(sentence[:sp.start], date)
-        after = resolve_relative_dates(sentence[sp.end:], date)
+        # Resolved over the whole sentence (the tense around a weekday decides its direction),
+        # with the answer held out by a mark that no text contains.
+        before, _, after = resolve_relative_dates(f"{sentence[:sp.start]}\x00{sentence[sp.end:]}", date).partition("\x00")
         rest = self._subject_form(sentence, sp)
         if rest is not None:
-            q = f"{WH[sp.kind]} {resolve_relative_dates(rest, date)}, as reported on {date_s}?"
+            q = f"{WH[sp.kind]} {after.strip().rstrip('.!')}, as reported on {date_s}?"
             frame = q
         else:
             statement = (before + BLANK + after).strip().rstrip(".!").replace('"', "'").replace("\u201c", "'").replace("\u201d", "'")
@@ -213,6 +217,20 @@ class ExtractiveGenerator:
         if contains(normalize(frame), sp.text):
             return None
         return q
+
+
+_GENERIC_START = re.compile(r"^[\"'\u201c\u2018]?(?:The|This|That|These|Those)\s+(?:[a-z][\w-]*)\b")
+_PRONOUN = re.compile(r"\b(?:he|she|they|him|her|them)\b", re.IGNORECASE)
+
+
+def _standalone(text: str, spans: list[Span]) -> bool:
+    """Whether a sentence reads on its own: it does not open on a common noun that points back
+    ("The company faces ...", "The largest, built by ...") and every he/she/they follows a name
+    of the sentence ("... she told reporters" with no one named before it points back)."""
+    if _GENERIC_START.match(text):
+        return False
+    m = _PRONOUN.search(text)
+    return m is None or any(sp.kind in ("person", "org") and sp.end <= m.start() for sp in spans)
 
 
 def _lower_first(text: str) -> str:

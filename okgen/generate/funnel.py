@@ -31,7 +31,8 @@ FUNNEL_VERSION = 1
 def build_funnel(date: dt.date, total_articles: int, results: Sequence[ArticleResult],
                  pending: dict[str, int], survivors: Sequence[Candidate], duplicates: int,
                  positions: dict[str, int], *, validator: bool, probes: int, stopped: str | None,
-                 resumed: int, run_usage: Usage | None = None) -> dict[str, Any]:
+                 resumed: int, run_usage: Usage | None = None,
+                 pending_errors: dict[str, str] | None = None) -> dict[str, Any]:
     """Assemble the funnel of a run.
 
     Args:
@@ -47,6 +48,7 @@ def build_funnel(date: dt.date, total_articles: int, results: Sequence[ArticleRe
         stopped: why the run stopped early (``budget``, ``errors``), None when it did not.
         resumed: articles taken from an earlier run.
         run_usage: usage of this invocation only (the ``usage`` table covers all results).
+        pending_errors: the latest message of each kind that left articles unfinished.
     """
     failed = Counter(r.error_kind or "unknown" for r in results if r.status != "ok")
     cands = [c for r in results for c in r.candidates]
@@ -81,6 +83,9 @@ def build_funnel(date: dt.date, total_articles: int, results: Sequence[ArticleRe
             "resumed": resumed,
             "short": sum(1 for r in results if r.short),
             "truncated": sum(1 for r in results if r.truncated),
+            # One message per kind of failure, so an error names its cause ("HTTP 401: Incorrect API key").
+            "errors": {**{r.error_kind or "unknown": (r.error or "")[:300] for r in results if r.status != "ok"},
+                       **{k: v[:300] for k, v in (pending_errors or {}).items() if k in pending}},
         },
         "candidates": len(cands),
         "checks": {"passed": len(passed_checks), "rejected": _ordered(check_rej, CHECKS)},
@@ -152,12 +157,14 @@ def render_funnel(f: dict[str, Any]) -> str:
     d = f["dedup"]
     if d["near_duplicate"]:
         lines.append(f"  deduplicated  {d['kept']:>6}   near_duplicate {d['near_duplicate']}")
-    lines.append(f"  kept          {f['kept']:>6}   positions {_kv(f['answer_positions'])}")
+    lines.append(f"  kept          {f['kept']:>6}" + (f"   positions {_kv(f['answer_positions'])}" if f["kept"] else ""))
     u = f["usage"]
     if u["calls"]:
         lines.append(f"  usage         {u['calls']} calls ({u['cached_calls']} cached, {u['retries']} retries), "
                      f"{u['prompt_tokens']:,} prompt + {u['completion_tokens']:,} completion tokens, ${u['cost_usd']:.4f}")
-    if u.get("this_run_calls") and u["this_run_calls"] != u["calls"]:
+    if (u["calls"] or u.get("this_run_calls")) and u.get("this_run_calls", 0) != u["calls"]:
+        # The usage line covers every stored result (earlier runs included); this one's own calls,
+        # also those spent on articles it left unfinished, follow.
         lines.append(f"  this run      {u['this_run_calls']} calls, ${u['this_run_cost_usd']:.4f}")
     if f.get("stopped"):
         lines.append(f"  stopped early: {f['stopped']}")

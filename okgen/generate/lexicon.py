@@ -40,7 +40,11 @@ CITIES = frozenset(["London", "Paris", "Berlin", "Madrid", "Rome", "Lisbon", "Du
 REGIONS = frozenset(["California", "Texas", "Florida", "Ohio", "Michigan", "Georgia", "Virginia", "Arizona", "Nevada", "Oregon", "Alaska", "Hawaii", "Colorado", "Bavaria", "Catalonia", "Scotland", "Wales", "England", "Quebec", "Ontario", "Queensland", "Siberia", "Patagonia", "Tasmania", "Andalusia", "Lombardy", "Normandy", "Brittany", "Kerala", "Punjab", "Gujarat", "Sichuan", "Xinjiang", "Hokkaido", "Crimea", "Donbas"]) | {"New South Wales", "British Columbia", "West Bank", "Gaza Strip", "North Carolina",
                 "South Carolina", "New Jersey", "Northern Ireland"}
 
-PLACES = COUNTRIES | CITIES | REGIONS
+CONTINENTS = frozenset(["Europe", "Asia", "Africa", "North America", "South America", "Latin America", "Oceania",
+                        "Antarctica", "Middle East", "the Middle East", "Central America", "the Caribbean",
+                        "Caribbean", "Scandinavia", "the Balkans", "Balkans", "Southeast Asia", "East Africa",
+                        "West Africa", "Central Asia", "South Asia", "East Asia"])
+PLACES = COUNTRIES | CITIES | REGIONS | CONTINENTS
 
 # Words after a name that mark a person ("X said", "X, the chief executive").
 PERSON_AFTER = frozenset(["said", "says", "told", "added", "wrote", "announced", "argued", "explained", "warned", "noted", "insisted", "stressed", "admitted", "confirmed", "denied", "claimed", "urged", "called", "asked", "replied", "recalled", "estimated", "predicted", "who", "whose", "won", "scored", "resigned", "died", "was", "is", "has", "had", "will", "would", "appointed", "named", "elected"])

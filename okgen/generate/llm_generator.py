@@ -9,6 +9,7 @@ article with that kind; transient ones (HTTP errors, timeouts, budget) leave it 
 
 from __future__ import annotations
 
+import math
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,16 +61,22 @@ class GenOutcome:
 def decoding_from(spec: AgentSpec, options: dict[str, str], seed: int) -> Decoding:
     """Decoding of an agent: the spec's ``[decoding]``, overridden by model-spec options."""
     d = dict(spec.section("decoding"))
+    key = ""
     try:
-        for k in ("temperature", "top_p"):
-            if k in options:
-                d[k] = float(options.pop(k))
-        if "max_tokens" in options:
-            d["max_tokens"] = int(options.pop("max_tokens"))
-        if "seed" in options:
-            seed = int(options.pop("seed"))
+        for key in ("temperature", "top_p"):
+            if key in options:
+                d[key] = float(options.pop(key))
+                if not math.isfinite(d[key]) or d[key] < 0:
+                    raise ValueError
+        key = "max_tokens"
+        if key in options:
+            d[key] = int(options.pop(key))
+        key = "seed"
+        if key in options:
+            seed = int(options.pop(key))
     except ValueError:
-        raise ConfigError(f"bad decoding value in model options {options}") from None
+        raise ConfigError(f"bad {key} in model options: expected a {'whole ' if key in ('max_tokens', 'seed') else ''}"
+                          f"number{' >= 0' if key in ('temperature', 'top_p') else ''}") from None
     return Decoding(temperature=float(d.get("temperature", 0.0)), top_p=float(d.get("top_p", 1.0)),
                     max_tokens=int(d.get("max_tokens", 0)), seed=seed)
 

@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from okgen import __version__
-from okgen.errors import LockedError, NotFoundError
+from okgen.errors import ConfigError, LockedError, NotFoundError
 from okgen.generate.agents import prompt_hash as hash_prompts
 from okgen.generate.agents import resolve_agents_dir
 from okgen.generate.checks import DEDUP, dedup_features, near_duplicates
@@ -157,7 +157,10 @@ def run_generate(
     targets, pool_articles = _articles(date, workspace, articles, pool, int(gcfg.get("pool_days", DEFAULT_POOL_DAYS)))
     if not targets:
         raise NotFoundError(f"no articles dated {date} (run `okgen ingest --date {date}` first)")
-    root = resolve_agents_dir(workspace, agents_dir or gcfg.get("agents_dir"))
+    cfg_dir = gcfg.get("agents_dir")
+    if not agents_dir and cfg_dir and not Path(str(cfg_dir)).expanduser().is_absolute():
+        cfg_dir = workspace.home / str(cfg_dir)  # okgen.toml paths are relative to the workspace, not the cwd
+    root = resolve_agents_dir(workspace, agents_dir or cfg_dir)
     budget = Budget(max_cost)
     price_table = PriceTable.default(extra=cfg.get("prices") or None, files=list(prices))
     cache = None  # opened once there is work to do (a finished date needs none)
@@ -166,6 +169,13 @@ def run_generate(
                           concurrency=concurrency, cache=None, prices=price_table, budget=budget,
                           drop_known=drop_known if drop_known is not None else gcfg.get("drop_known"),
                           client_options=client_options)
+    if budget.limit is not None:
+        unpriced = sorted({c.model for c in agents.clients if price_table.lookup(c.model) is None})
+        if unpriced:
+            run_sync(agents.aclose())
+            raise ConfigError(f"--max-cost needs a price for every model, and {', '.join(unpriced)} has none: add "
+                              f"[prices.\"{unpriced[0]}\"] input/output (USD per 1M tokens) to okgen.toml or a "
+                              "--prices file (0 for a free local server)")
     gen_info = agents.generator.info
     val_info = agents.validator.info if agents.validator else None
     probe_infos = tuple(p.info for p in agents.probes)
@@ -175,6 +185,9 @@ def run_generate(
         "probes": [p.model_dump(mode="json") for p in probe_infos], "drop_known": agents.drop_known,
         "per_article": per_article, "seed": seed, "endpoints": agents.endpoints, "okgen": __version__,
     }
+    if isinstance(agents.generator, ExtractiveGenerator):
+        # Its distractors come from the pool's other articles: another pool is another run.
+        params["pool"] = sha256_json(sorted([a.id, a.text_sha256] for a in pool_articles))
     run_key = sha256_json(params)[:32]
     p_hash = hash_prompts(agents.specs)
     base = dict(date=date, generator=gen_info, validator=val_info, probes=probe_infos, prompt_hash=p_hash,
@@ -207,7 +220,7 @@ def run_generate(
                 if isinstance(agents.generator, ExtractiveGenerator):
                     ext_pool = agents.generator.build_pool(pool_articles, date)
                 _process(todo, agents, store, run_key, finished, state, per_article, seed, concurrency,
-                         use_cache, ext_pool, progress and len(todo) > 1, date)
+                         use_cache, ext_pool, progress and len(todo) > 1, date, finish_first=budget.limit is not None)
             else:
                 run_sync(agents.aclose())
             results = [finished[a.id] for a in targets if a.id in finished]
@@ -216,7 +229,7 @@ def run_generate(
             positions = Counter(LETTERS[q.answer_index] for q in questions)
             funnel = build_funnel(date, len(targets), results, state.pending, survivors, dups, dict(positions),
                                   validator=val_info is not None, probes=len(probe_infos), stopped=state.stopped,
-                                  resumed=resumed, run_usage=state.usage)
+                                  resumed=resumed, run_usage=state.usage, pending_errors=state.last_error)
             if funnel["articles"]["pending"] == 0:
                 store.save_assembly(run_key, _fingerprint(targets), _QUESTIONS.dump_json(questions).decode(), funnel)
     finally:
@@ -260,7 +273,7 @@ def _from_assembly(hit: tuple[str, dict[str, Any]], base: dict[str, Any], ws: Wo
 
 def _process(todo: list[Article], agents: Any, store: GenerateStore, run_key: str, finished: dict[str, ArticleResult],
              state: RunState, per_article: int, seed: int, concurrency: int, use_cache: bool, ext_pool: Any,
-             show: bool, date: dt.date) -> None:
+             show: bool, date: dt.date, finish_first: bool = False) -> None:
     from okgen.progress import bar
 
     with (bar(total=len(todo), desc=f"generate {date}", unit="article") if show else _NoBar()) as pbar:
@@ -273,7 +286,8 @@ def _process(todo: list[Article], agents: Any, store: GenerateStore, run_key: st
             pbar.update(1)
 
         run_sync(process_articles(todo, agents, n=per_article, seed=seed, concurrency=concurrency,
-                                  use_cache=use_cache, pool=ext_pool, on_done=on_done, state=state))
+                                  use_cache=use_cache, pool=ext_pool, on_done=on_done, state=state,
+                                  finish_first=finish_first))
 
 
 class _NoBar:

@@ -20,9 +20,9 @@ from okgen.models.openai_api import ChatRequest, ChatResult
 from okgen.schema import AgentInfo
 
 KNOWN = "probe_known"
-_FIRST = re.compile(r"^\W*([A-J])\b")
+_FIRST = re.compile(r"^\W*([A-J])(?:[).:\]]|\s+-|\s*$)")  # "B", "B) Lisbon", "(B)", "B: ...", "B - ..."
 _STATED = re.compile(r"\b(?:answer|option|choice)\s*(?:is|:)?\s*\(?([A-J])\b", re.IGNORECASE)
-_ANY = re.compile(r"\b([A-J])\b")
+_ANY = re.compile(r"\b([B-J]|A(?!\s+[a-z]))\b")  # "A good guess is C": that "A" is an article
 
 
 def read_letter(text: str | None, n: int) -> int | None:
@@ -39,10 +39,13 @@ def read_letter(text: str | None, n: int) -> int | None:
 class Probe(ModelAgent):
     """One probe model (``spec`` is the ``probe`` agent spec)."""
 
+    label: str | None = None
+    """Verdict name when the model alone is ambiguous (``probe:openai/m#2``: the same model probed twice)."""
+
     @property
     def name(self) -> str:
-        """Verdict name of this probe."""
-        return f"probe:openai/{self.client.model}"
+        """Verdict name of this probe: ``probe:openai/MODEL``, numbered when a model is probed twice."""
+        return self.label or f"probe:openai/{self.client.model}"
 
     @property
     def info(self) -> AgentInfo:

@@ -85,7 +85,11 @@ class Usage(BaseModel):
     errors: dict[str, int] = Field(default_factory=dict)
 
     def add_result(self, res: Any) -> None:
-        """Add a :class:`~okgen.models.openai_api.ChatResult`."""
+        """Add a :class:`~okgen.models.openai_api.ChatResult` (one refused by the budget was never
+        sent: it is counted under ``errors`` only)."""
+        if res.error_kind == "budget":
+            self.errors["budget"] = self.errors.get("budget", 0) + 1
+            return
         self.calls += 1
         self.cached += int(res.cached)
         self.retries += res.retries

@@ -101,6 +101,7 @@ def build_agents(root: Any, *, generator: str, validator: str | None, probes: Se
         _no_leftovers(validator, rest)
         specs.append(vspec)
     plist: list[Probe] = []
+    probes = [p for p in probes if not is_off(p)]  # "--probe none" turns off the probes of okgen.toml
     if probes:
         pspec = load_agent("probe", root)
         specs.append(pspec)
@@ -110,6 +111,10 @@ def build_agents(root: Any, *, generator: str, validator: str | None, probes: Se
             client, rest = llm(p, f"probe{i}")
             plist.append(Probe(pspec, client, decoding_from(pspec, rest, seed)))
             _no_leftovers(p, rest)
+        names = [p.name for p in plist]
+        for i, p in enumerate(plist):  # one model probed twice (two servers, two temperatures): keep the verdicts apart
+            if names.count(names[i]) > 1:
+                p.label = f"{names[i]}#{names[: i + 1].count(names[i])}"
     return Agents(gen, val, plist, specs, bool(drop_known) if drop_known is not None else True, endpoints)
 
 
@@ -128,7 +133,7 @@ def _no_leftovers(spec: str, rest: dict[str, str]) -> None:
 class PriorityLimiter:
     """A run-wide limit on calls in flight where waiting calls go in priority order.
 
-    Generator calls (priority 0) go before validator and probe calls (priority 1): every
+    By default generator calls (priority 0) go before validator and probe calls (priority 1): every
     article's generation is then under way early, and the end of the run is independent
     validation calls that keep every slot busy, instead of a chain of generate-then-validate
     calls for the last articles with slots idle.
@@ -193,18 +198,25 @@ class RunState:
     stopped: str | None = None
     usage: Usage = field(default_factory=Usage)
     consecutive_failures: int = 0
+    last_error: dict[str, str] = field(default_factory=dict)
+    """The latest message of each kind that left an article unfinished (for the user)."""
 
 
 async def process_articles(articles: Sequence[Article], agents: Agents, *, n: int, seed: int,
                            concurrency: int, use_cache: bool, pool: ExtractivePool | None,
                            on_done: Callable[[ArticleResult], None], state: RunState,
-                           limits: Limits = Limits(), breaker: int | None = None) -> None:
+                           limits: Limits = Limits(), breaker: int | None = None, finish_first: bool = False) -> None:
     """Process articles concurrently, calling ``on_done`` for each finished one.
+
+    With ``finish_first`` (a budget is set) waiting validator and probe calls go before new
+    generator calls, so money goes into finishing the articles already started rather than
+    into starting new ones the budget may leave unfinished.
 
     Articles left unfinished (transient errors, budget, an early stop) are counted in
     ``state.pending`` by reason; ``state.stopped`` says why the run stopped early.
     """
     limiter = PriorityLimiter(concurrency)
+    gen_priority = 1 if finish_first else 0
     open_articles = asyncio.Semaphore(max(2, OPEN_ARTICLES * concurrency))
     breaker = breaker or max(10, 2 * concurrency)
 
@@ -215,8 +227,11 @@ async def process_articles(articles: Sequence[Article], agents: Agents, *, n: in
                 return
             try:
                 result, transient = await _article(a, agents, n=n, seed=seed, use_cache=use_cache, pool=pool,
-                                                   limiter=limiter, limits=limits, state=state)
+                                                   limiter=limiter, limits=limits, state=state, gen_priority=gen_priority)
+            except ConfigError:
+                raise  # a bad agent spec or prompt (an unknown placeholder): the whole run is wrong
             except Exception as e:  # a bug on one article must not sink the others
+                state.last_error["internal"] = f"{type(e).__name__}: {e}"
                 log.warning("article %s failed: %s: %s", a.id, type(e).__name__, e, exc_info=log.isEnabledFor(logging.DEBUG))
                 result, transient = None, "internal"
             if result is None:
@@ -240,7 +255,8 @@ async def process_articles(articles: Sequence[Article], agents: Agents, *, n: in
 
 
 async def _article(a: Article, agents: Agents, *, n: int, seed: int, use_cache: bool, pool: ExtractivePool | None,
-                   limiter: PriorityLimiter, limits: Limits, state: RunState) -> tuple[ArticleResult | None, str | None]:
+                   limiter: PriorityLimiter, limits: Limits, state: RunState,
+                   gen_priority: int = 0) -> tuple[ArticleResult | None, str | None]:
     gen = agents.generator
     if isinstance(gen, ExtractiveGenerator):
         out = GenOutcome(candidates=gen.generate(a, n, pool if pool is not None else gen.build_pool([a], a.date)))
@@ -249,9 +265,10 @@ async def _article(a: Article, agents: Agents, *, n: int, seed: int, use_cache: 
             c.add("question_count", True)
         out.short = len(out.candidates) < n
     else:
-        out = await gen.agenerate(a, n, use_cache=use_cache, limiter=limiter.at(0))
+        out = await gen.agenerate(a, n, use_cache=use_cache, limiter=limiter.at(gen_priority))
         state.usage.merge(out.usage)
     if out.transient:
+        state.last_error[out.error_kind or "unknown"] = out.error or ""
         return None, out.error_kind
     result = ArticleResult(article_id=a.id, text_sha256=a.text_sha256, status="failed" if out.error_kind else "ok",
                            error_kind=out.error_kind, error=out.error, short=out.short, truncated=out.truncated,
@@ -265,21 +282,23 @@ async def _article(a: Article, agents: Agents, *, n: int, seed: int, use_cache: 
         check_candidate(c, article_norm, limits)
     alive = [c for c in result.candidates if c.kept]
     if agents.validator is not None and alive:
-        res = await asyncio.gather(*(agents.validator.ajudge(a, c, seed, use_cache=use_cache, limiter=limiter.at(1)) for c in alive))
+        res = await asyncio.gather(*(agents.validator.ajudge(a, c, seed, use_cache=use_cache, limiter=limiter.at(1 - gen_priority)) for c in alive))
         usage = _usage(res, state)
         bad = next((r for r in res if r.transient), None)
         if bad is not None:
+            state.last_error[bad.error_kind or "unknown"] = f"validator: {bad.error}"
             return None, bad.error_kind
         for c, r in zip(alive, res):
             agents.validator.apply(c, r)
         result.usage["validator"] = usage
     alive = [c for c in result.candidates if c.kept]
     if agents.probes and alive:
-        asks = [p.aask(c, seed, use_cache=use_cache, limiter=limiter.at(1)) for c in alive for p in agents.probes]
+        asks = [p.aask(c, seed, use_cache=use_cache, limiter=limiter.at(1 - gen_priority)) for c in alive for p in agents.probes]
         outs = await asyncio.gather(*asks)
         usage = _usage([r for r, _ in outs], state)
         bad = next((r for r, _ in outs if r.transient), None)
         if bad is not None:
+            state.last_error[bad.error_kind or "unknown"] = f"probe: {bad.error}"
             return None, bad.error_kind
         k = len(agents.probes)
         for i, c in enumerate(alive):

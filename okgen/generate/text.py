@@ -65,10 +65,18 @@ DATE_RE = re.compile(
 )
 
 
+# A date that pins the time on its own: a day or a month together with its year.
+_DATED_RE = re.compile(
+    rf"\b(?:{_MONTH}\s+{_DAY},?\s+{_YEAR}|{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}|{_MONTH},?\s+{_YEAR})(?![\w])"
+    rf"|\b{_YEAR}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b"
+)
+
+
 def has_explicit_date(text: str) -> bool:
-    """True when ``text`` names a day or a month of a year (``November 21, 2026``,
-    ``21 November``, ``November 2026``, ``2026-11-21``); a bare year is not enough."""
-    return DATE_RE.search(text or "") is not None
+    """True when ``text`` names a day or a month with its year (``November 21, 2026``,
+    ``21 November 2026``, ``November 2026``, ``2026-11-21``). ``November 21`` (which year?)
+    or a bare year is not enough."""
+    return _DATED_RE.search(text or "") is not None
 
 
 def format_date(d: dt.date, year: bool = True) -> str:
@@ -115,11 +123,38 @@ _RELATIVE = re.compile(rf"\b(?:(on|last|this|next)\s+)?({_WEEKDAY})\b(?!,?\s+(?:
                        re.IGNORECASE)
 
 
+# Tense markers that tell which way a bare weekday points: the nearest one before it (else the
+# first after it) decides. Future forms come first so "scheduled" is not read as a past "-ed".
+_TENSE = re.compile(
+    r"\b(?P<future>will|won't|shall|would|going to|due to|set to|scheduled|expected to|plans? to|planned|"
+    r"intends? to|aims? to|upcoming|is to|are to)\b|(?P<future2>'ll)\b|"
+    r"\b(?P<past>said|says|was|were|had|has|have|did|told|took|came|went|began|fell|rose|won|lost|made|"
+    r"met|held|left|[a-z]+ed)\b", re.IGNORECASE)
+_FORWARD_PREP = frozenset(["by", "until", "till", "starting", "from", "before"])
+
+
+def _points_forward(text: str, start: int, end: int, prep: str) -> bool:
+    """Whether a weekday at ``text[start:end]`` names a day after the publication date."""
+    if prep in ("next", "last"):
+        return prep == "next"
+    marks = list(_TENSE.finditer(text))
+    before = [m for m in marks if m.end() <= start]
+    after = [m for m in marks if m.start() >= end]
+    m = before[-1] if before else (after[0] if after else None)
+    if m is not None:
+        return m.group("past") is None
+    word = text[:start].rsplit(None, 1)
+    return bool(word) and word[-1].lower() in _FORWARD_PREP
+
+
 def resolve_relative_dates(sentence: str, date: dt.date) -> str:
     """Make relative day references explicit for a stand-alone statement.
 
     ``on Tuesday`` in a story dated Saturday, November 21, 2026 becomes
-    ``on Tuesday, November 17, 2026``; ``yesterday`` becomes ``on November 20, 2026``.
+    ``on Tuesday, November 17, 2026`` when the sentence speaks of the past ("the deal was signed
+    on Tuesday") and ``on Tuesday, November 24, 2026`` when it speaks of the future ("the vote
+    will take place on Tuesday"); ``yesterday`` becomes ``on November 20, 2026``. A weekday
+    equal to the publication day is that day.
     """
 
     def repl(m: re.Match[str]) -> str:
@@ -129,11 +164,10 @@ def resolve_relative_dates(sentence: str, date: dt.date) -> str:
             return f"on {format_date(date + dt.timedelta(days=shift))}"
         prep = (m.group(1) or "").lower()
         wd = WEEKDAYS.index(m.group(2).capitalize())
-        delta = (date.weekday() - wd) % 7
-        if prep == "next":
-            when = date + dt.timedelta(days=(wd - date.weekday()) % 7 or 7)
+        if _points_forward(sentence, m.start(2), m.end(2), prep):
+            when = date + dt.timedelta(days=(wd - date.weekday()) % 7 or (7 if prep == "next" else 0))
         else:
-            when = date - dt.timedelta(days=delta)
+            when = date - dt.timedelta(days=(date.weekday() - wd) % 7 or (7 if prep == "last" else 0))
         lead = f"{m.group(1)} " if m.group(1) else ""
         return f"{lead}{m.group(2)}, {format_date(when)}"
 

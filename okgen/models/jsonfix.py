@@ -1,6 +1,8 @@
 """Tolerant JSON extraction: the last resort when a model was asked for JSON but wrapped it.
 
-Handles code fences, prose before and after the object, smart quotes and trailing commas.
+Handles code fences, prose before and after the object (including a reasoning model's
+``<think>...</think>`` block and bracketed asides such as ``[1]``), smart quotes, trailing
+commas and Python-style single-quoted dicts.
 With ``allow_truncated`` it also recovers the complete part of an output cut by the length
 limit: the text is cut back to the last complete element of an array and the open brackets
 are closed. It never invents content: what it returns was in the text.
@@ -8,6 +10,7 @@ are closed. It never invents content: what it returns was in the text.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Iterator
@@ -16,6 +19,9 @@ from typing import Any
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 _OPEN_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*)$", re.S)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
+_THINK = re.compile(r"<think(?:ing)?>.*?(?:</think(?:ing)?>|$)", re.S | re.I)
+_MAX_SALVAGE = 8  # cut points salvage_truncated tries, from the end
+_MAX_STARTS = 64  # bracket positions tried before giving up on a long, messy output
 
 
 class JSONExtractError(ValueError):
@@ -23,7 +29,9 @@ class JSONExtractError(ValueError):
 
 
 def extract_json(text: str | None, *, allow_truncated: bool = False) -> Any:
-    """Return the first JSON object or array found in ``text``.
+    """Return the JSON value in ``text``: the whole text, a fenced block, or else the first
+    parseable top-level ``{...}`` block (an object is preferred to an array found before it,
+    so ``see [1]: {...}`` gives the object).
 
     Args:
         text: model output.
@@ -38,29 +46,62 @@ def extract_json(text: str | None, *, allow_truncated: bool = False) -> Any:
     text = text.strip()
     if not text:
         raise JSONExtractError("empty output")
-    candidates = [text]
-    candidates += [m.group(1).strip() for m in _FENCE.finditer(text)]
+    unthought = _THINK.sub("", text).strip()
+    candidates = [text] + ([unthought] if unthought != text else [])
+    candidates += [m.group(1).strip() for m in _FENCE.finditer(unthought)]
     for cand in candidates:
         try:
             return json.loads(cand)
         except json.JSONDecodeError:
             pass
-    for cand in candidates:
-        block = _balanced_block(cand)
-        if block is None:
-            continue
-        for attempt in (block, _TRAILING_COMMA.sub(r"\1", block), _TRAILING_COMMA.sub(r"\1", _unsmart(block))):
-            try:
-                return json.loads(attempt)
-            except json.JSONDecodeError:
-                continue
+    for cand in candidates[1:] if unthought != text else candidates:
+        found = _first_value(cand)
+        if found is not None:
+            return found[0]
     if allow_truncated:
-        m = _OPEN_FENCE.search(text)
-        for cand in ([m.group(1)] if m else []) + [text]:
+        m = _OPEN_FENCE.search(unthought)
+        for cand in ([m.group(1)] if m else []) + [unthought]:
             value = salvage_truncated(cand)
             if value is not None:
                 return value
     raise JSONExtractError("no valid JSON object in the output")
+
+
+def _first_value(s: str) -> tuple[Any] | None:
+    """The first top-level block of ``s`` that parses (objects before arrays), in a 1-tuple."""
+    first_list: tuple[Any] | None = None
+    i, tried = 0, 0
+    while tried < _MAX_STARTS:
+        start = next((k for k in range(i, len(s)) if s[k] in "{["), None)
+        if start is None:
+            break
+        tried += 1
+        block = _balanced_block(s, start)
+        if block is None:
+            break  # never closes: what follows is inside it (a cut output is salvage's job)
+        value = _parse_block(block)
+        if value is not None and isinstance(value[0], dict):
+            return value
+        if value is not None:
+            first_list = first_list or value
+        i = start + len(block)  # past it: the blocks inside a value, or inside "{x}" prose, are not top-level
+    return first_list
+
+
+def _parse_block(block: str) -> tuple[Any] | None:
+    for attempt in (block, _TRAILING_COMMA.sub(r"\1", block), _TRAILING_COMMA.sub(r"\1", _unsmart(block))):
+        try:
+            return (json.loads(attempt),)
+        except json.JSONDecodeError:
+            continue
+    if "'" in block:  # a Python-style dict ({'a': 'b', 'ok': True}): literals only, nothing runs
+        try:
+            value = ast.literal_eval(_unsmart(block))
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+        if isinstance(value, dict | list):
+            return (value,)
+    return None
 
 
 def salvage_truncated(text: str) -> Any | None:
@@ -81,7 +122,9 @@ def salvage_truncated(text: str) -> Any | None:
             break  # a complete value: extract_json would have found it
         if stack[-1] == "]":
             cuts.append((i + 1, "".join(reversed(stack))))
-    for end, closing in reversed(cuts):
+    # The last complete points first, and only a few: each attempt parses the whole prefix, so
+    # trying every element of a long output would take quadratic time.
+    for end, closing in reversed(cuts[-_MAX_SALVAGE:]):
         try:
             return json.loads(text[start:end] + closing)
         except json.JSONDecodeError:
@@ -118,11 +161,8 @@ def _closings(s: str, start: int) -> Iterator[tuple[int, list[str] | None]]:
             yield i, stack
 
 
-def _balanced_block(s: str) -> str | None:
-    """The first balanced {...} or [...] block, respecting strings."""
-    start = next((i for i, c in enumerate(s) if c in "{["), None)
-    if start is None:
-        return None
+def _balanced_block(s: str, start: int) -> str | None:
+    """The balanced {...} or [...] block that opens at ``start``, respecting strings."""
     for i, stack in _closings(s, start):
         if stack is None:
             return None

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -59,10 +61,13 @@ log = logging.getLogger(__name__)
 SHARD_SIZE = 16
 # Completion tokens assumed for a budget reservation before the client has seen any answer.
 DEFAULT_COMPLETION_ESTIMATE = 512
-# Transient kinds: a retry (now or in a later run) may succeed. Anything else is an answer.
-# Authentication and routing errors say nothing about the request either.
-TRANSIENT_KINDS = frozenset({"rate_limit", "timeout", "connection", "bad_response", "budget", "internal",
-                             "http_401", "http_403", "http_404", "http_408", "http_409"})
+# Transient kinds: a retry (now or in a later run) may succeed. Anything else is an answer
+# about the request (a refusal, a cut output, a prompt too long for the model). Every HTTP
+# error status counts as transient too: authentication, routing, a bad option or a server
+# fault says nothing about the article, so the article is left for a rerun, not stored.
+TRANSIENT_KINDS = frozenset({"rate_limit", "timeout", "connection", "bad_response", "budget", "internal"})
+_TOO_LONG = re.compile(r"context length|context window|maximum context|too long|too many tokens|"
+                       r"prompt is too|reduce the length|input tokens exceed", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -117,9 +122,9 @@ class ChatResult:
     @property
     def transient(self) -> bool:
         """True when the failure says nothing about this request and a later run may succeed
-        (server errors, timeouts, rate limits, authentication, budget)."""
+        (HTTP errors, timeouts, rate limits, broken replies, budget)."""
         kind = self.error_kind or ""
-        return kind in TRANSIENT_KINDS or kind.startswith("http_5")
+        return kind in TRANSIENT_KINDS or kind.startswith("http_")
 
 
 @dataclass
@@ -228,8 +233,18 @@ class OpenAIClient:
         if structured not in ("auto", "json", "text"):
             raise ConfigError(f"structured must be auto, json or text, got {structured!r}")
         self.model = model
+        # OPENAI_BASE_URL is what the openai client would use; resolving it here keeps the
+        # response cache keyed by the server actually called.
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        if base_url is not None and not re.match(r"https?://[^/\s]+", base_url.strip(), re.IGNORECASE):
+            raise ConfigError(f"base_url {base_url!r} must start with http:// or https:// (e.g. http://127.0.0.1:8000/v1)")
+        if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
+            raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
         self.base_url = base_url
         key = api_key or os.environ.get(api_key_env)
+        if not key and api_key_env != "OPENAI_API_KEY":
+            # Named on purpose (api_key_env=...): its absence is a mistake, not a keyless local server.
+            raise ConfigError(f"no API key: {api_key_env} is not set (named by api_key_env)")
         if not key:
             if base_url is None:
                 raise ConfigError(f"no API key: set {api_key_env} (or give base_url for a local server)")
@@ -330,6 +345,8 @@ class OpenAIClient:
 
     def _cache_request(self, req: ChatRequest, mode: str) -> dict[str, Any]:
         return {
+            # The server is part of the key: two servers may serve different weights under one name.
+            "server": _server_id(self.base_url),
             "model": self.model,
             "messages": list(req.messages),
             "temperature": req.temperature,
@@ -415,6 +432,8 @@ class OpenAIClient:
         """Send until an answer, a fatal error or the retry limit: (raw, mode, retries, failure)."""
         retries = 0
         while True:
+            if req.schema is not None and _MODES.index(self._mode) > _MODES.index(mode):
+                mode = self._mode  # another call found the server lacks `mode` while this one waited
             try:
                 return await self._send(pool.client(), req, mode), mode, retries, None
             except _Retryable as e:
@@ -457,7 +476,7 @@ class OpenAIClient:
         except openai.APITimeoutError:
             raise _Retryable("timeout", f"timed out after {self.timeout:g}s", None) from None
         except openai.APIConnectionError as e:
-            raise _Retryable("connection", f"connection error: {e}", None) from None
+            raise _Retryable("connection", f"cannot reach {self.base_url or 'api.openai.com'}: {e}", None) from None
         except openai.APIStatusError as e:
             status = e.status_code
             if status in RETRY_STATUS or status >= 500:
@@ -465,22 +484,27 @@ class OpenAIClient:
                 raise _Retryable(kind, f"HTTP {status}: {_message(e)}", _retry_after(e.response)) from None
             if status in (400, 422) and mode != "text" and _mentions_format(e):
                 raise _ModeUnsupported(_message(e)) from None
+            if status in (400, 413, 422) and _TOO_LONG.search(_message(e)):
+                # About this request (its prompt is longer than the model takes): a final answer.
+                raise _Fatal("too_long", f"HTTP {status}: {_message(e)}") from None
             raise _Fatal(f"http_{status}", f"HTTP {status}: {_message(e)}") from None
         except (ValueError, openai.APIResponseValidationError) as e:  # a 200 whose body is not JSON
             raise _Retryable("bad_response", f"unreadable response body ({e})", None) from None
-        if not isinstance(data, dict):
-            raise _Retryable("bad_response", f"response body is a {type(data).__name__}, not an object", None)
+        _check_reply(data)  # before it can reach the cache: a broken reply is retried, never stored
         return data
 
     def _finish(self, req: ChatRequest, raw: dict[str, Any], mode: str, cached: bool) -> ChatResult:
         try:
             choice = raw["choices"][0]
             msg = choice.get("message") or {}
+            if not isinstance(msg, dict):
+                raise TypeError
         except (KeyError, IndexError, TypeError, AttributeError):
             return ChatResult(error="response has no choices", error_kind="bad_response", cached=cached)
-        usage = raw.get("usage") or {}
-        pt, ct = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-        cached_pt = int(((usage.get("prompt_tokens_details") or {}).get("cached_tokens")) or 0)
+        usage = raw.get("usage") if isinstance(raw.get("usage"), dict) else {}
+        pt, ct = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+        details = usage.get("prompt_tokens_details")
+        cached_pt = _count(details.get("cached_tokens")) if isinstance(details, dict) else 0
         res = ChatResult(
             text=msg.get("content"),
             finish_reason=choice.get("finish_reason"),
@@ -524,6 +548,9 @@ class OpenAIClient:
     def _account(self, res: ChatResult) -> None:
         with self._stats_lock:
             s = self.stats
+            if res.error_kind == "budget":  # refused before sending: not a call
+                s.by_error["budget"] = s.by_error.get("budget", 0) + 1
+                return
             s.calls += 1
             s.cached += int(res.cached)
             s.retries += res.retries
@@ -537,6 +564,52 @@ class OpenAIClient:
 
 # Spec options that configure the connection (the rest are the caller's: decoding, etc.).
 CLIENT_OPTIONS = ("base_url", "api_key_env", "timeout", "max_retries", "structured", "concurrency")
+
+
+_MODES = ("structured", "json", "text")  # output modes, strongest first
+
+
+def _check_reply(data: Any) -> None:
+    """Raise :class:`_Retryable` unless ``data`` is a chat completion with a usable first choice."""
+    if not isinstance(data, dict):
+        raise _Retryable("bad_response", f"response body is a {type(data).__name__}, not an object", None)
+    if data.get("error") and not data.get("choices"):  # some proxies answer errors with status 200
+        err = data["error"]
+        msg = err.get("message") if isinstance(err, dict) else err
+        raise _Retryable("bad_response", f"the server answered with an error: {str(msg)[:300]}", None)
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise _Retryable("bad_response", "the reply has no choices", None)
+    msg = choices[0].get("message")
+    if msg is not None and not isinstance(msg, dict):
+        raise _Retryable("bad_response", f"the reply's message is a {type(msg).__name__}, not an object", None)
+    if not isinstance(data.get("usage") or {}, dict):
+        raise _Retryable("bad_response", "the reply's usage is not an object", None)
+    if (isinstance(msg, dict) and msg.get("content") is None and not msg.get("refusal") and not msg.get("tool_calls")
+            and choices[0].get("finish_reason") not in ("length", "content_filter")):
+        # A reasoning model that put everything in reasoning_content, or a broken server.
+        raise _Retryable("bad_response", "the reply has no content", None)
+
+
+def _count(value: Any) -> int:
+    """A token count from a reply (0 for anything that is not a non-negative number)."""
+    try:
+        n = int(value or 0)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+    return max(0, n)
+
+
+def _server_id(base_url: str | None) -> str:
+    """``base_url`` as a cache-key part: scheme and case of the host ignored, no trailing slash."""
+    if not base_url:
+        return "api.openai.com/v1"
+    url = base_url.strip().rstrip("/")
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        rest = scheme
+    host, slash, path = rest.partition("/")
+    return host.lower() + slash + path
 
 
 def client_from_spec(spec: str, **kwargs: Any) -> tuple[OpenAIClient, dict[str, str]]:

@@ -43,6 +43,7 @@ from okgen.models.openai_api import (
     ChatResult,
     OpenAIClient,
     _retry_after,
+    _server_id,
     run_sync,
 )
 
@@ -141,7 +142,8 @@ class OpenAIBackend(Backend):
 
         payload = {"model": self.spec.model, "prompt": ctx + cont, "max_tokens": 1, "temperature": 0.0,
                    "logprobs": 1, "echo": True, "seed": self._seed()}
-        key = request_key({"endpoint": "completions", **payload}) if self.cache is not None else None
+        key = (request_key({"endpoint": "completions", "server": _server_id(self.client.base_url), **payload})
+               if self.cache is not None else None)
         raw = self.cache.get(key) if key is not None else None
         attempt = 0
         while raw is None:

@@ -10,6 +10,8 @@ limit behind ``--max-cost``.
 from __future__ import annotations
 
 import logging
+import math
+import re
 import threading
 from dataclasses import dataclass
 from importlib import resources
@@ -32,8 +34,14 @@ class Price:
     cached_input: float | None = None
 
 
+# What may follow a priced family name in a model id and still mean that family: a dated or
+# versioned snapshot (``gpt-4.1-2025-04-14``, ``claude-3-5-sonnet-20241022``, ``-0613``) or
+# ``-latest``/``-preview``. ``o3-pro`` or ``gpt-5-pro`` are other models, priced differently.
+_SNAPSHOT = re.compile(r"(?:-(?:\d{4}-\d{2}-\d{2}|\d{4}|\d{8}|latest|preview))+", re.I)
+
+
 class PriceTable:
-    """Model -> :class:`Price`, matched exactly, then by the longest matching prefix.
+    """Model -> :class:`Price`, matched exactly, then as a dated snapshot of a priced family.
 
     Args:
         prices: model name -> ``{"input": x, "output": y}``.
@@ -76,11 +84,15 @@ class PriceTable:
                 raise ConfigError(f"price of {model!r} needs numeric 'input' and 'output' (USD per 1M tokens)") from None
 
     def lookup(self, model: str) -> Price | None:
-        """The price of ``model`` (exact, provider prefix stripped, or longest prefix)."""
+        """The price of ``model``: exact, with the provider prefix stripped, or as a snapshot of the
+        longest priced name it extends (``gpt-4.1-2025-04-14`` is ``gpt-4.1``; ``o3-pro`` is not
+        ``o3``)."""
         for name in (model, model.split("/", 1)[-1]):
             if name in self._prices:
                 return self._prices[name]
-        best = max((m for m in self._prices if model.split("/", 1)[-1].startswith(m)), key=len, default=None)
+        name = model.split("/", 1)[-1]
+        best = max((m for m in self._prices if name.startswith(m) and _SNAPSHOT.fullmatch(name[len(m):])),
+                   key=len, default=None)
         return self._prices[best] if best else None
 
     def cost(self, model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
@@ -122,8 +134,8 @@ class Budget:
     """
 
     def __init__(self, limit: float | None = None):
-        if limit is not None and limit < 0:
-            raise ConfigError(f"a budget must be >= 0 USD, got {limit}")
+        if limit is not None and not (isinstance(limit, int | float) and math.isfinite(limit) and limit >= 0):
+            raise ConfigError(f"a budget must be a number >= 0 USD, got {limit!r}")
         self.limit = limit
         self.spent = 0.0
         self.reserved = 0.0
