@@ -151,20 +151,24 @@ def generate(date: dt.date | str, generator: str | None, validator: str | None, 
         if out:
             click.echo(f"wrote {len(result.questions)} questions to {out}")
     a = result.funnel["articles"]
-    errors = a.get("errors", {})
     if result.stopped == "budget":
         raise BudgetExceeded(f"budget of ${max_cost if max_cost is not None else g.get('max_cost')} reached: "
                              f"{a['generated'] + sum(a['failed'].values())} of {a['total']} articles finished and kept; "
                              "rerun with a higher --max-cost to finish the rest")
     if not result.complete:
         reasons = ", ".join(f"{k} {v}" for k, v in a["pending_by_reason"].items())
-        top = max(a["pending_by_reason"], key=a["pending_by_reason"].get, default=None)
-        cause = f"; last {top} error: {errors[top]}" if top in errors and errors[top] else ""
-        raise OkgenError(f"{a['pending']} of {a['total']} articles could not be processed ({reasons}){cause}; "
+        raise OkgenError(f"{a['pending']} of {a['total']} articles could not be processed ({reasons})"
+                         f"{_cause(a['pending_by_reason'], a, '; last {kind} error: {msg}')}; "
                          "finished ones are kept: rerun to retry the rest")
     if not result.questions and a["total"]:
         why = ", ".join(f"{k} {v}" for k, v in a["failed"].items()) or "every candidate was rejected"
-        top = max(a["failed"], key=a["failed"].get, default=None)
-        cause = f" ({top}: {errors[top]})" if top in errors and errors[top] else ""
-        raise OkgenError(f"no question kept for {result.date} from {a['total']} articles: {why}{cause}; "
+        raise OkgenError(f"no question kept for {result.date} from {a['total']} articles: {why}"
+                         f"{_cause(a['failed'], a, ' ({kind}: {msg})')}; "
                          "see the funnel above, and `okgen generate --fresh` to redo the date")
+
+
+def _cause(counts: dict[str, int], articles: dict[str, Any], form: str) -> str:
+    """``form`` filled with the commonest kind of ``counts`` and its last message ("" without one)."""
+    kind = max(counts, key=counts.get, default=None)
+    msg = articles.get("errors", {}).get(kind) if kind else None
+    return form.format(kind=kind, msg=msg) if msg else ""

@@ -87,7 +87,7 @@ class Usage(BaseModel):
     def add_result(self, res: Any) -> None:
         """Add a :class:`~okgen.models.openai_api.ChatResult` (one refused by the budget was never
         sent: it is counted under ``errors`` only)."""
-        if res.error_kind == "budget":
+        if not res.sent:
             self.errors["budget"] = self.errors.get("budget", 0) + 1
             return
         self.calls += 1

@@ -268,8 +268,7 @@ async def _article(a: Article, agents: Agents, *, n: int, seed: int, use_cache: 
         out = await gen.agenerate(a, n, use_cache=use_cache, limiter=limiter.at(gen_priority))
         state.usage.merge(out.usage)
     if out.transient:
-        state.last_error[out.error_kind or "unknown"] = out.error or ""
-        return None, out.error_kind
+        return _leave(state, out.error_kind, out.error or "")
     result = ArticleResult(article_id=a.id, text_sha256=a.text_sha256, status="failed" if out.error_kind else "ok",
                            error_kind=out.error_kind, error=out.error, short=out.short, truncated=out.truncated,
                            candidates=out.candidates)
@@ -286,8 +285,7 @@ async def _article(a: Article, agents: Agents, *, n: int, seed: int, use_cache: 
         usage = _usage(res, state)
         bad = next((r for r in res if r.transient), None)
         if bad is not None:
-            state.last_error[bad.error_kind or "unknown"] = f"validator: {bad.error}"
-            return None, bad.error_kind
+            return _leave(state, bad.error_kind, f"validator: {bad.error}")
         for c, r in zip(alive, res):
             agents.validator.apply(c, r)
         result.usage["validator"] = usage
@@ -298,13 +296,18 @@ async def _article(a: Article, agents: Agents, *, n: int, seed: int, use_cache: 
         usage = _usage([r for r, _ in outs], state)
         bad = next((r for r, _ in outs if r.transient), None)
         if bad is not None:
-            state.last_error[bad.error_kind or "unknown"] = f"probe: {bad.error}"
-            return None, bad.error_kind
+            return _leave(state, bad.error_kind, f"probe: {bad.error}")
         k = len(agents.probes)
         for i, c in enumerate(alive):
             apply_probes(c, agents.probes, outs[i * k:(i + 1) * k], agents.drop_known)
         result.usage["probe"] = usage
     return result, None
+
+
+def _leave(state: RunState, kind: str | None, message: str) -> tuple[None, str | None]:
+    """Leave an article unfinished for a rerun, keeping the message for the user."""
+    state.last_error[kind or "unknown"] = message
+    return None, kind
 
 
 def _usage(results: Sequence[ChatResult], state: RunState) -> Usage:

@@ -127,7 +127,7 @@ _RELATIVE = re.compile(rf"\b(?:(on|last|this|next)\s+)?({_WEEKDAY})\b(?!,?\s+(?:
 # first after it) decides. Future forms come first so "scheduled" is not read as a past "-ed".
 _TENSE = re.compile(
     r"\b(?P<future>will|won't|shall|would|going to|due to|set to|scheduled|expected to|plans? to|planned|"
-    r"intends? to|aims? to|upcoming|is to|are to)\b|(?P<future2>'ll)\b|"
+    r"intends? to|aims? to|upcoming|is to|are to)\b|'ll\b|"
     r"\b(?P<past>said|says|was|were|had|has|have|did|told|took|came|went|began|fell|rose|won|lost|made|"
     r"met|held|left|[a-z]+ed)\b", re.IGNORECASE)
 _FORWARD_PREP = frozenset(["by", "until", "till", "starting", "from", "before"])

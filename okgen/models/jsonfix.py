@@ -21,7 +21,8 @@ _OPEN_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*)$", re.S)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 _THINK = re.compile(r"<think(?:ing)?>.*?(?:</think(?:ing)?>|$)", re.S | re.I)
 _MAX_SALVAGE = 8  # cut points salvage_truncated tries, from the end
-_MAX_STARTS = 64  # bracket positions tried before giving up on a long, messy output
+_MAX_STARTS = 64
+_OPENING = re.compile(r"[{\[]")  # bracket positions tried before giving up on a long, messy output
 
 
 class JSONExtractError(ValueError):
@@ -46,15 +47,14 @@ def extract_json(text: str | None, *, allow_truncated: bool = False) -> Any:
     text = text.strip()
     if not text:
         raise JSONExtractError("empty output")
-    unthought = _THINK.sub("", text).strip()
-    candidates = [text] + ([unthought] if unthought != text else [])
-    candidates += [m.group(1).strip() for m in _FENCE.finditer(unthought)]
-    for cand in candidates:
+    unthought = _THINK.sub("", text).strip()  # braces inside a reasoning block are not the answer
+    candidates = [unthought] + [m.group(1).strip() for m in _FENCE.finditer(unthought)]
+    for cand in dict.fromkeys([text, *candidates]):
         try:
             return json.loads(cand)
         except json.JSONDecodeError:
             pass
-    for cand in candidates[1:] if unthought != text else candidates:
+    for cand in candidates:
         found = _first_value(cand)
         if found is not None:
             return found[0]
@@ -72,9 +72,10 @@ def _first_value(s: str) -> tuple[Any] | None:
     first_list: tuple[Any] | None = None
     i, tried = 0, 0
     while tried < _MAX_STARTS:
-        start = next((k for k in range(i, len(s)) if s[k] in "{["), None)
-        if start is None:
+        m = _OPENING.search(s, i)
+        if m is None:
             break
+        start = m.start()
         tried += 1
         block = _balanced_block(s, start)
         if block is None:

@@ -120,6 +120,11 @@ class ChatResult:
         return self.error is None
 
     @property
+    def sent(self) -> bool:
+        """False for a call the budget refused before sending it (not a call for accounting)."""
+        return self.error_kind != "budget"
+
+    @property
     def transient(self) -> bool:
         """True when the failure says nothing about this request and a later run may succeed
         (HTTP errors, timeouts, rate limits, broken replies, budget)."""
@@ -548,7 +553,7 @@ class OpenAIClient:
     def _account(self, res: ChatResult) -> None:
         with self._stats_lock:
             s = self.stats
-            if res.error_kind == "budget":  # refused before sending: not a call
+            if not res.sent:
                 s.by_error["budget"] = s.by_error.get("budget", 0) + 1
                 return
             s.calls += 1
