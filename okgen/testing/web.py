@@ -170,6 +170,17 @@ class WebServer:
             self.requests.append(req)
             self._active += 1
             self.max_active = max(self.max_active, self._active)
+        active = True
+
+        def done() -> None:
+            # Before the answer leaves: once the client has it, its next request may arrive while
+            # this thread is still writing, and must not be counted as concurrent with this one.
+            nonlocal active
+            if active:
+                active = False
+                with self._lock:
+                    self._active -= 1
+
         try:
             route = self._pick(req)
             wait = self.latency + route.delay
@@ -178,6 +189,7 @@ class WebServer:
             if route.hang:
                 time.sleep(route.hang_seconds)
                 return
+            done()
             data = route.body.encode("utf-8") if isinstance(route.body, str) else route.body
             h.send_response(route.status)
             headers = {"Content-Type": route.content_type or "text/html; charset=utf-8"}
@@ -200,5 +212,4 @@ class WebServer:
         except (BrokenPipeError, ConnectionResetError):
             pass
         finally:
-            with self._lock:
-                self._active -= 1
+            done()
