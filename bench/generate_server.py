@@ -23,7 +23,7 @@ import datetime as dt
 import sys
 import time
 
-from lean_server import connection_handler
+from lean_server import protocol_factory
 
 from okgen.testing.corpus import make_articles
 from okgen.testing.llm_agents import AgentResponder
@@ -53,10 +53,10 @@ def serve_asyncio(srv: OpenAIServer, latency: float) -> None:
         data = route.body.encode("utf-8") if isinstance(route.body, str) else route.body
         return route.status, {"Content-Type": route.content_type or "application/json", **route.headers}, data
 
-    handle = connection_handler(answer, latency)
+    factory = protocol_factory(answer, latency)
 
     async def main() -> None:
-        server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024, limit=1 << 22)
+        server = await asyncio.get_running_loop().create_server(factory, "127.0.0.1", 0, backlog=1024)
         print(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1", flush=True)
         async with server:
             await server.serve_forever()

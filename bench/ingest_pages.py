@@ -70,7 +70,7 @@ def _serve_asyncio(pages: list[bytes], latency: float, ready, stop, feed: bool =
     import asyncio
     import threading
 
-    from lean_server import connection_handler
+    from lean_server import protocol_factory
 
     robots = b"User-agent: *\nAllow: /\n"
     feed_xml = b""
@@ -85,10 +85,10 @@ def _serve_asyncio(pages: list[bytes], latency: float, ready, stop, feed: bool =
             return 200, {"Content-Type": "text/html; charset=utf-8"}, pages[int(path[3:])]
         return 404, {"Content-Type": "text/plain"}, b"not found"
 
-    handle = connection_handler(answer, latency)
+    factory = protocol_factory(answer, latency)
 
     async def main() -> None:
-        server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024)
+        server = await asyncio.get_running_loop().create_server(factory, "127.0.0.1", 0, backlog=1024)
         port = server.sockets[0].getsockname()[1]
         nonlocal feed_xml
         items = "".join(f"<item><title>Story {i}</title><link>http://127.0.0.1:{port}/p/{i}</link>"

@@ -6,12 +6,11 @@ from __future__ import annotations
 import gzip
 import json
 import socket
-import socketserver
-import threading
 
 import pytest
 
 from okgen.models.openai_api import ChatRequest, OpenAIClient
+from okgen.testing.rawhttp import RawServer
 
 
 def completion(text: str) -> bytes:
@@ -24,47 +23,6 @@ def completion(text: str) -> bytes:
 def chunked(data: bytes, size: int = 7) -> bytes:
     parts = [b"%x\r\n%s\r\n" % (len(data[i:i + size]), data[i:i + size]) for i in range(0, len(data), size)]
     return b"".join(parts) + b"0\r\n\r\n"
-
-
-class RawServer:
-    """Answers each HTTP request on 127.0.0.1 with the next scripted raw bytes (or closes the
-    connection for ``None``), recording each request's first line."""
-
-    def __init__(self, *replies: bytes | None):
-        self.replies = list(replies)
-        self.lines: list[str] = []
-        outer = self
-
-        class Handler(socketserver.StreamRequestHandler):
-            def handle(self) -> None:
-                while True:
-                    line = self.rfile.readline()
-                    if not line:
-                        return
-                    length = 0
-                    while (h := self.rfile.readline()) not in (b"\r\n", b"\n", b""):
-                        k, _, v = h.decode("latin-1").partition(":")
-                        if k.strip().lower() == "content-length":
-                            length = int(v)
-                    self.rfile.read(length)
-                    outer.lines.append(line.decode("latin-1").strip())
-                    reply = outer.replies.pop(0) if outer.replies else None
-                    if reply is None:
-                        return  # the connection closes with no answer
-                    self.wfile.write(reply)
-                    self.wfile.flush()
-
-        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def __enter__(self) -> RawServer:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def ok(body: bytes, *headers: str) -> bytes:

@@ -37,6 +37,9 @@ EXTRACTIVE_NAMES = ("extractive", "extractive-v1")
 # Articles open at once, per call slot: enough for the generator calls to run well ahead of
 # validation, few enough that finished articles are written steadily.
 OPEN_ARTICLES = 4
+# Articles started per event-loop turn at the start of a run, for this many turns.
+START_WAVE = 16
+START_WAVES = 16
 
 
 @dataclass
@@ -220,7 +223,12 @@ async def process_articles(articles: Sequence[Article], agents: Agents, *, n: in
     open_articles = asyncio.Semaphore(max(2, OPEN_ARTICLES * concurrency))
     breaker = breaker or max(10, 2 * concurrency)
 
-    async def one(a: Article) -> None:
+    async def one(i: int, a: Article) -> None:
+        # The first articles start in waves, one event-loop turn apart: a turn runs every ready
+        # task before it polls the sockets, so starting all at once would hold back the first
+        # requests until every article's first request had been prepared.
+        for _ in range(min(i, START_WAVES * START_WAVE) // START_WAVE):
+            await asyncio.sleep(0)
         async with open_articles:
             if state.stopped:
                 state.pending[state.stopped] = state.pending.get(state.stopped, 0) + 1
@@ -249,7 +257,7 @@ async def process_articles(articles: Sequence[Article], agents: Agents, *, n: in
             on_done(result)
 
     try:
-        await asyncio.gather(*(one(a) for a in articles))
+        await asyncio.gather(*(one(i, a) for i, a in enumerate(articles)))
     finally:
         await agents.aclose()
 

@@ -14,8 +14,9 @@ raise for one bad call; each :class:`ChatResult` says what went wrong (``error``
 
 Requests go through the ``openai`` client's own request machinery (auth, base URL, timeouts,
 error classes) with the body built here: its typed-parameter transform costs ~2 ms of CPU per
-call, which at 100+ calls in flight is the bottleneck. Connections are spread over a few
-client instances because one httpx connection pool slows down with many connections.
+call, which at 100+ calls in flight is the bottleneck. Below ``httpx2``, connections are kept by
+okgen's lean HTTP/1.1 transport (:mod:`okgen.models.http1`), shared by every client of the event
+loop: ``httpcore``'s pool costs twice the CPU per request and scans every connection each time.
 
 The ``openai`` package is imported when a request is first sent, not when this module is.
 """
@@ -56,9 +57,6 @@ from okgen.tls import tls_context
 
 log = logging.getLogger(__name__)
 
-# Connections per AsyncOpenAI instance: httpcore's pool scans every connection on each
-# request, so many connections in one pool cost more CPU than the requests themselves.
-SHARD_SIZE = 16
 # Completion tokens assumed for a budget reservation before the client has seen any answer.
 DEFAULT_COMPLETION_ESTIMATE = 512
 # Transient kinds: a retry (now or in a later run) may succeed. Anything else is an answer
@@ -172,28 +170,24 @@ class _Fatal(Exception):
 
 
 class _Pool:
-    """The AsyncOpenAI instances and the semaphore of one event loop."""
+    """The AsyncOpenAI client and the semaphore of one event loop."""
 
     def __init__(self, owner: OpenAIClient, loop: asyncio.AbstractEventLoop):
         self.owner = owner
         self.loop = loop
         self.sem = asyncio.Semaphore(owner.concurrency)
-        self.clients: list[Any] = []
-        self._next = 0
+        self._client: Any = None
 
     def client(self) -> Any:
         # Created on the first network call, so a fully cached run never builds one.
-        if not self.clients:
-            n = max(1, -(-self.owner.concurrency // self.owner.shard_size))
-            self.clients = [self.owner._new_client() for _ in range(n)]
-        c = self.clients[self._next % len(self.clients)]
-        self._next += 1
-        return c
+        if self._client is None:
+            self._client = self.owner._new_client()
+        return self._client
 
     async def close(self) -> None:
-        for c in self.clients:
-            await c.close()
-        self.clients = []
+        if self._client is not None:
+            await self._client.close()
+        self._client = None
 
 
 class OpenAIClient:
@@ -214,7 +208,6 @@ class OpenAIClient:
             ``json`` (JSON mode, then text) or ``text`` (prompt only).
         backoff_base: first backoff in seconds (doubles each retry, with jitter).
         budget: a :class:`Budget` shared with other clients (overrides ``max_cost``).
-        shard_size: connections per underlying AsyncOpenAI instance.
     """
 
     def __init__(
@@ -233,7 +226,6 @@ class OpenAIClient:
         structured: str = "auto",
         backoff_base: float = 0.5,
         budget: Budget | None = None,
-        shard_size: int = SHARD_SIZE,
     ):
         if structured not in ("auto", "json", "text"):
             raise ConfigError(f"structured must be auto, json or text, got {structured!r}")
@@ -263,7 +255,6 @@ class OpenAIClient:
         self.budget = budget if budget is not None else Budget(max_cost)
         self.max_cost = self.budget.limit
         self.backoff_base = backoff_base
-        self.shard_size = max(1, int(shard_size))
         self._mode = {"auto": "structured", "json": "json", "text": "text"}[structured]
         # The cache key uses the mode asked for, not the one a fallback switched to: a rerun
         # starts in the asked-for mode again and must find every answer of the first run.
@@ -342,10 +333,11 @@ class OpenAIClient:
         kw: dict[str, Any] = {}
         factory = getattr(openai, "DefaultAsyncHttpxClient", None)
         if factory is not None:
-            # One TLS context for every shard: building one loads the CA bundle (~50 ms), which a
+            # One TLS context for every client: building one loads the CA bundle (~50 ms), which a
             # plain-http server (a local vLLM) does not wait for.
             plain_http = (self.base_url or "").lower().startswith("http://")
-            kw["http_client"] = factory(verify=tls_context(wait=not plain_http))
+            ctx = tls_context(wait=not plain_http)
+            kw["http_client"] = factory(verify=ctx, **_transport(factory, ctx))
         return openai.AsyncOpenAI(base_url=self.base_url, api_key=self._api_key, max_retries=0, timeout=self.timeout, **kw)
 
     def _cache_request(self, req: ChatRequest, mode: str) -> dict[str, Any]:
@@ -405,32 +397,42 @@ class OpenAIClient:
                 return self._finish(req, hit, mode, cached=True)
         async with pool.sem:
             if limiter is None:
-                return await self._call(pool, req, mode, key, req_text)
-            async with limiter:
-                return await self._call(pool, req, mode, key, req_text)
+                sent = await self._call(pool, req, mode)
+            else:
+                async with limiter:
+                    sent = await self._call(pool, req, mode)
+        if isinstance(sent, ChatResult):
+            return sent
+        raw, mode, retries = sent
+        # The slot is free: let the calls waiting for it go out before this reply is read. When
+        # a burst of replies arrives at once, reading each (parsing, checks, the next prompts)
+        # would otherwise hold every waiting call back until the whole burst is read.
+        await asyncio.sleep(0)
+        if key is not None:
+            # Stored under the key of the mode asked for; the text records the mode used.
+            key_mode = self._key_mode if req.schema is not None else "text"
+            self.cache.put(key, self.model, req_text if mode == key_mode else self._cache_request(req, mode), raw)
+        res = self._finish(req, raw, mode, cached=False)
+        res.retries = retries
+        return res
 
-    async def _call(self, pool: _Pool, req: ChatRequest, mode: str, key: str | None, req_text: str | None) -> ChatResult:
-        """One call holding its concurrency slot: budget check, send with retries, cache, charge."""
-        # The budget is checked once the slot is held, so calls queued behind the limit see the
-        # money spent by the calls before them.
+    async def _call(self, pool: _Pool, req: ChatRequest, mode: str) -> ChatResult | tuple[Any, str, int]:
+        """One call holding its concurrency slot: the budget check, the request with retries,
+        the charge. Returns a failed :class:`ChatResult`, or (raw reply, output mode, retries)."""
+        # The budget is checked once the slot is held, and the call is charged before the slot
+        # is given back, so calls queued behind the limit see the money spent before them.
         estimate = self._estimate(req)
         if not self.budget.try_reserve(estimate):
             return ChatResult(error=f"budget of ${self.budget.limit:.2f} reached", error_kind="budget")
-        res: ChatResult | None = None
+        cost = 0.0
         try:
-            raw, new_mode, retries, res = await self._send_with_retries(pool, req, mode)
-            if res is not None:
-                return res
-            if key is not None:
-                # Stored under the key of the mode asked for; the text records the mode used.
-                key_mode = self._key_mode if req.schema is not None else "text"
-                self.cache.put(key, self.model, req_text if new_mode == key_mode else self._cache_request(req, new_mode), raw)
-            mode = new_mode
-            res = self._finish(req, raw, mode, cached=False)
-            res.retries = retries
-            return res
+            raw, new_mode, retries, failed = await self._send_with_retries(pool, req, mode)
+            if failed is not None:
+                return failed
+            cost = self._cost(raw)
+            return raw, new_mode, retries
         finally:
-            self.budget.settle(estimate, res.cost if res is not None else 0.0)
+            self.budget.settle(estimate, cost)
 
     async def _send_with_retries(self, pool: _Pool, req: ChatRequest, mode: str
                                  ) -> tuple[Any, str, int, ChatResult | None]:
@@ -506,10 +508,7 @@ class OpenAIClient:
                 raise TypeError
         except (KeyError, IndexError, TypeError, AttributeError):
             return ChatResult(error="response has no choices", error_kind="bad_response", cached=cached)
-        usage = raw.get("usage") if isinstance(raw.get("usage"), dict) else {}
-        pt, ct = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
-        details = usage.get("prompt_tokens_details")
-        cached_pt = _count(details.get("cached_tokens")) if isinstance(details, dict) else 0
+        pt, ct, cached_pt = _tokens(raw)
         res = ChatResult(
             text=msg.get("content"),
             finish_reason=choice.get("finish_reason"),
@@ -530,6 +529,10 @@ class OpenAIClient:
         elif req.schema is not None:
             self._parse_into(res, req.schema)
         return res
+
+    def _cost(self, raw: dict[str, Any]) -> float:
+        """USD charged for a reply, from its token usage."""
+        return self.prices.cost(self.model, *_tokens(raw))
 
     def _parse_into(self, res: ChatResult, schema: type[BaseModel]) -> None:
         text = res.text or ""
@@ -596,6 +599,14 @@ def _check_reply(data: Any) -> None:
         raise _Retryable("bad_response", "the reply has no content", None)
 
 
+def _tokens(raw: dict[str, Any]) -> tuple[int, int, int]:
+    """(prompt, completion, cached prompt) tokens of a reply's usage (0 where absent or bad)."""
+    usage = raw.get("usage") if isinstance(raw.get("usage"), dict) else {}
+    details = usage.get("prompt_tokens_details")
+    cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    return _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")), cached
+
+
 def _count(value: Any) -> int:
     """A token count from a reply (0 for anything that is not a non-negative number)."""
     try:
@@ -650,3 +661,28 @@ def client_from_spec(spec: str, **kwargs: Any) -> tuple[OpenAIClient, dict[str, 
 
 __all__ = ["ChatRequest", "ChatResult", "OpenAIClient", "Stats", "Budget", "run_sync", "parse_endpoint_spec",
            "client_from_spec", "TRANSIENT_KINDS"]
+
+
+def _transport(factory: Any, ctx: Any) -> dict[str, Any]:
+    """The HTTP client options that put okgen's lean HTTP/1.1 transport under an ``openai``
+    client on ``httpx2`` (openai 3.x), proxies from the environment still going through
+    ``httpx2``'s own; none (the client's own transport) with an older ``openai`` on ``httpx``,
+    or with ``OKGEN_LLM_TRANSPORT=httpx`` (for comparison, or a server that needs it)."""
+    choice = os.environ.get("OKGEN_LLM_TRANSPORT", "lean").strip().lower() or "lean"
+    if choice not in ("lean", "httpx"):
+        raise ConfigError(f"OKGEN_LLM_TRANSPORT must be lean or httpx, got {choice!r}")
+    if choice == "httpx":
+        return {}
+    try:
+        import httpx2
+        from httpx2._utils import get_environment_proxies
+    except ImportError:  # pragma: no cover - openai before 3.x, on httpx
+        return {}
+    if not (isinstance(factory, type) and issubclass(factory, httpx2.AsyncClient)):
+        return {}  # pragma: no cover - openai before 3.x
+    from okgen.models.http1 import SharedTransport
+
+    # A client given its own transport ignores HTTP_PROXY and friends: mount them as httpx2 would.
+    mounts = {pattern: None if url is None else httpx2.AsyncHTTPTransport(verify=ctx, proxy=url)
+              for pattern, url in get_environment_proxies().items()}
+    return {"transport": SharedTransport(ctx), "mounts": mounts}
