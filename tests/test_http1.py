@@ -222,6 +222,8 @@ def test_transport_choice_from_the_environment(monkeypatch):
     monkeypatch.setenv("OKGEN_LLM_TRANSPORT", "curl")
     with pytest.raises(ConfigError, match="lean or httpx"):
         _transport(factory, None)
+    with pytest.raises(ConfigError, match="lean or httpx"):  # at once, not as a failed call
+        OpenAIClient("m", base_url="http://127.0.0.1:9/v1")
     # With the stock transport the client still works end to end.
     monkeypatch.setenv("OKGEN_LLM_TRANSPORT", "httpx")
     with Server(reply(completion("stock"), "Content-Type: application/json")) as srv:

@@ -229,6 +229,7 @@ class OpenAIClient:
     ):
         if structured not in ("auto", "json", "text"):
             raise ConfigError(f"structured must be auto, json or text, got {structured!r}")
+        transport_choice()  # a bad OKGEN_LLM_TRANSPORT is a config error now, not a failed call later
         self.model = model
         # OPENAI_BASE_URL is what the openai client would use; resolving it here keeps the
         # response cache keyed by the server actually called.
@@ -663,15 +664,24 @@ __all__ = ["ChatRequest", "ChatResult", "OpenAIClient", "Stats", "Budget", "run_
            "client_from_spec", "TRANSIENT_KINDS"]
 
 
+def transport_choice() -> str:
+    """``OKGEN_LLM_TRANSPORT``: ``lean`` (the default) or ``httpx``.
+
+    Raises:
+        ConfigError: any other value.
+    """
+    choice = os.environ.get("OKGEN_LLM_TRANSPORT", "lean").strip().lower() or "lean"
+    if choice not in ("lean", "httpx"):
+        raise ConfigError(f"OKGEN_LLM_TRANSPORT must be lean or httpx, got {choice!r}")
+    return choice
+
+
 def _transport(factory: Any, ctx: Any) -> dict[str, Any]:
     """The HTTP client options that put okgen's lean HTTP/1.1 transport under an ``openai``
     client on ``httpx2`` (openai 3.x), proxies from the environment still going through
     ``httpx2``'s own; none (the client's own transport) with an older ``openai`` on ``httpx``,
     or with ``OKGEN_LLM_TRANSPORT=httpx`` (for comparison, or a server that needs it)."""
-    choice = os.environ.get("OKGEN_LLM_TRANSPORT", "lean").strip().lower() or "lean"
-    if choice not in ("lean", "httpx"):
-        raise ConfigError(f"OKGEN_LLM_TRANSPORT must be lean or httpx, got {choice!r}")
-    if choice == "httpx":
+    if transport_choice() == "httpx":
         return {}
     try:
         import httpx2
