@@ -18,6 +18,8 @@ from okgen.generate import lexicon as lx
 from okgen.generate.spans import NAME_KINDS
 from okgen.generate.text import contains, normalize, parse_date
 
+# Kinds whose distractors are names taken from other articles ("region": a LOC, not a GPE).
+POOL_KINDS = (*NAME_KINDS, "event", "region")
 # Multipliers for numbers: the first group gives the "close" distractor.
 CLOSE_FACTORS = (0.8, 1.25, 0.9, 1.1)
 FAR_FACTORS = (0.5, 0.6, 0.7, 1.4, 1.5, 1.75, 2.0, 2.5, 0.4, 3.0)
@@ -30,7 +32,7 @@ YEAR_SHIFTS = (1, -1, 2, -2, 3, -3, 5, -5)
 class Pool:
     """Same-kind names seen in the day's articles: kind -> {normalised: (text, article ids)}."""
 
-    names: dict[str, dict[str, tuple[str, set[str]]]] = field(default_factory=lambda: {k: {} for k in NAME_KINDS})
+    names: dict[str, dict[str, tuple[str, set[str]]]] = field(default_factory=lambda: {k: {} for k in POOL_KINDS})
 
     def add(self, kind: str, text: str, article_id: str) -> None:
         """Record a name of ``kind`` seen in ``article_id``."""
@@ -49,22 +51,37 @@ class Pool:
 
 
 def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: str, question: str,
-         rng: random.Random, year: int, n: int = 3) -> list[str] | None:
+         rng: random.Random, year: int, n: int = 3, prefer: set[str] | None = None) -> list[str] | None:
     """Choose ``n`` distractors for ``answer``; None when not enough good ones exist.
 
     A distractor never appears in the article or the question (it could be a second right
-    answer), never equals or contains the answer, and at least one is close to it.
+    answer), never equals or contains the answer, and at least one is close to it. Names from
+    the ``prefer`` articles (the same outlet: the same beat) are taken first when enough exist.
     """
     q_norm = normalize(question)
-    a_norm = normalize(answer)
+    a_norm = _bare(answer)
 
     def ok(c: str) -> bool:
-        cn = normalize(c)
+        cn = _bare(c)
         return (cn != a_norm and cn.strip() not in a_norm and a_norm.strip() not in cn
                 and not contains(article_norm, c) and not contains(q_norm, c))
 
-    if kind in NAME_KINDS:
-        cands = [c for c in pool.candidates(kind, article_id) if ok(c)]
+    if kind in POOL_KINDS:
+        bare: dict[str, str] = {}
+        for c in pool.candidates(kind, article_id):
+            if ok(c):
+                bare.setdefault(_bare(c), c)
+        cands = list(bare.values())
+        if prefer:
+            near = [c for c in cands if pool.names[kind][normalize(c)][1] & prefer]
+            if len(near) >= n + 2:
+                cands = near
+        if kind == "org":
+            # Organisations of one class and shape: a ministry among public bodies, an acronym
+            # among acronyms, when the day offers enough of them.
+            same = [c for c in cands if org_class(c) == org_class(answer) and _acronym(c) == _acronym(answer)]
+            if len(same) >= n:
+                cands = same
         if kind == "place":
             # Places of one scale only: a city among cities, not among countries or continents.
             scale = place_scale(answer)
@@ -86,6 +103,12 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
     return out if len(out) == n else None
 
 
+def _bare(text: str) -> str:
+    """Normalised, without a leading article: "The Supreme Court" and "Supreme Court" are one."""
+    n = normalize(text)
+    return n[4:] if n.startswith("the ") else n
+
+
 def _names(answer: str, kind: str, cands: Sequence[str], rng: random.Random, n: int) -> list[str] | None:
     if len(cands) < n:
         return None
@@ -105,14 +128,47 @@ def _names(answer: str, kind: str, cands: Sequence[str], rng: random.Random, n: 
     return [first] + rng.sample(rest, n - 1)
 
 
+GOV_WORDS = frozenset({"Department", "Ministry", "Senate", "House", "Congress", "Parliament", "Court", "Agency",
+                       "Commission", "Council", "Committee", "Party", "Government", "Administration",
+                       "Office", "Bureau", "Authority", "Police", "Army", "Navy", "Forces", "Guard",
+                       "Assembly", "Cabinet", "Treasury", "Pentagon", "Kremlin", "Reserve", "Service",
+                       "FBI", "CIA", "NSA", "DOJ", "DHS", "ICE", "EPA", "FDA", "CDC", "SEC", "FTC",
+                       "FCC", "IRS", "IDF", "NATO", "UN", "EU", "WHO", "IMF"})
+MEDIA_WORDS = frozenset({"News", "Times", "Post", "Journal", "Herald", "Tribune", "Guardian", "Telegraph",
+                         "BBC", "CNN", "NBC", "CBS", "ABC", "NPR", "Reuters", "AP", "Bloomberg", "Press",
+                         "Magazine", "TV", "Radio", "Digital"})
+EDU_WORDS = frozenset({"University", "College", "Institute", "School", "Academy", "Laboratory", "Labs"})
+
+
+def org_class(name: str) -> str:
+    """Coarse class of an organisation name: ``public`` body, ``media``, ``education`` or ``other``
+    (companies, teams, groups), so distractors are of the answer's kind."""
+    words = set(name.replace("'s", "").split())
+    if words & GOV_WORDS:
+        return "public"
+    if words & MEDIA_WORDS:
+        return "media"
+    if words & EDU_WORDS:
+        return "education"
+    return "other"
+
+
+def _acronym(name: str) -> bool:
+    return name.isupper() and len(name) <= 6
+
+
 def place_scale(name: str) -> str:
-    """``continent``, ``country`` or ``local`` (a city, a region, or a place the gazetteer lacks:
-    mostly towns and cities)."""
+    """``continent``, ``country``, ``region``, ``city`` or ``local`` (a place the gazetteer lacks:
+    mostly towns)."""
     n = name.strip()
     if n in lx.CONTINENTS:
         return "continent"
     if n in lx.COUNTRIES or n in lx.PLACE_ACRONYMS or n.removeprefix("the ") in lx.COUNTRIES:
         return "country"
+    if n in lx.REGIONS:
+        return "region"
+    if n in lx.CITIES:
+        return "city"
     return "local"
 
 

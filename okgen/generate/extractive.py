@@ -1,70 +1,72 @@
-"""``extractive-v1``: the offline question generator, the default when no LLM is configured.
+"""``extractive-v2``: the offline question generator on a real NLP pipeline (spaCy).
 
-Deterministic, no network, no downloaded model. For each article it
+Deterministic, no network, no LLM. For each day it
 
-1. splits the text into sentences and keeps informative, self-contained ones (no leading
-   pronoun or "However", balanced quotes, sensible length);
-2. finds typed answer spans (:mod:`okgen.generate.spans`): people, organisations, places, sums
-   of money, percentages, dates, counts, quantities, years;
-3. scores (sentence, span) pairs: kind weight, informative sentence, early in the article, an
-   answer not seen in earlier days' articles (new entities), an answer that is the subject;
-4. turns the sentence into a stand-alone dated question: "Which organisation agreed to buy ...,
-   as reported on November 21, 2026?" when the answer is the subject, otherwise a completion
-   question quoting the statement with a blank; relative days ("on Tuesday") become dates;
-5. draws three same-kind distractors (:mod:`okgen.generate.distractors`) from the day's other
-   articles, or perturbs numbers and dates, all formatted like the answer.
+1. parses every article of the day with the spaCy pipeline (sentences, named entities, the
+   dependency parse) and the earlier pool days' articles with NER only (distractors, novelty);
+2. keeps sentences that read as news statements (:mod:`okgen.generate.sentences`: no
+   boilerplate, no run-together words, no shouting, no menus);
+3. takes typed entities as answers (people by their full name as the article gives it,
+   organisations, countries and cities, events, sums of money, percentages, dates, counts)
+   and builds real questions from the parse (:mod:`okgen.generate.stems`) that name the other
+   actors and the date, cut down to the clause's core so they do not copy the sentence;
+4. ranks them (question form, answer kind, position in the article, new entities first),
+   keeps at most one question per sentence and answer, and draws three distractors of the
+   same entity type and granularity from the day's other stories (people, organisations,
+   places as the articles wrote them) or perturbs numbers and dates in the answer's format
+   (:mod:`okgen.generate.distractors`).
 
-Its questions then go through the same programmatic checks as an LLM's.
+The pipeline's name and version are part of the generator id (``extractive-v2+en_core_web_sm-3.8.0``),
+so a snapshot says which NLP model made it. Its questions then go through the same checks and
+quality gates as an LLM's.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import random
-import re
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from okgen.generate import distractors as dis
 from okgen.generate.agents import AgentSpec
-from okgen.generate.lexicon import BACKREF_START
+from okgen.generate.nlp import load_pipeline, pipeline_id
 from okgen.generate.records import Candidate
-from okgen.generate.spans import NAME_KINDS, Span, find_spans
-from okgen.generate.text import (
-    contains,
-    format_date,
-    normalize,
-    resolve_relative_dates,
-    split_sentences,
-)
+from okgen.generate.sentences import in_gazetteer, usable_sentence, well_formed_name
+from okgen.generate.stems import Stem, answer_kind, make_stem
+from okgen.generate.text import format_date, normalize
 from okgen.hashing import sha256_text
 from okgen.schema import AgentInfo, Article, Decoding
 
 NAME = "extractive"
-MODEL = "extractive-v1"
-WH = {"person": "Who", "org": "Which organisation", "place": "Which place"}
-NOUN = {"person": "person", "org": "organisation", "place": "place", "money": "amount", "percent": "percentage",
-        "date": "date", "count": "number", "quantity": "quantity", "year": "year"}
-BLANK = "____"
-# A dateline before the statement: "LONDON (Reuters) - ", "NAIROBI, Kenya — ".
-_DATELINE = re.compile(r"^[A-Z][A-Z .'-]{2,}(?:,\s*[A-Z][A-Za-z .]+)?\s*(?:\([^)]{1,40}\))?\s*[-\u2013\u2014]\s+")
+VERSION = "extractive-v2"
+# Entity labels whose mentions feed the distractor pool, by the pool kind they fill.
+POOL_LABELS = {"PERSON": "person", "ORG": "org", "GPE": "place", "LOC": "region", "EVENT": "event"}
+# How much each question form is preferred (object and place questions paraphrase the most).
+FORM_WEIGHT = {"object": 0.5, "place": 0.5, "count": 0.5, "amount": 0.5, "date": 0.3, "agent": 0.3,
+               "subject": 0.2}
 
 
 @dataclass
-class _Sentence:
-    index: int
-    text: str
-    spans: list[Span]
+class _Item:
+    stem: Stem
+    sentence_index: int
+    sentence: str
+    score: float
 
 
 @dataclass
 class ExtractivePool:
-    """What the generator knows about the day's articles: names by kind (distractors), the
-    answers already seen on earlier days (novelty) and each article's sentences and spans."""
+    """What the generator knows about the day: same-kind names for distractors, the answers
+    already seen on earlier days (novelty), and each of the day's articles' ranked questions."""
 
     names: dis.Pool = field(default_factory=dis.Pool)
     seen_before: set[str] = field(default_factory=set)
-    sentences: dict[str, list[_Sentence]] = field(default_factory=dict)
+    items: dict[str, list[_Item]] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    by_source: dict[str, set[str]] = field(default_factory=dict)
 
 
 class ExtractiveGenerator:
@@ -73,168 +75,175 @@ class ExtractiveGenerator:
     Args:
         spec: the ``extractive`` agent spec (``agents/generator/extractive.toml``).
         seed: the snapshot seed (distractor sampling).
+        pipeline: spaCy pipeline name (default: the spec's ``[nlp] pipeline``, else ``en_core_web_sm``).
     """
 
-    def __init__(self, spec: AgentSpec, seed: int):
+    def __init__(self, spec: AgentSpec, seed: int, pipeline: str | None = None):
         self.spec = spec
         self.seed = seed
+        nlp_cfg = spec.section("nlp")
+        self.pipeline_name = pipeline or nlp_cfg.get("pipeline") or None
+        self.max_chars = int(nlp_cfg.get("max_chars", 6000))
+        self.pool_chars = int(nlp_cfg.get("pool_chars", 3000))
         s = spec.section("sentences")
+        self.max_index = int(s.get("max_index", 40))
         a = spec.section("answers")
-        self.min_chars = int(s.get("min_chars", 40))
-        self.max_chars = int(s.get("max_chars", 320))
-        self.max_index = int(s.get("max_index", 60))
-        self.weights = {k: float(a.get(k, 0.0)) for k in NOUN}
+        self.weights = {k: float(v) for k, v in a.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         self.max_per_kind = int(a.get("max_per_kind", 2))
-        self.novelty_bonus = float(a.get("novelty_bonus", 0.5))
-        self.subject_bonus = float(a.get("subject_bonus", 0.3))
+        self.novelty_bonus = float(a.get("novelty_bonus", 0.3))
         self.position_penalty = float(a.get("position_penalty", 0.02))
+        self.nlp = load_pipeline(self.pipeline_name)
 
     @property
     def info(self) -> AgentInfo:
-        """Identity for the signature: ``extractive-v1`` and the spec hash."""
-        return AgentInfo(model=MODEL, spec_hash=self.spec.spec_hash, decoding=Decoding(seed=self.seed))
+        """Identity for the signature: ``extractive-v2+<pipeline>-<version>`` and the spec hash."""
+        return AgentInfo(model=f"{VERSION}+{pipeline_id(self.nlp)}", spec_hash=self.spec.spec_hash,
+                         decoding=Decoding(seed=self.seed))
 
     # -- pool ------------------------------------------------------------------------------
     def build_pool(self, articles: Sequence[Article], date: dt.date) -> ExtractivePool:
-        """Index the day's articles (and earlier days' ones, for novelty)."""
+        """Parse the day's articles (full pipeline) and earlier days' ones (NER only, novelty)."""
         pool = ExtractivePool()
-        for a in sorted(articles, key=lambda x: x.id):
-            sents = self._sentences(a)
-            pool.sentences[a.id] = sents
-            for s in sents:
-                for sp in s.spans:
-                    pool.names.add(sp.kind, sp.text, a.id)
-                    if a.date < date:
-                        pool.seen_before.add(normalize(sp.text))
+        today = sorted((a for a in articles if a.date == date), key=lambda x: x.id)
+        earlier = sorted((a for a in articles if a.date != date), key=lambda x: x.id)
+        docs = dict(zip((a.id for a in today),
+                        self.nlp.pipe((_body(a)[:self.max_chars] for a in today), batch_size=32)))
+        disabled = [p for p in self.nlp.pipe_names if p not in ("tok2vec", "ner")]
+        for doc in self.nlp.pipe((_body(a)[:self.pool_chars] for a in earlier), batch_size=64, disable=disabled):
+            pool.seen_before.update(normalize(ent.text) for ent in doc.ents)
+        labels: dict[str, Counter[str]] = defaultdict(Counter)
+        surnames: set[str] = set()
+        mentions: list[tuple[str, str, str]] = []  # (label, text, article id) in usable sentences
+        for a_id, doc in docs.items():
+            for ent in doc.ents:
+                labels[normalize(ent.text)][ent.label_] += 1
+                if ent.label_ == "PERSON" and len(ent.text.split()) >= 2:
+                    surnames.add(normalize(ent.text.split()[-1]))
+            for sent in doc.sents:
+                if usable_sentence(sent):
+                    mentions.extend((e.label_, e.text, a_id) for e in sent.ents if e.label_ in POOL_LABELS)
+        # The day's consensus label of each name: a name tagged PERSON here and ORG there is
+        # trusted as neither; a person's surname is never an organisation or a place.
+        majority = {k: c.most_common(1)[0][0] for k, c in labels.items()
+                    if c.most_common(1)[0][1] >= 0.75 * sum(c.values())}
+        for k in surnames:
+            if majority.get(k) != "PERSON":
+                majority[k] = "PERSON?"
+        counts = Counter((label, normalize(text)) for label, text, _ in mentions)
+        for label, text, a_id in mentions:
+            key = normalize(text)
+            if majority.get(key) != label or not well_formed_name(text, label):
+                continue
+            if counts[(label, key)] < 2 and not (label == "PERSON" and len(text.split()) >= 2):
+                continue  # a one-off mention of a one-word name: too often a tagging error
+            pool.names.add(POOL_LABELS[label], text, a_id)
+        self.majority = majority
+        for a in today:
+            pool.by_source.setdefault(a.source, set()).add(a.id)
+            pool.items[a.id] = self._items(a, docs[a.id], majority, pool)
+            if not pool.items[a.id]:
+                pool.skipped[a.id] = _skip_reason(a, docs[a.id])
         return pool
 
-    def _sentences(self, article: Article) -> list[_Sentence]:
-        out = []
-        for i, (s, e) in enumerate(split_sentences(article.text)):
+    def _items(self, article: Article, doc: Any, majority: dict[str, str], pool: ExtractivePool) -> list[_Item]:
+        full_names = _full_names(doc)
+        date_s = format_date(article.date)
+        items = []
+        for i, sent in enumerate(doc.sents):
             if i >= self.max_index:
                 break
-            text = article.text[s:e]
-            m = _DATELINE.match(text)
-            if m:  # "LONDON (Reuters) - Shares ...": the statement starts after the dateline
-                text = text[m.end():]
-            if not self._usable(text):
+            if not usable_sentence(sent):
                 continue
-            spans = find_spans(text)
-            if not _standalone(text, spans):
-                continue
-            out.append(_Sentence(i, text, spans))
-        return out
-
-    def _usable(self, text: str) -> bool:
-        if not (self.min_chars <= len(text) <= self.max_chars) or "?" in text:
-            return False
-        if not (text[0].isalnum() or text[0] in "\"'\u201c\u2018"):
-            return False  # bullets, list markers
-        if ":" in " ".join(text.split()[:3]):
-            return False  # "Key points: ...", "Q&A: ...": labels, not statements
-        first = text.split(None, 1)[0].strip("\"'\u201c(").rstrip(",")
-        if first in BACKREF_START:
-            return False
-        if text.count('"') % 2 or text.count("\u201c") != text.count("\u201d"):
-            return False
-        head = text.split()[:3]
-        return not all(w.isupper() for w in head)  # datelines, shouting
+            for ent in sent.ents:
+                kind = answer_kind(ent)
+                if kind is None:
+                    continue
+                if kind in ("place", "region"):
+                    if not in_gazetteer(ent.text):
+                        continue  # places okgen is sure of: countries, cities, regions it knows
+                elif ent.label_ in POOL_LABELS and majority.get(normalize(ent.text)) != ent.label_:
+                    continue  # a name the day's articles do not agree on the type of
+                if ent.label_ in POOL_LABELS and not well_formed_name(ent.text, ent.label_):
+                    continue
+                stem = make_stem(sent, ent, kind, date_s)
+                if stem is None:
+                    continue
+                if kind == "person":
+                    full = full_names.get(ent.text)
+                    if full is None:
+                        continue  # "Smith" alone: which Smith? Only names the article gives in full.
+                    stem = Stem(stem.question, stem.kind, full, stem.form)
+                if normalize(stem.answer) in normalize(stem.question):
+                    continue
+                score = (self.weights.get(kind, 0.5) + FORM_WEIGHT.get(stem.form, 0.0)
+                         - self.position_penalty * i
+                         + (self.novelty_bonus if normalize(stem.answer) not in pool.seen_before else 0.0))
+                items.append(_Item(stem, i, sent.text.strip(), score))
+        items.sort(key=lambda it: (-it.score, it.sentence_index, it.stem.question))
+        return items
 
     # -- generation ------------------------------------------------------------------------
     def generate(self, article: Article, n: int, pool: ExtractivePool) -> list[Candidate]:
         """Up to ``n`` candidates about ``article`` (fewer when it offers fewer good facts)."""
-        sents = pool.sentences.get(article.id)
-        if sents is None:
-            sents = self._sentences(article)
+        if article.id not in pool.items:
+            pool = self.build_pool([article], article.date)
         rng = random.Random(int(sha256_text(f"{self.seed}:{article.id}")[:16], 16))
         article_norm = normalize(f"{article.title}\n{article.text}")
         date_s = format_date(article.date)
-        options = []
-        for s in sents:
-            for sp in s.spans:
-                w = self.weights.get(sp.kind, 0.0)
-                if w <= 0 or s.text.count(sp.text) != 1:
-                    continue
-                subject = self._subject_form(s.text, sp) is not None
-                score = (w + 0.15 * min(len(s.spans), 4) - self.position_penalty * s.index
-                         + (self.novelty_bonus if normalize(sp.text) not in pool.seen_before else 0.0)
-                         + (self.subject_bonus if subject else 0.0))
-                options.append((-score, s.index, sp.start, s, sp))
-        options.sort(key=lambda o: o[:3])
         out: list[Candidate] = []
         used_sentences: set[int] = set()
         used_answers: set[str] = set()
-        per_kind: dict[str, int] = {}
-        for _, _, _, s, sp in options:
+        per_kind: Counter[str] = Counter()
+        for item in pool.items[article.id]:
             if len(out) >= n:
                 break
-            key = normalize(sp.text)
-            if s.index in used_sentences or key in used_answers or per_kind.get(sp.kind, 0) >= self.max_per_kind:
+            st = item.stem
+            key = normalize(st.answer)
+            if item.sentence_index in used_sentences or key in used_answers or per_kind[st.kind] >= self.max_per_kind:
                 continue
-            question = self._question(s.text, sp, article.date, date_s)
-            if question is None:
-                continue
-            ds = dis.pick(sp.text, sp.kind, pool=pool.names, article_id=article.id, article_norm=article_norm,
-                          question=question, rng=rng, year=article.date.year)
+            kind = st.kind
+            ds = dis.pick(st.answer, kind, pool=pool.names, article_id=article.id, article_norm=article_norm,
+                          question=st.question, rng=rng, year=article.date.year,
+                          prefer=pool.by_source.get(article.source))
             if ds is None:
                 continue
-            used_sentences.add(s.index)
+            used_sentences.add(item.sentence_index)
             used_answers.add(key)
-            per_kind[sp.kind] = per_kind.get(sp.kind, 0) + 1
+            per_kind[kind] += 1
             out.append(Candidate(
-                article_id=article.id, index=len(out), question=question, choices=[sp.text, *ds],
-                answer=sp.text, short_answer=sp.text, answer_type=sp.kind, evidence=s.text,
-                rationale=f"{article.source_name or article.source} reported on {date_s} that {_lower_first(s.text)}",
+                article_id=article.id, index=len(out), question=st.question, choices=[st.answer, *ds],
+                answer=st.answer, short_answer=st.answer, answer_type=kind, evidence=item.sentence,
+                rationale=f"{article.source_name or article.source} reported on {date_s}: {item.sentence}",
             ))
         return out
 
-    @staticmethod
-    def _subject_form(sentence: str, sp: Span) -> str | None:
-        """The rest of the sentence when the answer is its subject ("X agreed to ..."), else None."""
-        if sp.kind not in NAME_KINDS:
-            return None
-        if sentence[:sp.start].strip() not in ("", "The", "the"):
-            return None
-        rest = sentence[sp.end:]
-        m = re.match(r" ([a-z][a-z'-]*)\b", rest)
-        if m is None or m.group(1) in ("and", "or", "of", "s"):
-            return None
-        return rest.strip().rstrip(".!")
 
-    def _question(self, sentence: str, sp: Span, date: dt.date, date_s: str) -> str | None:
-        # Resolved over the whole sentence (the tense around a weekday decides its direction),
-        # with the answer held out by a mark that no text contains.
-        before, _, after = resolve_relative_dates(f"{sentence[:sp.start]}\x00{sentence[sp.end:]}", date).partition("\x00")
-        rest = self._subject_form(sentence, sp)
-        if rest is not None:
-            q = f"{WH[sp.kind]} {after.strip().rstrip('.!')}, as reported on {date_s}?"
-            frame = q
-        else:
-            statement = (before + BLANK + after).strip().rstrip(".!").replace('"', "'").replace("\u201c", "'").replace("\u201d", "'")
-            q = f'Which {NOUN[sp.kind]} completes this statement from the news of {date_s}: "{statement}"?'
-            frame = q.replace(BLANK, " ")
-        # The answer must not be readable elsewhere in the question (a date equal to the news date).
-        if contains(normalize(frame), sp.text):
-            return None
-        return q
+def _body(article: Article) -> str:
+    """The article text to parse (the title again at its start left out)."""
+    text = article.text
+    title = (article.title or "").strip()
+    if title and text.startswith(title):
+        text = text[len(title):].lstrip(" .:\n")
+    return text
 
 
-_GENERIC_START = re.compile(r"^[\"'\u201c\u2018]?(?:The|This|That|These|Those)\s+(?:[a-z][\w-]*)\b")
-_PRONOUN = re.compile(r"\b(?:he|she|they|him|her|them)\b", re.IGNORECASE)
+def _full_names(doc: Any) -> dict[str, str]:
+    """Each person mention -> the article's full form of that name ("Rose" -> "Justin Rose"),
+    only where the full form is unique in the article."""
+    full: dict[str, set[str]] = defaultdict(set)
+    persons = [e for e in doc.ents if e.label_ == "PERSON"]
+    for e in persons:
+        words = e.text.split()
+        if len(words) >= 2 and well_formed_name(e.text, "PERSON"):
+            full[e.text].add(e.text)
+            full[words[-1]].add(e.text)
+    return {k: next(iter(v)) for k, v in full.items() if len(v) == 1}
 
 
-def _standalone(text: str, spans: list[Span]) -> bool:
-    """Whether a sentence reads on its own: it does not open on a common noun that points back
-    ("The company faces ...", "The largest, built by ...") and every he/she/they follows a name
-    of the sentence ("... she told reporters" with no one named before it points back)."""
-    if _GENERIC_START.match(text):
-        return False
-    m = _PRONOUN.search(text)
-    return m is None or any(sp.kind in ("person", "org") and sp.end <= m.start() for sp in spans)
-
-
-def _lower_first(text: str) -> str:
-    t = text.strip()
-    if len(t) > 1 and t[0].isupper() and t[1].islower() and t.split(None, 1)[0] in ("The", "A", "An"):
-        return t[0].lower() + t[1:]
-    return t
+def _skip_reason(article: Article, doc: Any) -> str:
+    """Why an article gave no question: empty, not English, or no usable statement."""
+    if not article.text.strip():
+        return "empty"
+    if article.language and not article.language.lower().startswith("en"):
+        return "not_english"
+    return "no_usable_statement"

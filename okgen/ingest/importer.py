@@ -8,8 +8,8 @@ objects: ``meta.headline``). Defaults are the field names themselves::
     category = "category"
 
 Dates may be ISO 8601 (with or without time and offset), epoch seconds or RFC 2822. A record
-that lacks text or a date, or whose line is broken, is counted as a failure with its line
-number; a file that is not JSON at all is an error.
+that lacks text, or a date (unless the import names the day: records without a date then belong
+to it), or whose line is broken, is counted as a failure with its line number; a file that is not JSON at all is an error.
 """
 
 from __future__ import annotations
@@ -189,8 +189,11 @@ def iter_records(path: str | Path) -> Iterator[tuple[int, Any]]:
 
 
 def read_dump(path: str | Path, mapping: dict[str, str] | None = None,
-              tz: dt.tzinfo = dt.timezone.utc) -> Iterator[ImportedRecord]:
+              tz: dt.tzinfo = dt.timezone.utc, default_date: dt.date | None = None) -> Iterator[ImportedRecord]:
     """Map every record of a dump; failures come back with their reason, never raised.
+
+    A record without a date takes ``default_date`` when one is given (a dump of one news day
+    whose records carry no date, imported with ``--date``), else it fails as ``missing_date``.
 
     Raises:
         ImportFormatError: the file as a whole is unreadable (see :func:`iter_records`).
@@ -212,7 +215,11 @@ def read_dump(path: str | Path, mapping: dict[str, str] | None = None,
             yield ImportedRecord(line, None, f"missing_text: no {m['text']!r}")
             continue
         if fields.get("date") in (None, ""):
-            yield ImportedRecord(line, None, f"missing_date: no {m['date']!r}")
+            if default_date is not None:
+                day = dt.datetime.combine(default_date, dt.time(0), tz).astimezone(dt.timezone.utc)
+                yield ImportedRecord(line, fields, None, day, True)
+            else:
+                yield ImportedRecord(line, None, f"missing_date: no {m['date']!r}")
             continue
         parsed = parse_date(_get(obj, m["date"]), tz)
         if parsed is None:

@@ -184,7 +184,7 @@ def _run_import(date: dt.date, path: Path, mapping: dict[str, str] | None, cfg: 
     extractor = f"okgen-import=={__version__}"
     now = utcnow()
     seen: set[str] = set()
-    for rec in read_dump(path, eff_mapping, cfg.tz):
+    for rec in read_dump(path, eff_mapping, cfg.tz, default_date=date):
         summary.import_records += 1
         if rec.fields is None:
             code = (rec.error or "error").split(":", 1)[0]

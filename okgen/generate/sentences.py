@@ -1,0 +1,150 @@
+"""Which parsed sentences and entity mentions the offline generator may use.
+
+A sentence is usable when it reads as a news statement: not page furniture (captions, photo
+credits, author bios, newsletter and cookie prompts, "click here", menus of section names),
+not shouting, not broken by extraction (words run together: "theWhite Housefor",
+"adecentralized"), with balanced quotes and brackets, and of a sensible length. A mention is
+well formed when it is a name as an article would print it: capitalised words, no stray
+punctuation, no run-together words, not a shouting fragment.
+
+Run-together words are found with word frequencies (``wordfreq``): a lower-case word unknown to
+English ("adecentralized"), a word with a capital inside it ("upThomas"), or a function word
+glued to a frequent word ("atthe").
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from okgen.generate import lexicon as lx
+
+BOILERPLATE = re.compile(
+    r"\b(?:click here|sign up|subscribe|newsletter|cookie|read more|related:|watch:|listen:|"
+    r"getty images|istock|ap photo|reuters/|afp via|photo:|image:|file photo|\bcredit:|"
+    r"contributed to this report|reached out to|for comment|declined to comment|(?:did not|didn.t) (?:immediately )?respond|"
+    r"is a (?:\w+ )?(?:reporter|writer|editor|correspondent|contributor|producer|journalist)\b|"
+    r"follow (?:him|her|us|them) on|all rights reserved|terms of (?:use|service)|privacy policy|"
+    r"advertisement|sponsored|affiliate|commission|download the|app store|play store|"
+    r"this story (?:has been|was) updated|copyright|\bvideo\b|\bpodcast\b|\bplaylist\b|"
+    r"you can (?:now )?(?:watch|listen|stream)|best deals?|promo code)",
+    re.IGNORECASE)
+FUNCTION_WORDS = ("the", "a", "an", "at", "in", "on", "of", "to", "for", "and", "with", "from", "by", "is")
+KEEP_CAPS = frozenset({"US", "UK", "EU", "UN", "NATO", "AI", "CEO", "FBI", "CIA", "NASA", "GDP", "NHS",
+                       "BBC", "CNN", "NBA", "NFL", "NHL", "MLB", "FIFA", "UEFA", "WHO", "IMF", "G7",
+                       "G20", "OPEC", "LGBTQ", "TV", "PC", "CBS", "NBC", "ABC", "NPR", "DOJ", "ICE",
+                       "DHS", "TSA", "FDA", "CDC", "EPA", "SEC", "FTC", "FCC", "IRS", "NSA", "GOP"})
+
+
+@functools.lru_cache(maxsize=65536)
+def zipf(word: str) -> float:
+    """Zipf frequency of an English word (0 for words English text never uses)."""
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word, "en")
+
+
+def run_together(word: str) -> bool:
+    """Whether ``word`` looks like two words that extraction glued together."""
+    w = word.strip(".,;:!?\"'()[]\u2018\u2019\u201c\u201d")
+    if len(w) < 4 or not w.isalpha():
+        return bool(re.search(r"[a-z]\d|\d[a-z]{3,}", w)) and not re.fullmatch(r"\d+(?:st|nd|rd|th|s|m|bn|km|kg|mph|am|pm)", w)
+    m = re.search(r"[A-Z]{2,}([a-z]{2,})$", w)
+    if m and zipf(m.group(1)) >= 4.0:
+        return True  # "OpenAIand", "USThe"
+    inner = w[1:]
+    if any(c.isupper() for c in inner) and any(c.islower() for c in inner):
+        # "upThomas", "WashingtonThe"; not "McDonald", "iPhone", "YouTube", "OpenAI", "LinkedIn".
+        m = re.search(r"[a-z]{2,}[A-Z][a-z]{2,}", w)
+        if m and (w[0].islower() or zipf(w.lower()) == 0.0):
+            head, tail = re.split(r"(?<=[a-z])(?=[A-Z])", w, maxsplit=1)
+            return zipf(head.lower()) >= 3.0 or zipf(tail.lower()) >= 3.0 and w[0].islower()
+        return False
+    low = w.lower()
+    if not (w.islower() or w.istitle()):
+        return False
+    if len(w) >= 9 and zipf(low) == 0.0 and _splits(low):
+        return True  # "Asreportedby", "milliontravelers"
+    if not w.islower():
+        return False
+    if zipf(w) == 0.0 and len(w) >= 7:
+        return True
+    for fw in FUNCTION_WORDS:
+        if w.startswith(fw) and len(w) - len(fw) >= 3 and zipf(w) < 2.5 and zipf(w[len(fw):]) >= 3.0:
+            return True
+    return False
+
+
+def _splits(word: str, depth: int = 2) -> bool:
+    """Whether ``word`` is two (or three) frequent English words written together."""
+    for i in range(2, len(word) - 1):
+        if zipf(word[:i]) >= 3.5:
+            tail = word[i:]
+            if zipf(tail) >= 3.5 or (depth > 1 and len(tail) >= 4 and _splits(tail, depth - 1)):
+                return True
+    return False
+
+
+def usable_sentence(sent: Any) -> bool:
+    """Whether a parsed sentence (a spaCy ``Span``) can be asked about."""
+    text = sent.text.strip()
+    n = len(sent)
+    if not 6 <= n <= 60 or "?" in text or "\n" in text or not text[:1].isupper():
+        return False
+    if BOILERPLATE.search(text):
+        return False
+    if text.count('"') % 2 or text.count("\u201c") != text.count("\u201d") or text.count("(") != text.count(")"):
+        return False
+    caps = titles = 0
+    for t in sent:
+        if t.is_alpha and t.is_upper and len(t) > 1 and t.text not in KEEP_CAPS:
+            caps += 1
+            if caps >= 3:
+                return False  # "FRED COUPLES DRAINS SHOT": a shouting headline
+        else:
+            caps = 0
+        if t.is_title or (t.is_upper and t.is_alpha):
+            titles += 1
+            if titles >= 7:
+                return False  # "Podcasts Videos Partner Content ...": a menu
+        elif not t.is_punct:
+            titles = 0
+        if t.is_alpha and run_together(t.text):
+            return False
+        if t.like_url or t.like_email or t.text.startswith("@"):
+            return False
+    return any(t.pos_ in ("VERB", "AUX") for t in sent)
+
+
+def well_formed_name(text: str, label: str) -> bool:
+    """Whether an entity mention is a clean name an article would print."""
+    t = text.strip()
+    words = t.split()
+    if not 1 <= len(words) <= 6 or len(t) > 60 or len(t) < 2:
+        return False
+    if re.search(r"[^\w\s.&'\u2019-]", t) or re.search(r"\d", t) and label in ("PERSON", "GPE", "LOC"):
+        return False
+    if t.endswith(("'s", "\u2019s", "-", ".")) and not t.endswith(("Jr.", "Sr.", "Inc.", "Co.", "Corp.", "Ltd.")):
+        return False
+    content = [w for w in words if w.lower() not in ("of", "the", "and", "for", "de", "la", "van", "von", "&", "al", "bin", "da")]
+    if not content or not all(w[:1].isupper() for w in content):
+        return False
+    if re.search(r"['\u2019]s\b", t):
+        return False  # "Lightspeed's AI": a possessive, not a name
+    if label == "PERSON":
+        if not 2 <= len(words) <= 3 or any(w.isupper() and len(w) > 2 for w in words) or "and" in words:
+            return False
+        if words[-1] in lx.ORG_LAST or words[0] in lx.ORG_FIRST:
+            return False  # "Halvorsen Energy" tagged as a person
+    elif sum(w.isupper() and len(w) > 1 for w in words) > 1 and len(words) > 1:
+        return False  # "WORLD WORLD A": shouting, not a name
+    if label in ("GPE", "LOC") and len(t) <= 3 and t not in ("US", "UK", "UAE", "EU", "USA", "DRC"):
+        return False
+    return not any(run_together(w) for w in words)
+
+
+def in_gazetteer(name: str) -> bool:
+    """Whether a place name is a country, city, region or continent okgen's gazetteer knows."""
+    n = name.strip()
+    return n in lx.PLACES or n in lx.PLACE_ACRONYMS or n.removeprefix("the ") in lx.PLACES

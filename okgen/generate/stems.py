@@ -1,0 +1,365 @@
+"""Question stems from a dependency parse: the offline generator's questions.
+
+Given a parsed sentence (a spaCy ``Span``) and one of its named entities as the answer, build a
+real question that asks for that entity and does not copy the sentence:
+
+* the clause is cut down to its core (subject, verb, object, particles and the prepositional
+  phrases that carry names, numbers or places); relative clauses, appositions, adverbial
+  clauses, parentheses and asides are left out, so the stem is shorter than the sentence and
+  rarely shares a long run of ordinary words with the article;
+* the answer's role decides the question form: the subject gives "Who/Which company ... ?",
+  the object gives "Which company did X acquire ... ?" (the auxiliary inverted, or do-support
+  from the verb's lemma and tense), a count gives "How many <noun> ... ?", a sum "How much
+  did X ... ?", a place in a prepositional phrase "In which country did X ... ?", a date
+  "When did X ... ?";
+* the stem must stand alone: its other actors are named (no "he", "the company" with no
+  name), and it is dated with the news day unless it already names a date.
+
+Everything here is deterministic and works on any spaCy English pipeline with a parser and NER.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from okgen.generate import lexicon as lx
+from okgen.generate.text import has_explicit_date
+
+# spaCy NER label -> okgen answer kind (the kinds the distractor sampler and the gates know).
+LABEL_KIND = {"PERSON": "person", "ORG": "org", "GPE": "place", "LOC": "region", "MONEY": "money",
+              "PERCENT": "percent", "DATE": "date", "CARDINAL": "count", "QUANTITY": "quantity",
+              "EVENT": "event"}
+# Reporting verbs: "X said ..." asks nothing about the news; their complement clause is used.
+REPORTING = frozenset({"say", "tell", "add", "note", "write", "explain", "claim", "argue", "insist",
+                       "state", "believe", "think", "suggest", "report", "warn", "ask", "reply"})
+# Dependents of a verb kept in the stem (in sentence order); everything else is left out.
+KEEP_VERB_DEPS = frozenset({"dobj", "dative", "attr", "acomp", "oprd", "prt", "prep", "agent",
+                            "xcomp", "neg", "obj", "iobj"})
+# Inside kept phrases, these subtrees are left out (clauses, asides).
+DROP_DEPS = frozenset({"relcl", "appos", "advcl", "acl", "parataxis", "punct", "cc", "conj", "mark",
+                       "npadvmod", "advmod", "meta", "dep", "intj", "preconj", "predet", "ccomp",
+                       "csubj"})
+PRONOUNS = frozenset({"he", "she", "him", "her", "they", "them", "it", "we", "us", "i", "me", "you",
+                      "this", "that", "these", "those", "his", "hers", "their", "theirs", "its",
+                      "our", "my", "your", "himself", "herself", "itself", "themselves"})
+GENERIC_HEADS = frozenset({"company", "firm", "group", "government", "minister", "official",
+                           "officials", "president", "country", "city", "team", "club", "player",
+                           "man", "woman", "people", "police", "agency", "state", "department",
+                           "authorities", "court", "judge", "report", "study", "company's", "move",
+                           "deal", "plan", "decision", "spokesperson", "spokesman", "spokeswoman",
+                           "source", "sources", "leader", "side", "band", "star", "singer", "actor",
+                           "show", "series", "game", "film", "movie", "book", "album", "project"})
+RELATIVE_DAY = re.compile(r"\b(?:today|yesterday|tomorrow|tonight|this (?:week|month|year)|last (?:week|month|year|night)"
+                          r"|next (?:week|month|year)|(?:on |last |this |next )?(?:Monday|Tuesday|Wednesday|Thursday|Friday"
+                          r"|Saturday|Sunday)(?: (?:morning|afternoon|evening|night))?|earlier this (?:week|month|year))\b",
+                          re.IGNORECASE)
+# Prepositions that ask naturally for a person or an organisation ("With whom did X meet").
+NAME_PREPS = frozenset({"with", "to", "against", "from", "by", "for", "on", "over", "into"})
+MAX_STEM_TOKENS = 24
+
+
+@dataclass(frozen=True)
+class Stem:
+    """A question about one answer span."""
+
+    question: str
+    """The question, ending with "?"."""
+    kind: str
+    """Answer kind (person, org, place, money, percent, date, count, quantity, event)."""
+    answer: str
+    """The answer as the article wrote it."""
+    form: str
+    """Which question form made it: subject, object, count, amount, place, date, agent."""
+
+
+def answer_kind(ent: Any) -> str | None:
+    """The okgen kind of a spaCy entity, or None for entities not used as answers."""
+    kind = LABEL_KIND.get(ent.label_)
+    if kind == "date":
+        text = ent.text
+        if re.fullmatch(r"(?:1[89]|20)\d\d", text):
+            return "year"
+        # Only calendar dates with a month and a day or a year: "Tuesday", "last week" are not answers.
+        if not re.search(rf"\b(?:{'|'.join(lx.MONTHS)})\b", text) or not re.search(r"\d", text):
+            return None
+    # A count is a number that counts a noun ("30 people"), not a rank, a score or a year.
+    if kind == "count" and (ent.root.dep_ != "nummod" or ent.root.head.pos_ != "NOUN"
+                            or not re.fullmatch(r"[\d,.]+(?: (?:million|billion|thousand))?", ent.text)):
+        return None
+    return kind
+
+
+def wh_word(kind: str, answer: str) -> str:
+    """The question word for an answer kind: "Who", "Which country", "Which organisation"..."""
+    if kind == "person":
+        return "Who"
+    if kind == "place":
+        from okgen.generate.distractors import place_scale
+
+        return {"country": "Which country", "city": "Which city", "region": "Which region",
+                "continent": "Which continent"}.get(place_scale(answer), "Which place")
+    return {"org": "Which organisation", "event": "Which event", "region": "Which region", "money": "How much",
+            "percent": "What percentage", "date": "On what date", "year": "In which year",
+            "quantity": "How much", "count": "How many"}[kind]
+
+
+def _subtree_tokens(tok: Any, exclude: frozenset[str] = DROP_DEPS) -> list[Any]:
+    """Tokens of ``tok``'s subtree, without dropped dependents' subtrees and parentheses."""
+    out = [tok]
+    for child in tok.children:
+        if child.dep_ in exclude:
+            continue
+        out.extend(_subtree_tokens(child, exclude))
+    return out
+
+
+def _clause(verb: Any, skip: set[int]) -> list[Any] | None:
+    """The kept right-hand side of ``verb`` (tokens after the verb), or None when it holds a
+    parenthesis or is too long."""
+    toks: list[Any] = []
+    for child in verb.children:
+        if child.i < verb.i or child.dep_ not in KEEP_VERB_DEPS or child.i in skip:
+            continue
+        sub = _subtree_tokens(child)
+        if child.dep_ == "prep" and not any(t.ent_type_ or t.like_num for t in sub) and len(sub) > 4:
+            continue  # a long prepositional phrase without a name or number: detail, not core
+        toks.extend(sub)
+    toks.sort(key=lambda t: t.i)
+    return toks
+
+
+def _text(tokens: list[Any]) -> str:
+    """Tokens joined with their original spacing."""
+    if not tokens:
+        return ""
+    parts = []
+    for i, t in enumerate(tokens):
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        ws = t.whitespace_ if nxt is not None and nxt.i == t.i + 1 else (" " if nxt is not None else "")
+        parts.append(t.text + ws)
+    return "".join(parts).strip()
+
+
+def _named(tokens: list[Any]) -> bool:
+    """Whether a phrase names something (a proper noun or an entity)."""
+    return any(t.pos_ == "PROPN" or t.ent_type_ in ("PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "PRODUCT", "WORK_OF_ART") for t in tokens)
+
+
+def _self_contained(tokens: list[Any]) -> bool:
+    """No pronoun and no generic description that points back to an earlier sentence."""
+    for t in tokens:
+        if t.lower_ in PRONOUNS and t.pos_ in ("PRON", "DET"):
+            return False
+        if t.lower_ in ("the", "this", "that") and t.head.lower_ in GENERIC_HEADS and not _named(list(t.head.subtree)):
+            return False
+    return True
+
+
+def _verb_forms(verb: Any) -> tuple[str, str] | None:
+    """(auxiliary to front, verb form after the subject) for a question about the object:
+    "has ... signed", "did ... sign", "will ... meet"; None for forms that do not invert simply."""
+    auxes = [c for c in verb.children if c.dep_ in ("aux", "auxpass") and c.i < verb.i]
+    if auxes:
+        first = auxes[0]
+        rest = [a.text for a in auxes[1:]] + [verb.text]
+        if any(c.dep_ == "neg" for c in verb.children):
+            return None
+        return first.text.lower(), " ".join(rest)
+    if verb.tag_ == "VBD":
+        return "did", base_form(verb)
+    if verb.tag_ == "VBZ":
+        return "does", base_form(verb)
+    if verb.tag_ == "VBP":
+        return "do", base_form(verb)
+    return None
+
+
+def base_form(verb: Any) -> str:
+    """The verb's base form: the lemma, unless the lemmatizer cut an "-ed" form wrongly
+    ("fined" -> "fin"): then the more frequent English word of the two."""
+    from okgen.generate.sentences import zipf
+
+    lemma, text = verb.lemma_.lower(), verb.text.lower()
+    if text.endswith("ed") and lemma == text[:-2] and zipf(text[:-1]) > zipf(lemma):
+        return text[:-1]
+    return lemma
+
+
+def _clause_verb(ent: Any) -> Any | None:
+    """The verb the entity's phrase depends on (through prepositions and noun modifiers)."""
+    tok = ent.root
+    for _ in range(4):
+        head = tok.head
+        if head.i == tok.i:
+            return None
+        if head.pos_ in ("VERB", "AUX"):
+            return head
+        tok = head
+    return None
+
+
+def _clean(text: str, date_s: str) -> str | None:
+    """Relative days become the news date's wording; None when the stem is unusable."""
+    text = RELATIVE_DAY.sub("", text)
+    text = re.sub(r"\s+([,.;:!?])", r"\1", re.sub(r"\s{2,}", " ", text)).strip(" ,;:-")
+    if not text or '"' in text or "\u201c" in text or "(" in text or ")" in text:
+        return None
+    return text
+
+
+def _finite(verb: Any) -> bool:
+    """Whether the verb heads a finite clause ("signed", "has signed", "will sign"; not "to sign")."""
+    if verb.dep_ in ("xcomp", "acl", "relcl", "advcl", "pcomp", "amod"):
+        return False
+    auxes = [c for c in verb.children if c.dep_ in ("aux", "auxpass")]
+    if any(a.tag_ == "TO" or a.lower_ == "to" for a in auxes):
+        return False
+    return verb.tag_ in ("VBD", "VBZ", "VBP") or any(a.tag_ in ("MD", "VBD", "VBZ", "VBP") for a in auxes)
+
+
+def auxes_of(verb: Any, dep: str) -> list[Any]:
+    """The verb's auxiliaries of one dependency label (``aux``, ``auxpass``)."""
+    return [c for c in verb.children if c.dep_ == dep]
+
+
+def _informative(tokens: list[Any], ent_ids: set[int]) -> bool:
+    """Whether a phrase pins the event down: it names something or gives a number."""
+    return any(t.i not in ent_ids and (t.pos_ == "PROPN" or t.ent_type_ in INFORMATIVE or t.like_num) for t in tokens)
+
+
+INFORMATIVE = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "PRODUCT", "WORK_OF_ART",
+                         "MONEY", "PERCENT", "QUANTITY", "CARDINAL", "LAW"})
+WH_INSIDE = frozenset({"what", "which", "who", "whom", "whose", "where", "when", "why", "how"})
+
+
+def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
+    """A question asking for ``ent`` (an entity of ``sent``), or None when no good one exists."""
+    verb = _clause_verb(ent)
+    inner = None
+    if verb is not None and verb.dep_ == "xcomp" and verb.head.pos_ in ("VERB", "AUX") \
+            and any(c.lower_ == "to" for c in verb.children if c.dep_ == "aux"):
+        inner, verb = verb, verb.head  # "X agreed to buy Y": asked through "agreed to buy"
+    if verb is None or verb.lemma_.lower() in REPORTING or not _finite(verb):
+        return None
+    if verb.lemma_.lower() in ("do", "have", "get") and not any(c.dep_ in ("dobj", "obj") for c in verb.children):
+        return None
+    ent_ids = set(range(ent.start, ent.end))
+    subj = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subj is None:
+        return None
+    subj_toks = _subtree_tokens(subj)
+    subj_toks.sort(key=lambda t: t.i)
+    role = ent.root.dep_
+    in_subject = ent.root.i in {t.i for t in subj_toks}
+
+    if in_subject and (ent.root.i == subj.i or (kind == "count" and ent.root.head.i == subj.i)):
+        rest = _clause(verb, set())
+        if rest is None or not _self_contained(rest) or not _informative(rest, ent_ids):
+            return None
+        auxes = [c for c in verb.children if c.dep_ in ("aux", "auxpass", "neg") and c.i < verb.i]
+        vp = _text(sorted(auxes + [verb], key=lambda t: t.i))
+        if kind == "count":
+            noun = ent.root.head
+            mods = [t for t in subj_toks if t.i not in ent_ids and t.dep_ in ("amod", "compound") and t.head.i == noun.i]
+            head = _text(sorted(mods + [noun], key=lambda t: t.i))
+            body = f"How many {head} {vp} {_text(rest)}"
+            form = "count"
+        elif kind in ("person", "org", "place", "region", "event"):
+            if verb.lemma_.lower() in ("be", "have") and not auxes_of(verb, "auxpass"):
+                return None  # "Who is ...", "Which organisation has ...": background, not news
+            if ent.root.i != subj.i or len(subj_toks) > len(ent) + 1:
+                return None  # "Apple's chief" is not "Apple"
+            wh = wh_word(kind, ent.text)
+            if vp.split()[0].lower() in ("are", "were", "have", "do"):
+                vp = {"are": "is", "were": "was", "have": "has", "do": "does"}[vp.split()[0].lower()] + vp[len(vp.split()[0]):]
+            body = f"{wh} {vp} {_text(rest)}"
+            form = "subject"
+        else:
+            return None
+    else:
+        if in_subject:
+            return None
+        if not _named(subj_toks) or not _self_contained(subj_toks) or len(subj_toks) > 8:
+            return None
+        forms = _verb_forms(verb)
+        if forms is None:
+            return None
+        aux, vform = forms
+        # The phrase that holds the answer: the object, or a prepositional phrase.
+        holder = ent.root
+        while holder.head.i != verb.i:
+            if holder.head.i == holder.i:
+                return None
+            holder = holder.head
+        skip = {holder.i}
+        rest = _clause(verb, skip)
+        if inner is not None and holder.i == inner.i:
+            # The answer sits in the infinitive: "did X agree to buy <answer> ...".
+            holder = ent.root
+            while holder.head.i != inner.i:
+                if holder.head.i == holder.i:
+                    return None
+                holder = holder.head
+            rest = [t for t in rest if t.i != inner.i and t.i not in {x.i for x in inner.subtree}]
+            rest += _clause(inner, {holder.i})
+            rest.sort(key=lambda t: t.i)
+            vform = f"{vform} to {inner.text}"
+        if rest is None or not _self_contained(rest):
+            return None
+        s = _text(subj_toks)
+        if subj_toks[0].pos_ != "PROPN" and subj_toks[0].ent_type_ == "" and s[:1].isupper():
+            s = s[0].lower() + s[1:]  # "Previous meetings ..." inside a question
+        tail = _text(rest)
+        if holder.dep_ in ("dobj", "obj") and (holder.i == ent.root.i or (kind == "count" and ent.root.head.i == holder.i)):
+            if kind == "count":
+                noun = holder
+                mods = [t for t in noun.children if t.dep_ in ("amod", "compound") and t.i not in ent_ids]
+                if any(c.dep_ not in ("nummod", "amod", "compound", "det") for c in noun.children):
+                    return None
+                head = _text(sorted(mods + [noun], key=lambda t: t.i))
+                body = f"How many {head} {aux} {s} {vform} {tail}"
+                form = "count"
+            elif kind in ("person", "org", "place", "region", "event", "money", "quantity"):
+                wh = "Whom" if kind == "person" else wh_word(kind, ent.text)
+                if kind == "person":
+                    wh = "Who"
+                body = f"{wh} {aux} {s} {vform} {tail}"
+                form = "object"
+            else:
+                return None
+        elif holder.dep_ == "prep" and role == "pobj" and ent.root.head.i == holder.i:
+            prep = holder.lower_
+            if kind in ("place", "region") and prep in ("in", "at", "to", "from"):
+                wh = wh_word(kind, ent.text).replace("Which", "which")
+                body = f"{prep.capitalize()} {wh} {aux} {s} {vform} {tail}"
+                form = "place"
+            elif kind == "date" and prep in ("on", "in"):
+                body = f"On what date {aux} {s} {vform} {tail}" if prep == "on" else f"When {aux} {s} {vform} {tail}"
+                form = "date"
+            elif kind == "money" and prep == "for":
+                body = f"For how much {aux} {s} {vform} {tail}"
+                form = "amount"
+            elif kind == "percent" and prep == "by":
+                body = f"By what percentage {aux} {s} {vform} {tail}"
+                form = "amount"
+            elif kind in ("person", "org") and prep in NAME_PREPS:
+                wh = "whom" if kind == "person" else "which organisation"
+                body = f"{prep.capitalize()} {wh} {aux} {s} {vform} {tail}"
+                form = "agent" if prep == "by" else "prep"
+            else:
+                return None
+        else:
+            return None
+    if any(w.lower() in WH_INSIDE for w in re.findall(r"[A-Za-z]+", body)[2:]):
+        return None  # "... was looking what for": a clause the parse got wrong
+    if re.search(r"[\u201c\u201d\u2018\"]|\w[\u2019']\w{2,}", body):
+        return None
+    body = _clean(body, date_s)
+    if body is None or len(body.split()) > MAX_STEM_TOKENS or len(body.split()) < 4:
+        return None
+    body = body.rstrip(".!?,;: ")
+    question = f"{body}?" if has_explicit_date(body) else f"{body}, as reported on {date_s}?"
+    question = question[0].upper() + question[1:]
+    return Stem(question=question, kind=kind, answer=ent.text, form=form)
