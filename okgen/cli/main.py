@@ -92,7 +92,7 @@ class LazyGroup(click.Group):
 def cli(ctx: click.Context, home: str | None, json_out: bool, verbose: int, quiet: bool, debug: bool) -> None:
     """okgen: fresh, leak-free knowledge benchmarks from the day's news.
 
-    Start with `okgen daily` (today's benchmark on the embedded defaults) and
+    Start with `okgen daily` (yesterday's news as a benchmark, on the embedded defaults) and
     `okgen VERB --help` for any verb below.
     """
     from okgen.cli.common import Context, setup_logging

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from okgen.cli.common import echo_json, echo_kv, echo_table, get_ctx, json_option, want_json
+from okgen.cli.common import echo_json, echo_kv, echo_table, get_ctx, json_option, note, want_json
 from okgen.errors import IntegrityError
 
 
@@ -153,7 +153,8 @@ def _check_pubkey(report, folder: Path, pubkey: str | None) -> None:
 @snapshot.command("archive")
 @click.argument("ref")
 @click.option("--out", type=click.Path(dir_okay=False), help="Archive path (default: next to the folder).")
-def archive_cmd(ref: str, out: str | None) -> None:
+@json_option
+def archive_cmd(ref: str, out: str | None, json_out: bool) -> None:
     """Write the deterministic .tar.gz of a snapshot and record its checksum in the catalogue."""
     from okgen.snapshot.archive import make_archive
     from okgen.snapshot.build import register
@@ -164,6 +165,12 @@ def archive_cmd(ref: str, out: str | None) -> None:
     path = Path(out) if out else snap.path.parent / f"{snap.name}.tar.gz"
     make_archive(snap.path, path)
     register(snap, ws, archive=path)
+    if want_json(json_out):
+        from okgen.hashing import sha256_file
+
+        echo_json({"archive": str(path), "bytes": path.stat().st_size, "sha256": sha256_file(path),
+                   "signature": snap.manifest.signature})
+        return
     click.echo(str(path))
 
 
@@ -256,5 +263,6 @@ def build_cmd(date_s: str, generator: str | None, validator: str | None, windows
     if want_json(json_out):
         echo_json({"path": str(snap.path), "signature": snap.manifest.signature, "short": snap.signature.short})
         return
-    click.echo(f"snapshot: {snap.path}", err=True)
+    note(f"snapshot: {snap.path}")
+    note(f"short:    {snap.signature.short}")
     click.echo(snap.manifest.signature)

@@ -25,7 +25,7 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -63,6 +63,9 @@ class DailyOptions:
     sign_key: str | None = None
     no_text: bool = False
     timezone: str = "UTC"
+    # True when the generator came from a flag or okgen.toml; otherwise `force` keeps the
+    # generator (and validator and probes) the date was first built with.
+    generator_chosen: bool = False
 
     @property
     def llm_configured(self) -> bool:
@@ -89,6 +92,7 @@ class DailyOptions:
             if k in vals:
                 v = vals[k]
                 vals[k] = tuple(v) if isinstance(v, list | tuple) else tuple(x.strip() for x in str(v).split(",") if x.strip())
+        vals["generator_chosen"] = "generator" in vals
         if vals.get("validator") in ("", "none"):
             vals["validator"] = None
         if vals.get("publish_to") == "":
@@ -176,6 +180,8 @@ def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions 
     opts = options or DailyOptions.from_config(workspace.config())
     date = date or default_date(opts.timezone)
     with RunLock(workspace.data_dir / "locks" / "daily.lock"), RunState(workspace.db_path) as state:
+        if force:
+            opts = _keep_generator(opts, state.last_done_config(date), date)
         run_id, resumed = state.start_or_resume(date, force=force, config=_public(opts))
         run = state.runs(limit=1, date=date)[0]
         result = DailyResult(date=date, run_id=run_id, status="running", resumed=resumed)
@@ -248,6 +254,19 @@ def run_range(start: dt.date, end: dt.date, workspace: Workspace, options: Daily
             out.append(DailyResult(date=d, run_id=0, status="failed", error=str(e)))
         d += dt.timedelta(days=1)
     return out
+
+
+def _keep_generator(opts: DailyOptions, previous: dict[str, Any] | None, date: dt.date) -> DailyOptions:
+    """With ``force`` and no generator chosen, rebuild with the models the date was built with
+    (a day first made with an LLM is not silently rebuilt by the extractive generator)."""
+    if opts.generator_chosen or not previous or not previous.get("generator"):
+        return opts
+    kept = {k: previous[k] for k in ("generator", "validator") if k in previous}
+    kept["probes"] = tuple(previous.get("probes") or ())
+    if kept["generator"] != opts.generator:
+        log.warning("%s was built with generator %s: --force rebuilds with it (pass --generator to change)",
+                    date, kept["generator"])
+    return replace(opts, **kept)
 
 
 def _public(opts: DailyOptions) -> dict[str, Any]:

@@ -172,6 +172,12 @@ class RunState:
                               r["finished_at"], r["signature"], r["error"], bool(r["forced"]), stages))
         return out
 
+    def last_done_config(self, date: dt.date) -> dict[str, Any] | None:
+        """The options recorded by the latest finished run of ``date`` (None when there is none)."""
+        row = self.conn.execute("SELECT config FROM daily_runs WHERE date = ? AND status = 'done' "
+                                "ORDER BY run_id DESC LIMIT 1", (str(date),)).fetchone()
+        return None if row is None else json.loads(row["config"] or "{}")
+
     def done_dates(self) -> set[dt.date]:
         """Dates with a finished run."""
         return {dt.date.fromisoformat(r[0]) for r in self.conn.execute("SELECT DISTINCT date FROM daily_runs WHERE status = 'done'")}

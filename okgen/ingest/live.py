@@ -135,7 +135,9 @@ class DayRun:
         else:
             s.feeds_failed += 1
             s.failed_feeds.append({"outlet": res.outlet, "url": res.feed_url, "status": res.status, "error": res.error})
-            log.warning("feed %s (%s) failed: %s", res.feed_url, res.outlet, res.error)
+            # One line per feed only with -v: offline, every feed fails alike and the run ends
+            # with one summary line (see ingest.pipeline.failed_feeds_message).
+            log.info("feed %s (%s) failed: %s", res.feed_url, res.outlet, res.error)
 
     # ------------------------------------------------------------------------- entries
     def _feed_date(self, entry: FeedEntry, now: dt.datetime) -> dt.datetime | None:

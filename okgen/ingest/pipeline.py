@@ -97,10 +97,34 @@ def run_ingest(date: dt.date, workspace: Workspace, *, feeds: str | Path | None 
         summary.elapsed_s = time.monotonic() - t0
         store.finish_run(run_id, summary.to_dict())
     log.info("ingest %s (%s): stored %d, %d in all for the date", date, mode, summary.stored, summary.stored_total)
-    if mode != "import" and cfg.fail_when_all_feeds_fail and summary.feeds_total and not summary.feeds_ok:
-        raise IngestError(f"all {summary.feeds_total} feeds failed (first: {summary.failed_feeds[0]['error']}); "
-                          "see the fetch log", summary)
+    if mode != "import" and summary.feeds_failed:
+        message = failed_feeds_message(summary)
+        if cfg.fail_when_all_feeds_fail and summary.feeds_total and not summary.feeds_ok:
+            raise IngestError(message, summary)
+        log.warning("%s", message)
     return summary
+
+
+NETWORK_ERRORS = ("dns_error", "connect_error", "timeout", "blocked_address")
+
+
+def failed_feeds_message(summary: IngestSummary) -> str:
+    """One line for the failed feeds of a run, with what to do when it looks like no network."""
+    failed = summary.failed_feeds
+    first = failed[0]["error"] or f"http_{failed[0]['status']}"
+    what = (f"all {summary.feeds_total} feeds failed" if not summary.feeds_ok
+            else f"{summary.feeds_failed} of {summary.feeds_total} feeds failed")
+    message = f"{what} (first: {failed[0]['url']}: {_one_line(first)}; -v lists each)"
+    offline = sum(1 for f in failed if str(f["error"] or "").startswith(NETWORK_ERRORS))
+    if not summary.feeds_ok and offline == len(failed):
+        message += ("; no network? ingest a news dump with --import FILE or a capture with --replay "
+                    "FILE.warc.gz, or set HTTPS_PROXY/HTTP_PROXY (and NO_PROXY) for a proxy")
+    return message
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 @contextlib.contextmanager

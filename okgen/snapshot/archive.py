@@ -20,6 +20,7 @@ import zlib
 from pathlib import Path, PurePosixPath
 
 from okgen.errors import ArchiveError, OkgenError
+from okgen.files import normal_mode
 
 # Fixed metadata for every entry: 2000-01-01T00:00:00Z, root-less owner, plain modes.
 FIXED_MTIME = 946684800
@@ -48,6 +49,7 @@ def make_archive(folder: str | os.PathLike[str], out: str | os.PathLike[str]) ->
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
     try:
+        normal_mode(tmp)
         with os.fdopen(fd, "wb") as raw:
             with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
                 with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
@@ -165,6 +167,7 @@ def safe_extract(archive: str | os.PathLike[str], dest: str | os.PathLike[str], 
     if final.exists() and not replace:
         raise OkgenError(f"{final} already exists")
     tmp = Path(tempfile.mkdtemp(prefix=f".{top}.", suffix=".extract", dir=dest))
+    normal_mode(tmp)
     root = tmp.resolve()
     try:
         with tarfile.open(archive, mode="r:gz") as tar:

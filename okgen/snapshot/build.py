@@ -14,7 +14,7 @@ from typing import Any
 
 from okgen import __version__
 from okgen.errors import OkgenError
-from okgen.files import write_jsonl
+from okgen.files import normal_mode, write_jsonl
 from okgen.hashing import sha256_file
 from okgen.schema import AgentInfo, Article, FileEntry, Question, SnapshotManifest, utcnow
 from okgen.settings import Workspace
@@ -117,6 +117,7 @@ def build_snapshot(
     out_dir = Path(out_dir) if out_dir is not None else ws.snapshots_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".build-{date}-", dir=out_dir))
+    normal_mode(tmp)
     try:
         nq = write_jsonl(tmp / layout.QUESTIONS, qs)
         nc = write_jsonl(tmp / layout.CORPUS, articles)
