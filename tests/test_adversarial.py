@@ -28,3 +28,78 @@ def test_a_right_declared_charset_is_kept():
     assert decode_html(pl.encode("cp1250"), "windows-1250") == (pl, "cp1250")
     fr = "<p>Le président a annoncé mercredi une réforme du système de santé.</p>"
     assert decode_html(fr.encode("cp1252"), "latin-1") == (fr, "cp1252")
+
+
+# ------------------------------------------------------------------------------ archives
+def _cli(*args, home):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, OKGEN_HOME=str(home), OKGEN_NO_PROGRESS="1")
+    return subprocess.run([sys.executable, "-m", "okgen", *args], capture_output=True, text=True, env=env)
+
+
+def _tampered_copy(snap, tmp_path, change):
+    """A copy of a snapshot folder changed by ``change(folder)``, archived deterministically."""
+    import shutil
+
+    from okgen.snapshot.archive import make_archive
+
+    folder = tmp_path / "src" / snap.name
+    shutil.copytree(snap.path, folder)
+    change(folder)
+    return make_archive(folder, tmp_path / "evil.tar.gz")
+
+
+def test_extract_refuses_a_flipped_byte_and_registers_nothing(make_snapshot, tmp_path):
+    from okgen.snapshot import layout
+
+    snap = make_snapshot()
+
+    def flip(folder):
+        p = folder / layout.QUESTIONS
+        data = bytearray(p.read_bytes())
+        data[100] ^= 0x01
+        p.write_bytes(bytes(data))
+
+    archive = _tampered_copy(snap, tmp_path, flip)
+    home = tmp_path / "other"
+    out = _cli("snapshot", "extract", str(archive), home=home)
+    assert out.returncode == 1 and "does not match its manifest" in out.stderr, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert not (home / "snapshots" / snap.name).exists()
+    assert not (home / "snapshots" / "catalogue.jsonl").exists() or snap.name not in (
+        home / "snapshots" / "catalogue.jsonl").read_text()
+    assert _cli("snapshot", "ls", "--json", home=home).stdout.strip() in ("[]", "")
+
+
+def test_extract_refuses_a_member_the_manifest_does_not_list(make_snapshot, tmp_path):
+    snap = make_snapshot()
+    archive = _tampered_copy(snap, tmp_path, lambda f: (f / "filler.bin").write_bytes(b"\0" * (4 << 20)))
+    home = tmp_path / "other"
+    out = _cli("snapshot", "extract", str(archive), home=home)
+    assert out.returncode == 1 and "not listed in the manifest" in out.stderr
+    assert not (home / "snapshots").exists() or not any((home / "snapshots").rglob("filler.bin"))
+
+
+def test_pull_stays_in_the_publication_folder(make_snapshot, workspace, tmp_path):
+    import json
+
+    import pytest
+
+    from okgen.errors import IntegrityError
+    from okgen.settings import Workspace
+    from okgen.snapshot.publish import publish, pull
+
+    snap = make_snapshot()
+    dest = tmp_path / "pub"
+    publish(snap, str(dest), workspace)
+    secret = tmp_path / "secret.tar.gz"
+    secret.write_bytes(b"outside the publication folder")
+    index = json.loads((dest / "index.json").read_text())
+    for bad in ("../secret.tar.gz", "/etc/passwd", "archives/../../secret.tar.gz"):
+        index["snapshots"][0]["archive"] = bad
+        (dest / "index.json").write_text(json.dumps(index))
+        with pytest.raises(IntegrityError, match="not a file under archives/"):
+            pull(snap.signature.short, str(dest), Workspace(tmp_path / "w2"))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -36,6 +37,8 @@ from okgen.snapshot.verify import verify_folder
 
 log = logging.getLogger(__name__)
 INDEX = "index.json"
+# Where an index entry's archive may be: a plain file name under archives/ (never ../ or /).
+ARCHIVE_PATH = re.compile(r"archives/[A-Za-z0-9_][A-Za-z0-9._-]*\.tar\.gz")
 
 
 def _fs(url: str):
@@ -188,6 +191,10 @@ def pull(ref: str, src: str, workspace: Workspace, *, pubkey: str | Path | None 
     """
     index = read_index(src)
     entry = find_entry(index, ref, prefer_text)
+    archive_path = entry.get("archive")
+    if not isinstance(archive_path, str) or not ARCHIVE_PATH.fullmatch(archive_path):
+        raise IntegrityError(f"{src}/{INDEX}: archive path {archive_path!r} is not a file under archives/ "
+                             "of the publication folder; refusing it")
     fs, root = _fs(src)
     ws = workspace
     ws.snapshots_dir.mkdir(parents=True, exist_ok=True)
@@ -200,7 +207,7 @@ def pull(ref: str, src: str, workspace: Workspace, *, pubkey: str | Path | None 
         digest = sha256_file(local_archive)
         if digest != entry["sha256"]:
             raise IntegrityError(f"{entry['archive']}: SHA-256 {digest[:12]}… differs from the index ({entry['sha256'][:12]}…); refusing it")
-        folder = safe_extract(local_archive, Path(tmpdir) / "x")
+        folder = safe_extract(local_archive, Path(tmpdir) / "x", verify=False)  # verified just below
         rep = verify_folder(folder, parse_any(entry["signature"]))
         if not rep.ok:
             raise IntegrityError(f"{entry['archive']}: {rep.problems[0]}")
