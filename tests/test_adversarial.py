@@ -103,3 +103,59 @@ def test_pull_stays_in_the_publication_folder(make_snapshot, workspace, tmp_path
         (dest / "index.json").write_text(json.dumps(index))
         with pytest.raises(IntegrityError, match="not a file under archives/"):
             pull(snap.signature.short, str(dest), Workspace(tmp_path / "w2"))
+
+
+# ------------------------------------------------------------------------------ references, disks
+def test_a_long_reference_and_a_short_prefix_get_clear_messages(make_snapshot, workspace):
+    snap = make_snapshot()
+    long = "ab" * 150
+    for verb in ("show", "verify"):
+        out = _cli("snapshot", verb, long, home=workspace.home)
+        assert out.returncode == 1 and out.stderr.startswith("okgen: error: no snapshot matches"), out.stderr
+        assert "(300 characters)" in out.stderr and "internal error" not in out.stderr
+    prefix = snap.manifest.content_hash[:4]
+    for record in workspace.signatures_dir.glob("*.json"):  # the folder-only fallback too
+        record.unlink()
+    out = _cli("snapshot", "show", prefix, home=workspace.home)
+    assert out.returncode == 1 and "6 or more hex digits" in out.stderr
+    assert _cli("snapshot", "show", snap.manifest.content_hash[:6], home=workspace.home).returncode == 0
+
+
+def _mount_tmpfs(path, *options):
+    import subprocess
+
+    import pytest
+
+    path.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", ",".join(options), "tmpfs", str(path)], capture_output=True)
+    if r.returncode != 0:
+        pytest.skip("mounting a small tmpfs needs root (CAP_SYS_ADMIN)")
+    return path
+
+
+def test_full_disk_and_read_only_folder_are_clear_one_line_errors(make_snapshot, workspace, tmp_path):
+    import subprocess
+
+    snap = make_snapshot()
+    full = _mount_tmpfs(tmp_path / "full", "size=64k")
+    try:  # fill it up
+        with open(full / "filler", "wb") as f:
+            while True:
+                f.write(b"\0" * 4096)
+                f.flush()
+    except OSError:
+        pass
+    ro = _mount_tmpfs(tmp_path / "ro", "ro", "size=64k")
+    try:
+        out = _cli("snapshot", "archive", snap.name, "--out", str(full / "a.tar.gz"), home=workspace.home)
+        assert out.returncode == 1, out.stderr
+        assert out.stderr.startswith("okgen: error: no space left on the device") and "rerun" in out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1
+        out = _cli("snapshot", "archive", snap.name, "--out", str(ro / "a.tar.gz"), home=workspace.home)
+        assert out.returncode == 1 and out.stderr.startswith("okgen: error: read-only file system"), out.stderr
+        out = _cli("snapshot", "ls", home=ro)  # a read-only workspace
+        assert "internal error" not in out.stderr
+    finally:
+        for m in (full, ro):
+            subprocess.run(["umount", str(m)], capture_output=True)
+    assert snap.path.is_dir() and (snap.path / "manifest.json").is_file()  # nothing lost

@@ -143,12 +143,18 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
     except BrokenPipeError:
         sys.exit(0)
-    except Exception as e:  # a bug: still one line unless --debug
+    except Exception as e:  # a bug (or a full disk, a read-only workspace): one line unless --debug
+        from okgen.errors import describe_os_error
+
         if debug:
             traceback.print_exc()
         else:
             logging.getLogger("okgen").debug("internal error", exc_info=True)
-        click.echo(f"okgen: internal error: {type(e).__name__}: {_one_line(str(e))} (rerun with --debug for the traceback)", err=True)
+        known = describe_os_error(e)
+        if known is not None:
+            click.echo(f"okgen: error: {known}", err=True)
+        else:
+            click.echo(f"okgen: internal error: {type(e).__name__}: {_one_line(str(e))} (rerun with --debug for the traceback)", err=True)
         sys.exit(1)
     finally:
         if previous is not None:

@@ -96,13 +96,13 @@ def verify(ref: str, pubkey: str | None, json_out: bool) -> None:
     """
     from okgen.signature import looks_like_signature, parse_any
     from okgen.snapshot.archive import safe_extract
-    from okgen.snapshot.store import catalogue, resolve
+    from okgen.snapshot.store import catalogue, path_exists, resolve
     from okgen.snapshot.verify import verify_folder
 
     ws = get_ctx().workspace
     p = Path(ref).expanduser()
     archive_problem = None
-    if not looks_like_signature(ref) and p.is_file():
+    if not looks_like_signature(ref) and path_exists(p) and p.is_file():
         with tempfile.TemporaryDirectory(prefix="okgen-verify-") as tmp:
             folder = safe_extract(p, tmp, verify=False)  # the report below lists every problem
             report = verify_folder(folder)

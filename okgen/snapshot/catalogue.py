@@ -19,7 +19,7 @@ from okgen.files import atomic_write_text, pretty_json, read_model_json
 from okgen.schema import Record, utcnow
 from okgen.signature import Signature, looks_like_signature, parse_any
 
-_HEX_PREFIX = re.compile(r"^[0-9a-f]{6,64}$")
+HEX_PREFIX = re.compile(r"^[0-9a-f]{6,64}$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -123,10 +123,13 @@ class Catalogue:
             # A date: the newest snapshot of that day (entries are sorted newest first).
             same_day = [e for e in entries if str(e.date) == ref]
             matches = same_day[:1]
-        if not matches and _HEX_PREFIX.match(ref):
+        if not matches and HEX_PREFIX.match(ref):
             matches = [e for e in entries if e.content_hash.startswith(ref)]
         if not matches:
-            raise NotFoundError(f"no snapshot matches {ref!r} in {self.folder}")
+            shown = ref if len(ref) <= 80 else f"{ref[:60]}... ({len(ref)} characters)"
+            hint = ("; a hash prefix needs 6 or more hex digits" if re.fullmatch(r"[0-9a-f]{1,5}", ref)
+                    else "; okgen snapshot ls lists them (by date, name, signature or a 6+ hex-digit hash prefix)")
+            raise NotFoundError(f"no snapshot matches {shown!r} in {self.folder}{hint}")
         if len(matches) > 1:
             names = ", ".join(e.name for e in matches[:5])
             raise NotFoundError(f"{ref!r} matches {len(matches)} snapshots ({names}); give the full signature")

@@ -32,6 +32,7 @@ from okgen.signature import looks_like_signature, parse_any
 from okgen.snapshot import layout
 from okgen.snapshot.archive import make_archive, safe_extract
 from okgen.snapshot.build import register
+from okgen.snapshot.catalogue import HEX_PREFIX
 from okgen.snapshot.store import Snapshot
 from okgen.snapshot.verify import verify_folder
 
@@ -171,7 +172,8 @@ def find_entry(index: dict[str, Any], ref: str, prefer_text: bool = True) -> dic
         long = parse_any(ref).snapshot_signature().format()
         matches = [e for e in entries if e.get("signature") == long]
     else:
-        matches = [e for e in entries if e.get("name") == ref or str(e.get("content_hash", "")).startswith(ref.lower())]
+        matches = [e for e in entries if e.get("name") == ref
+                   or (HEX_PREFIX.match(ref) and str(e.get("content_hash", "")).startswith(ref))]
     if not matches:
         raise NotFoundError(f"no published snapshot matches {ref!r}")
     names = {e["name"] for e in matches}

@@ -12,7 +12,7 @@ from okgen.schema import Article, Question, SnapshotManifest
 from okgen.settings import Workspace
 from okgen.signature import Signature, looks_like_signature
 from okgen.snapshot import layout
-from okgen.snapshot.catalogue import Catalogue, CatalogueEntry
+from okgen.snapshot.catalogue import HEX_PREFIX, Catalogue, CatalogueEntry
 
 
 class Snapshot:
@@ -75,6 +75,14 @@ class Snapshot:
         return [a for a in self.corpus if start < a.date <= d]
 
 
+def path_exists(p: Path) -> bool:
+    """``p.exists()``, False for a string that cannot be a path (too long, NUL byte)."""
+    try:
+        return p.exists()
+    except (OSError, ValueError):
+        return False
+
+
 def list_snapshots(ws: Workspace) -> list[tuple[CatalogueEntry | None, Snapshot | None]]:
     """Every snapshot known to the workspace: catalogue records and folders without one."""
     cat = catalogue(ws)
@@ -113,7 +121,7 @@ def resolve(ref: str, ws: Workspace | None = None, *, extract: bool = True) -> S
     ws = ws or Workspace.from_env()
     ref = str(ref).strip()
     p = Path(ref).expanduser()
-    if not looks_like_signature(ref) and p.exists():
+    if not looks_like_signature(ref) and path_exists(p):
         if p.is_dir():
             return Snapshot(p)
         if p.name.endswith((".tar.gz", ".tgz")):
@@ -127,7 +135,7 @@ def resolve(ref: str, ws: Workspace | None = None, *, extract: bool = True) -> S
     except NotFoundError:
         # A folder in snapshots/ that was copied in without a catalogue record.
         for _, snap in list_snapshots(ws):
-            if snap is not None and (snap.name == ref or snap.manifest.content_hash.startswith(ref.lower())
+            if snap is not None and (snap.name == ref or (HEX_PREFIX.match(ref) and snap.manifest.content_hash.startswith(ref))
                                      or (looks_like_signature(ref) and _same_signature(snap, ref))):
                 register(snap, ws)
                 return snap
