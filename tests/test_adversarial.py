@@ -159,3 +159,39 @@ def test_full_disk_and_read_only_folder_are_clear_one_line_errors(make_snapshot,
         for m in (full, ro):
             subprocess.run(["umount", str(m)], capture_output=True)
     assert snap.path.is_dir() and (snap.path / "manifest.json").is_file()  # nothing lost
+
+
+# ------------------------------------------------------------------------------ configuration
+def test_unknown_section_of_okgen_toml_is_refused(tmp_path):
+    import pytest
+
+    from okgen.errors import ConfigError
+    from okgen.settings import Workspace
+
+    ws = Workspace(tmp_path)
+    (tmp_path / "okgen.toml").write_text('[dialy]\nfeeds = "x.toml"\n')
+    with pytest.raises(ConfigError, match=r"unknown section \[dialy\].*did you mean \[daily\]"):
+        ws.config()
+    out = _cli("daily", "--date", "2026-11-21", home=tmp_path)
+    assert out.returncode == 1 and "unknown section [dialy]" in out.stderr
+    (tmp_path / "okgen.toml").write_text('[ingest]\ntimezone = "UTC"\n[daily]\nwindows = [1]\n')
+    assert set(ws.config()) == {"ingest", "daily"}
+
+
+def test_every_model_spec_is_checked_before_any_work(tmp_path):
+    cases = [
+        (["--generator", "openai/x,base_url=ftp://x"], "base_url must start with http"),
+        (["--generator", "openai/x,bogus=1"], "unknown option 'bogus'"),
+        (["--validator", "openai/v,colour=red"], "unknown option 'colour'"),
+        (["--probe", "hf/Qwen/x"], "the 'hf' backend is for okgen eval"),
+        (["--generator", "openai/x,temperature"], "expected key=value"),
+    ]
+    for args, message in cases:
+        out = _cli("daily", "--date", "2026-11-21", *args, home=tmp_path)
+        assert out.returncode == 1 and message in out.stderr, (args, out.stderr)
+        assert "no API key" not in out.stderr
+        assert not (tmp_path / "data").exists()  # refused before the ingest (nothing fetched or stored)
+    from okgen.daily.pipeline import DailyOptions
+
+    spec = "openai/x,base_url=http://127.0.0.1:9/v1,temperature=0.2,max_retries=1"
+    assert DailyOptions.from_config({}, generator=spec, validator=spec, probes=(spec,)).generator == spec

@@ -131,7 +131,37 @@ def _checked(vals: dict[str, Any]) -> dict[str, Any]:
         from okgen.daily.scheduler import parse_tz
 
         parse_tz(out["timezone"])
+    check_model_specs(out.get("generator"), out.get("validator"), out.get("probes") or ())
     return out
+
+
+def check_model_specs(generator: str | None, validator: str | None, probes: Sequence[str] = ()) -> None:
+    """Check every model spec of a run before any work starts (a bad one would otherwise be
+    found after the whole ingest): the shape, the backend, each option's name and base_url.
+
+    Raises:
+        ConfigError: the first bad spec, naming the option and the known ones.
+    """
+    from okgen.models.openai_api import CLIENT_OPTIONS
+    from okgen.models.registry import parse_model_spec
+    from okgen.schema import Decoding
+
+    known = sorted({*CLIENT_OPTIONS, *Decoding.model_fields})
+    roles = [("--generator", generator), ("--validator", validator), *(("--probe", p) for p in probes)]
+    for flag, spec in roles:
+        if spec is None or spec in ("", "none") or (flag == "--generator" and spec in EXTRACTIVE):
+            continue
+        ms = parse_model_spec(spec)
+        if ms.backend != "openai":
+            what = "'extractive' or " if flag == "--generator" else ""
+            raise ConfigError(f"{flag} {spec!r}: use {what}openai/MODEL[,base_url=URL,...] "
+                              f"(the {ms.backend!r} backend is for okgen eval)")
+        for key, value in ms.options.items():
+            if key not in known:
+                raise ConfigError(f"{flag} {spec!r}: unknown option {key!r} (known: {', '.join(known)})")
+            if key == "base_url" and not str(value).lower().startswith(("http://", "https://")):
+                raise ConfigError(f"{flag} {spec!r}: base_url must start with http:// or https:// "
+                                  "(e.g. http://127.0.0.1:8000/v1)")
 
 
 @dataclass
