@@ -132,6 +132,10 @@ class DayRun:
             s.feeds_ok += 1
             s.feeds_not_modified += int(res.not_modified)
             s.feeds_bozo += int(res.bozo)
+            if res.truncated:
+                s.feeds_truncated += 1
+                log.warning("feed %s (%s) is truncated (%s): read %d entries; later ones are missing",
+                            res.feed_url, res.outlet, res.bozo_reason, len(res.entries))
         else:
             s.feeds_failed += 1
             s.failed_feeds.append({"outlet": res.outlet, "url": res.feed_url, "status": res.status, "error": res.error})
