@@ -247,13 +247,23 @@ def test_no_text_release_hydrates_back_to_the_original(site, tmp_path):
 
     web.set(path_of[changed.url], Route(body=article_html(changed.title, changed.text + " A correction was appended later today.")))
     web.set(path_of[gone.url], Route(status=410, body="gone"))
-    rep = json.loads(okgen(ws3, "--json", "hydrate", sig.short).stdout)
-    assert not rep["complete"]
+    hyd = okgen(ws3, "--json", "hydrate", sig.short)
+    assert hyd.returncode == 1 and "2 text(s) still missing" in hyd.stderr
+    rep = json.loads(hyd.stdout)
+    assert not rep["complete"] and rep["refused"] == []
     assert [c["id"] for c in rep["changed"]] == [changed.id] and [v["id"] for v in rep["vanished"]] == [gone.id]
     after = resolve(sig.short, ws3)
     assert not after.manifest.text_included
     assert sum(not a.text_omitted for a in after.corpus) == len(corpus) - 2
     assert okgen(ws3, "snapshot", "verify", sig.short).returncode == 0
+    # Fetches okgen itself refuses (loopback is not allowed by default) are not "vanished".
+    ws4 = Workspace(tmp_path / "ws4")
+    assert okgen(ws4, "pull", sig.short, "--from", str(dest), "--no-text").returncode == 0
+    hyd = okgen(ws4, "--json", "hydrate", sig.short)
+    rep = json.loads(hyd.stdout)
+    assert hyd.returncode == 1 and "refused" in hyd.stderr.splitlines()[-1]
+    assert len(rep["refused"]) == len(corpus) and rep["vanished"] == [] and rep["matched"] == 0
+    assert {r["reason"] for r in rep["refused"]} == {"blocked_address"}
 
 
 def test_gc_keeps_recent_days_and_every_snapshot(site, tmp_path):
