@@ -157,8 +157,7 @@ def _check_pubkey(report, folder: Path, pubkey: str | None) -> None:
 def archive_cmd(ref: str, out: str | None, json_out: bool) -> None:
     """Write the deterministic .tar.gz of a snapshot and record its checksum in the catalogue."""
     from okgen.snapshot.archive import make_archive
-    from okgen.snapshot.build import register
-    from okgen.snapshot.store import resolve
+    from okgen.snapshot.store import register, resolve
 
     ws = get_ctx().workspace
     snap = resolve(ref, ws)
@@ -180,8 +179,7 @@ def archive_cmd(ref: str, out: str | None, json_out: bool) -> None:
 def extract(archive: str, dest: str | None) -> None:
     """Safely extract a snapshot archive and register it in the catalogue."""
     from okgen.snapshot.archive import safe_extract
-    from okgen.snapshot.build import register
-    from okgen.snapshot.store import Snapshot
+    from okgen.snapshot.store import Snapshot, register
 
     ws = get_ctx().workspace
     folder = safe_extract(archive, Path(dest) if dest else ws.snapshots_dir)

@@ -128,7 +128,7 @@ def _checked(vals: dict[str, Any]) -> dict[str, Any]:
         if out.get(key) is not None and not isinstance(out[key], str):
             raise fail(key, "expected a string")
     if "timezone" in out:
-        from okgen.daily.scheduler import parse_tz
+        from okgen.daily.times import parse_tz
 
         parse_tz(out["timezone"])
     check_model_specs(out.get("generator"), out.get("validator"), out.get("probes") or ())

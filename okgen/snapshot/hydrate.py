@@ -92,7 +92,7 @@ def hydrate(snapshot: Snapshot, workspace: Workspace, *, config: Any = None, pro
             new.append(a.model_copy(update={"text": got["text"], "text_omitted": False}))
     all_text = all(not a.text_omitted for a in new)
     snap = rewrite_corpus(snapshot, new, snapshot.path, text_included=all_text)
-    from okgen.snapshot.build import register
+    from okgen.snapshot.store import register
 
     register(snap, workspace)
     return snap, report

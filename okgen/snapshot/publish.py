@@ -31,9 +31,8 @@ from okgen.settings import Workspace
 from okgen.signature import looks_like_signature, parse_any
 from okgen.snapshot import layout
 from okgen.snapshot.archive import make_archive, safe_extract
-from okgen.snapshot.build import register
 from okgen.snapshot.catalogue import HEX_PREFIX
-from okgen.snapshot.store import Snapshot
+from okgen.snapshot.store import Snapshot, register
 from okgen.snapshot.verify import verify_folder
 
 log = logging.getLogger(__name__)
