@@ -99,6 +99,7 @@ def test_daily_extractive_end_to_end(site, tmp_path):
         "ingest": "done", "generate": "done", "snapshot": "done", "index": "done", "publish": "skipped"}
 
 
+@pytest.mark.slow
 def test_daily_with_local_llm_and_publish(site, tmp_path):
     from okgen.testing.llm_agents import AgentResponder
     from okgen.testing.openai_server import OpenAIServer
@@ -191,6 +192,7 @@ def test_second_concurrent_run_is_refused(site, tmp_path):
     assert len(out.stderr.strip().splitlines()[-1:]) == 1 and "Traceback" not in out.stderr
 
 
+@pytest.mark.slow
 def test_backfill_from_replayed_captures(site, tmp_path):
     articles, feeds, web = site
     ws = Workspace(tmp_path / "ws")
@@ -212,6 +214,7 @@ def test_backfill_from_replayed_captures(site, tmp_path):
         assert [q.id for q in a.questions] == [q.id for q in b.questions]
 
 
+@pytest.mark.slow
 def test_no_text_release_hydrates_back_to_the_original(site, tmp_path):
     from okgen.snapshot import layout
     from okgen.testing.web import Route
@@ -266,6 +269,7 @@ def test_no_text_release_hydrates_back_to_the_original(site, tmp_path):
     assert {r["reason"] for r in rep["refused"]} == {"blocked_address"}
 
 
+@pytest.mark.slow
 def test_gc_keeps_recent_days_and_every_snapshot(site, tmp_path):
     from okgen.daily.gc import collect_garbage
     from okgen.ingest.store import ArticleStore
@@ -302,6 +306,7 @@ def test_gc_keeps_recent_days_and_every_snapshot(site, tmp_path):
     assert json.loads(cli.stdout)["dry_run"] is True
 
 
+@pytest.mark.slow
 def test_stages_one_by_one_match_daily(site, tmp_path):
     """ingest, then snapshot build (which generates), then index build: the same questions as daily."""
     _, feeds, _ = site

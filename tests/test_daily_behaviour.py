@@ -48,6 +48,7 @@ def test_offline_daily_is_one_line_with_what_to_do(tmp_path):
     assert sum("feed http://127.0.0.1" in ln for ln in verbose.stderr.splitlines()) == 6  # -v lists each
 
 
+@pytest.mark.slow
 def test_quiet_daily_and_the_short_signature(site, tmp_path):
     _, feeds, _ = site
     ws = Workspace(tmp_path / "ws")
@@ -62,6 +63,7 @@ def test_quiet_daily_and_the_short_signature(site, tmp_path):
     assert Signature.parse(quiet.stdout.strip()).content_hash == sig.content_hash
 
 
+@pytest.mark.slow
 def test_force_keeps_the_llm_generator_of_the_day(site, tmp_path):
     from okgen.testing.llm_agents import AgentResponder
     from okgen.testing.openai_server import OpenAIServer
