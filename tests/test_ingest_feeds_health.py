@@ -49,3 +49,26 @@ def test_ingest_warns_about_a_truncated_feed(tmp_path, caplog):
     assert summary.feeds_truncated == 1 and summary.feeds_ok == len(site.outlets)
     assert any("is truncated" in r.getMessage() and outlet in r.getMessage() for r in caplog.records)
     assert any("truncated" in str(v) for _, v in summary.rows())
+
+
+def test_stored_text_does_not_repeat_the_title(tmp_path):
+    from okgen.ingest.store import ArticleStore
+
+    articles, _ = make_articles(6, DAY, days=1, seed=8)
+    web = WebServer().start()
+    try:
+        site = NewsSite(articles).install(web)
+        feeds = tmp_path / "feeds.toml"
+        feeds.write_text(site.feed_list_toml())
+        ws = Workspace(tmp_path / "ws")
+        summary = run_ingest(DAY, ws, feeds=feeds, config=fast_ingest_config())
+    finally:
+        web.stop()
+    assert summary.stored == len(articles)
+    with ArticleStore(ws.db_path) as store:
+        stored = store.articles_between(DAY - dt.timedelta(days=1), DAY)
+    assert len(stored) == len(articles)
+    originals = {x.title: x for x in articles}
+    for a in stored:
+        # The body is the article's text, not headline + text (the headline has its own field).
+        assert " ".join(a.text.split()) == " ".join(originals[a.title].text.split()), a.title

@@ -176,6 +176,16 @@ def _declared_language(html: str) -> str | None:
     return None
 
 
+def strip_title(text: str, *titles: str | None) -> str:
+    """``text`` without a first line that repeats the headline (trafilatura keeps the page's
+    ``<h1>``; the title is stored in its own field, so the body would say it twice)."""
+    first, sep, rest = text.partition("\n")
+    norm = " ".join(first.split()).casefold()
+    if sep and norm and any(t and norm == " ".join(t.split()).casefold() for t in titles):
+        return rest.lstrip("\n")
+    return text
+
+
 def extract_page(body: bytes | str, url: str | None = None, header_charset: str | None = None,
                  options: ExtractOptions | None = None) -> dict[str, Any]:
     """Extract one page's text and metadata (the extraction step; runs in a worker process).
@@ -203,7 +213,7 @@ def extract_page(body: bytes | str, url: str | None = None, header_charset: str 
     }
     doc = trafilatura.bare_extraction(html, url=url, **opts.trafilatura_kwargs())
     if doc is not None:
-        text = doc.text or ""
+        text = strip_title(doc.text or "", doc.title)
         out.update(text=text, title=doc.title, author=doc.author, date=doc.date, sitename=doc.sitename,
                    page_url=doc.url, pagetype=doc.pagetype, description=doc.description, words=len(text.split()))
     out["language"] = detect_language(out["text"]) or out["declared_language"]

@@ -20,7 +20,7 @@ from okgen.hashing import sha256_text
 from okgen.ingest import netpolicy
 from okgen.ingest.config import IngestConfig
 from okgen.ingest.dedup import canonicalize_url, same_site
-from okgen.ingest.extract import Extractor, extractor_name
+from okgen.ingest.extract import Extractor, extractor_name, strip_title
 from okgen.ingest.feeds import FeedList, Outlet, parse_feed
 from okgen.ingest.fetch import FetcherLike, FetchResult
 from okgen.ingest.filters import apply_filters
@@ -239,7 +239,7 @@ class DayRun:
         page_url = page.get("page_url")
         canonical = canonicalize_url(page_url if page_url and page_url.startswith(("http://", "https://"))
                                      and same_site(page_url, final) else final)
-        text = page["text"]
+        text = strip_title(page["text"], title)
         art = Article(
             id=article_id(canonical), url=final, canonical_url=canonical, source=outlet.id, source_name=outlet.name,
             category=outlet.category, title=title.strip(), author=page.get("author") or entry.author,

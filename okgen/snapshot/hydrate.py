@@ -99,7 +99,7 @@ def hydrate(snapshot: Snapshot, workspace: Workspace, *, config: Any = None, pro
 
 
 async def _fetch_all(articles: list[Article], cfg: Any, progress: bool) -> dict[str, dict[str, Any]]:
-    from okgen.ingest.extract import ExtractOptions, Extractor
+    from okgen.ingest.extract import ExtractOptions, Extractor, strip_title
     from okgen.ingest.fetch import Fetcher
     from okgen.ingest.netpolicy import charset_of
     from okgen.progress import bar
@@ -116,7 +116,8 @@ async def _fetch_all(articles: list[Article], cfg: Any, progress: bool) -> dict[
                     out[a.id] = {"error": r.error or f"http_{r.status}"}
                 else:
                     page = await extractor.extract(r.body, r.final_url or a.url, charset_of(r.content_type))
-                    out[a.id] = {"text": page.get("text", "")} if page.get("ok") else {"error": page.get("error", "extract_error")}
+                    out[a.id] = ({"text": strip_title(page.get("text", ""), a.title)} if page.get("ok")
+                                 else {"error": page.get("error", "extract_error")})
                 if pbar is not None:
                     pbar.update(1)
 
