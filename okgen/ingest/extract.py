@@ -248,15 +248,31 @@ _WARM_PAGE = ("<html lang='en'><head><title>Warm-up</title></head><body><article
 
 def _init_worker(nice: int) -> None:
     import signal
+    import threading
 
     # Ctrl-C reaches the whole process group: the parent stops the run and shuts the pool down,
     # so a worker must not die mid-page with a KeyboardInterrupt traceback of its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A parent killed outright (SIGKILL, OOM) cannot shut the pool down, and the worker holds
+    # both ends of its queue's pipe, so it would wait for work forever (and keep the
+    # multiprocessing resource tracker alive with it): leave as soon as the parent is gone.
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True, name="okgen-parent-watch").start()
     if nice and hasattr(os, "nice"):
         try:
             os.nice(nice)
         except OSError:  # not permitted here: run at normal priority
             pass
+
+
+PARENT_CHECK_S = 0.5
+
+
+def _exit_with_parent(parent: int) -> None:
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_S)
+    os._exit(0)
 
 
 def _warm() -> bool:
