@@ -195,3 +195,26 @@ def test_every_model_spec_is_checked_before_any_work(tmp_path):
 
     spec = "openai/x,base_url=http://127.0.0.1:9/v1,temperature=0.2,max_retries=1"
     assert DailyOptions.from_config({}, generator=spec, validator=spec, probes=(spec,)).generator == spec
+
+
+# ------------------------------------------------------------------------------ robots.txt
+def test_robots_rules_follow_rfc_9309():
+    """Longest match wins and wildcards work (protego); urllib.robotparser gets both wrong."""
+    import asyncio
+
+    from okgen.ingest.robots import RobotsCache
+
+    text = b"User-agent: *\nDisallow: /*.pdf$\nAllow: /news/\nDisallow: /news/drafts\nCrawl-delay: 2\n"
+
+    async def fetch(url):
+        return 200, text, None
+
+    async def check():
+        cache = RobotsCache(fetch, "okgen/0.1")
+        got = {u: await cache.allowed(f"http://site.example{u}") for u in
+               ("/news/drafts/a", "/files/a.pdf", "/news/a", "/files/a.pdf?page=2")}
+        return got, (await cache.rules("http://site.example/")).crawl_delay
+
+    got, delay = asyncio.run(check())
+    assert got == {"/news/drafts/a": False, "/files/a.pdf": False, "/news/a": True, "/files/a.pdf?page=2": True}
+    assert delay == 2.0
