@@ -110,3 +110,45 @@ def test_gpu_tests_run_only_with_cuda():
     import torch
 
     assert torch.cuda.is_available()  # conftest skips this test (and every gpu test) without CUDA
+
+
+# ------------------------------------------------------------------------------ libraries
+def test_run_lock_names_the_holder_and_frees_on_exit(tmp_path):
+    from okgen.daily.lock import RunLock
+    from okgen.errors import LockedError
+
+    path = tmp_path / "locks" / "daily.lock"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys\nfrom okgen.daily.lock import RunLock\n"
+        f"with RunLock({str(path)!r}):\n    print('held', flush=True)\n    sys.stdin.readline()\n")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(LockedError, match=f"pid {holder.pid}"):
+            RunLock(path).acquire()
+    finally:
+        holder.communicate("\n", timeout=30)
+    with RunLock(path):  # free again
+        pass
+
+
+def test_our_canonical_json_is_kept_because_rfc8785_gives_other_bytes():
+    """rfc8785 writes 1.0 as 1 and sorts keys by UTF-16 code units: every recorded content hash
+    (and so every published signature) would change, so okgen keeps its own canonical form."""
+    rfc8785 = pytest.importorskip("rfc8785")
+    from okgen.hashing import canonical_json
+
+    assert canonical_json({"x": 1.0}).encode() != rfc8785.dumps({"x": 1.0})
+    assert canonical_json({"\U0001F600": 1, "\uff61": 2}).encode() != rfc8785.dumps({"\U0001F600": 1, "\uff61": 2})
+    assert canonical_json({"b": [1, "é"], "a": None}).encode() == rfc8785.dumps({"b": [1, "é"], "a": None})
+
+
+def test_our_url_canonicalisation_is_kept_because_w3lib_keeps_what_we_drop():
+    """w3lib's canonicalize_url sorts the query and drops the fragment, but keeps www., default
+    ports, tracking parameters and trailing slashes, which okgen's article identity drops."""
+    w3lib_url = pytest.importorskip("w3lib.url")
+    from okgen.ingest.dedup import canonicalize_url
+
+    url = "https://WWW.Example.com:443/a/b/?utm_source=x&id=2#top"
+    assert canonicalize_url(url) == "https://example.com/a/b?id=2"
+    assert w3lib_url.canonicalize_url(url) == "https://www.example.com:443/a/b/?id=2&utm_source=x"

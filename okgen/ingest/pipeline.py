@@ -9,17 +9,16 @@ run is killed and restarted, every article is stored once.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import logging
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from okgen import __version__
-from okgen.errors import ConfigError, LockedError, NotFoundError, OkgenError
+from okgen.daily.lock import RunLock
+from okgen.errors import ConfigError, NotFoundError, OkgenError
 from okgen.files import record_line
 from okgen.hashing import sha256_text
 from okgen.ingest.config import IngestConfig, config_for
@@ -127,29 +126,10 @@ def _one_line(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-@contextlib.contextmanager
-def _date_lock(workspace: Workspace, date: dt.date) -> Iterator[None]:
-    """Hold the ingest lock of ``date`` (an flock, released by the kernel even on SIGKILL).
-
-    Raises:
-        LockedError: another process is ingesting this date in this workspace.
-    """
-    try:
-        import fcntl
-    except ImportError:  # no flock (Windows): concurrent runs are still safe, only wasteful
-        yield
-        return
-    path = workspace.data_dir / "locks" / f"ingest-{date.isoformat()}.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as f:
-        try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise LockedError(f"another okgen process is ingesting {date} in {workspace.home}") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+def _date_lock(workspace: Workspace, date: dt.date) -> RunLock:
+    """The ingest lock of ``date`` (raises LockedError when another process is ingesting it)."""
+    return RunLock(workspace.data_dir / "locks" / f"ingest-{date.isoformat()}.lock",
+                   message=f"another okgen process is ingesting {date} in {workspace.home}{{holder}}")
 
 
 def _feed_list_for(feeds: str | Path | None, replay: str | Path | None) -> tuple[FeedList, WarcArchive | None]:
