@@ -81,3 +81,15 @@ def test_force_keeps_the_llm_generator_of_the_day(site, tmp_path):
     b = Signature.parse(forced.stdout.strip().splitlines()[-1])
     assert b.generator == a.generator and "extractive" not in b.generator
     assert "was built with generator" in forced.stderr
+
+
+def test_a_forced_run_in_the_same_second_gets_a_later_timestamp(tmp_path):
+    from okgen.daily.state import RunState
+
+    with RunState(tmp_path / "okgen.sqlite") as state:
+        first, _ = state.start_or_resume(DAY, force=True)
+        state.finish_run(first, "done", signature="x")
+        second, _ = state.start_or_resume(DAY, force=True)
+        third, _ = state.start_or_resume(DAY, force=True)
+        started = {r.run_id: int(r.started_at) for r in state.runs(date=DAY)}
+    assert started[first] < started[second] < started[third]  # each forced run: its own signature

@@ -110,10 +110,16 @@ class RunState:
                 return int(row["run_id"]), True
             if row is not None and row["status"] == "done":
                 return int(row["run_id"]), True
+        # The run's start (to the second) is its snapshot's timestamp: a forced rebuild within the
+        # same second as the run before it still gets a later one, so a new signature.
+        started = time.time()
+        last = self.conn.execute("SELECT MAX(started_at) FROM daily_runs WHERE date = ?", (str(date),)).fetchone()[0]
+        if last is not None and int(started) <= int(last):
+            started = float(int(last) + 1)
         with self.conn:
             cur = self.conn.execute(
                 "INSERT INTO daily_runs (date, status, started_at, forced, config) VALUES (?, 'running', ?, ?, ?)",
-                (str(date), time.time(), int(force), json.dumps(config or {}, sort_keys=True, default=str)),
+                (str(date), started, int(force), json.dumps(config or {}, sort_keys=True, default=str)),
             )
         return int(cur.lastrowid), False
 
