@@ -123,3 +123,23 @@ def test_sigterm_at_any_stage_ends_cleanly_and_the_rerun_resumes(site, tmp_path,
     assert again.returncode == 0, again.stderr
     assert f"okgen: {after}: done" not in again.stderr  # that stage was not run twice
     Signature.parse(again.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_a_replay_signs_the_feed_list_of_its_capture(site, tmp_path):
+    """[daily] feeds must not replace, in the signature, the list a replayed capture was made with."""
+    _, feeds, _ = site
+    ws = Workspace(tmp_path / "ws")
+    write_config(ws, feeds, retrievers=[])
+    first = okgen(ws, "daily", "--date", str(DAY))
+    assert first.returncode == 0, first.stderr
+    captured = Signature.parse(first.stdout.strip().splitlines()[-1])
+    capture = ws.warc_dir / f"okgen-{DAY}.warc.gz"
+    other = tmp_path / "other-feeds.toml"  # another list: its first outlet only
+    other.write_text(feeds.read_text().split("\n[[outlet]]")[0] + "\n")
+    ws2 = Workspace(tmp_path / "ws2")
+    write_config(ws2, other, retrievers=[])
+    replayed = okgen(ws2, "daily", "--date", str(DAY), "--replay", str(capture))
+    assert replayed.returncode == 0, replayed.stderr
+    sig = Signature.parse(replayed.stdout.strip().splitlines()[-1])
+    assert sig.feeds_hash == captured.feeds_hash and sig.content_hash == captured.content_hash

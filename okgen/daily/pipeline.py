@@ -66,6 +66,9 @@ class DailyOptions:
     # True when the generator came from a flag or okgen.toml; otherwise `force` keeps the
     # generator (and validator and probes) the date was first built with.
     generator_chosen: bool = False
+    # True when `feeds` comes from [daily] in okgen.toml, not from --feeds: a replay then uses
+    # the list embedded in the capture (the one that ingest really used when it was made).
+    feeds_from_config: bool = False
 
     @property
     def llm_configured(self) -> bool:
@@ -93,6 +96,7 @@ class DailyOptions:
                 v = vals[k]
                 vals[k] = tuple(v) if isinstance(v, list | tuple) else tuple(x.strip() for x in str(v).split(",") if x.strip())
         vals["generator_chosen"] = "generator" in vals
+        vals["feeds_from_config"] = "feeds" in d and overrides.get("feeds") is None
         if vals.get("validator") in ("", "none"):
             vals["validator"] = None
         if vals.get("publish_to") == "":
@@ -319,7 +323,8 @@ class _RunContext:
         from okgen.ingest.pipeline import run_ingest
 
         o = self.opts
-        summary = run_ingest(self.date, self.ws, feeds=o.feeds, replay=o.replay, import_file=o.import_file, progress=self.progress)
+        feeds = None if (o.replay and o.feeds_from_config) else o.feeds
+        summary = run_ingest(self.date, self.ws, feeds=feeds, replay=o.replay, import_file=o.import_file, progress=self.progress)
         counts = summary.to_dict()
         if o.import_file:
             counts["feeds_hash"] = sha256_text(f"import:{sha256_file(o.import_file)}")
