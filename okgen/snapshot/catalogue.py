@@ -14,10 +14,10 @@ from pathlib import Path
 
 from pydantic import Field
 
-from okgen.errors import NotFoundError, OkgenError, SignatureError
+from okgen.errors import NotFoundError, OkgenError
 from okgen.files import atomic_write_text, pretty_json, read_model_json
 from okgen.schema import Record, utcnow
-from okgen.signature import Signature, looks_like_signature, parse_any
+from okgen.signature import looks_like_signature, parse_any
 
 HEX_PREFIX = re.compile(r"^[0-9a-f]{6,64}$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -151,11 +151,3 @@ class Catalogue:
             return path.relative_to(self.home.resolve()).as_posix()
         except ValueError:
             return str(path)
-
-
-def parse_snapshot_signature(text: str) -> Signature:
-    """Parse a snapshot or eval signature and return its snapshot part."""
-    try:
-        return parse_any(text).snapshot_signature()
-    except SignatureError:
-        raise

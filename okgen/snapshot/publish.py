@@ -15,7 +15,6 @@ and registers the snapshot locally; anything that fails is removed again.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
 import re
@@ -24,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from okgen.errors import ConfigError, IntegrityError, NotFoundError, OkgenError
+from okgen.errors import ConfigError, IntegrityError, NotFoundError
 from okgen.hashing import sha256_file
 from okgen.schema import utcnow
 from okgen.settings import Workspace
@@ -233,11 +232,3 @@ def pull(ref: str, src: str, workspace: Workspace, *, pubkey: str | Path | None 
     snap = Snapshot(final)
     register(snap, ws, archive=archive_dst, source=src)
     return snap
-
-
-def published_date(entry: dict[str, Any]) -> dt.date:
-    """The news date of an index entry."""
-    try:
-        return dt.date.fromisoformat(entry["date"])
-    except (KeyError, ValueError):
-        raise OkgenError(f"index entry {entry.get('name')!r} has no valid date") from None
