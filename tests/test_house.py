@@ -167,7 +167,7 @@ def test_no_dead_top_level_code_in_ingest_daily_snapshot_and_helpers():
     unused = []
     for path in mine:
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                if len(re.findall(rf"\b{re.escape(node.name)}\b", corpus)) <= 1:
-                    unused.append(f"{path.relative_to(ROOT)}:{node.name}")
+            if (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                    and len(re.findall(rf"\b{re.escape(node.name)}\b", corpus)) <= 1):
+                unused.append(f"{path.relative_to(ROOT)}:{node.name}")
     assert unused == []
