@@ -55,3 +55,33 @@ class LockedError(OkgenError):
 
 class BudgetExceeded(OkgenError):
     """A configured spending limit was reached; completed work has been kept."""
+
+
+def describe_os_error(e: BaseException) -> str | None:
+    """A one-line message saying what happened and what to do for a full disk, a read-only or
+    unwritable workspace, or an over-long name (None for any other exception)."""
+    import errno
+    import sqlite3
+
+    if isinstance(e, OSError) and e.errno is not None:
+        where = f": {_short(str(e.filename))}" if e.filename else ""
+        if e.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+            return (f"no space left on the device{where}; free some space (okgen gc deletes old captures) "
+                    "and rerun: finished work is kept")
+        if e.errno == errno.EROFS:
+            return f"read-only file system{where}; point --home (OKGEN_HOME) at a writable folder"
+        if e.errno in (errno.EACCES, errno.EPERM):
+            return f"permission denied{where}; point --home (OKGEN_HOME) at a folder you may write"
+        if e.errno == errno.ENAMETOOLONG:
+            return f"file name too long{where}; give a shorter path, signature or hash prefix"
+    if isinstance(e, sqlite3.OperationalError):
+        text = str(e).lower()
+        if "readonly" in text or "read-only" in text:
+            return "the workspace database is read-only; point --home (OKGEN_HOME) at a writable folder"
+        if "disk is full" in text:
+            return "no space left for the workspace database; free some space and rerun: finished work is kept"
+    return None
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

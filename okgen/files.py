@@ -1,4 +1,4 @@
-"""File helpers: canonical JSON/JSONL records, atomic writes and atomic folders.
+"""File helpers: canonical JSON/JSONL records, atomic writes, normal file modes.
 
 Nothing okgen writes is ever half-written: files go to a temporary name in the same folder and
 are renamed into place; folders are built under a temporary name and renamed when complete.
@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -21,6 +20,20 @@ from pydantic import BaseModel, ValidationError
 from okgen.errors import OkgenError, SchemaError
 
 M = TypeVar("M", bound=BaseModel)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def normal_mode(path: str | os.PathLike[str]) -> None:
+    """Give a file or folder made by ``mkstemp``/``mkdtemp`` (0600/0700) the mode an ordinary
+    ``open``/``mkdir`` would have given it under the process umask (e.g. 0644/0755), so a
+    published folder stays readable by a web server or colleagues."""
+    base = 0o777 if Path(path).is_dir() else 0o666
+    os.chmod(path, base & ~_umask())
 
 
 def record_line(record: BaseModel | dict[str, Any]) -> str:
@@ -35,12 +48,17 @@ def pretty_json(record: BaseModel | dict[str, Any]) -> str:
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename."""
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename; the file gets ``mode``
+    (e.g. 0o600 for a private key, set before any byte is written), else the umask's usual mode."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        if mode is None:
+            normal_mode(tmp)
+        else:
+            os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -64,6 +82,7 @@ def write_jsonl(path: str | os.PathLike[str], records: Iterable[BaseModel | dict
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     n = 0
     try:
+        normal_mode(tmp)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             for rec in records:
                 f.write(record_line(rec))
@@ -142,33 +161,3 @@ def describe_validation_error(e: ValidationError) -> str:
     loc = ".".join(str(x) for x in err.get("loc", ())) or "record"
     more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
     return f"{loc}: {err['msg']}{more}"
-
-
-@contextlib.contextmanager
-def atomic_dir(target: str | os.PathLike[str], replace: bool = False) -> Iterator[Path]:
-    """Build a folder under a temporary name and rename it to ``target`` when the block ends.
-
-    On error the temporary folder is removed and ``target`` is left as it was.
-
-    Args:
-        target: final folder path.
-        replace: replace an existing ``target`` (otherwise an existing one is an error).
-    """
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists() and not replace:
-        raise OkgenError(f"{target} already exists")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-    try:
-        yield tmp
-        if target.exists():
-            old = target.with_name(f".{target.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(target, old)
-            os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise

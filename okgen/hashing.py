@@ -60,8 +60,3 @@ def sha256_tree(root: str | Path, pattern: str = "**/*") -> str:
     root = Path(root)
     files = [p for p in root.glob(pattern) if p.is_file() and "__pycache__" not in p.parts]
     return sha256_files(files, root)
-
-
-def short_hash(digest: str, n: int = 12) -> str:
-    """Return the first ``n`` hex digits of a digest, for display and folder names."""
-    return digest[:n]

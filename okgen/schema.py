@@ -84,6 +84,8 @@ class FeedResult(Record):
     """feedparser found the feed malformed."""
     bozo_reason: str | None = None
     """feedparser's bozo exception, as text."""
+    truncated: bool = False
+    """The document ends before it is complete (entries after the cut are missing)."""
     not_modified: bool = False
     """The server answered 304 to a conditional GET."""
     etag: str | None = None

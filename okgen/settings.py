@@ -22,6 +22,15 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CONFIG_FILE = "okgen.toml"
+# The sections okgen.toml may have, and the page that documents each. A verb that reads a new
+# section adds it here; any other section is refused (a typo such as [dialy] would otherwise
+# be ignored without a word).
+SECTIONS = {
+    "ingest": "docs/ingest.md",
+    "generate": "docs/generate.md",
+    "daily": "docs/daily.md",
+    "prices": "docs/generate.md",
+}
 
 
 @dataclass(frozen=True)
@@ -94,8 +103,27 @@ class Workspace:
         return self.home / CONFIG_FILE
 
     def config(self) -> dict[str, Any]:
-        """Return the parsed ``okgen.toml`` of this workspace, or ``{}`` when there is none."""
-        return load_config(self.config_path)
+        """Return the parsed ``okgen.toml`` of this workspace, or ``{}`` when there is none.
+
+        Raises:
+            ConfigError: invalid TOML, or a section okgen does not know (the message names it).
+        """
+        data = load_config(self.config_path)
+        check_sections(data, self.config_path)
+        return data
+
+
+def check_sections(data: dict[str, Any], where: str | os.PathLike[str]) -> None:
+    """Refuse a top-level key of okgen.toml that is not one of :data:`SECTIONS`."""
+    import difflib
+
+    for key in data:
+        if key not in SECTIONS:
+            close = difflib.get_close_matches(key, list(SECTIONS), n=1)
+            hint = f"; did you mean [{close[0]}]?" if close else ""
+            raise ConfigError(f"{where}: unknown section [{key}] (known: {', '.join(sorted(SECTIONS))}){hint}")
+        if not isinstance(data[key], dict):
+            raise ConfigError(f"{where}: [{key}] must be a table")
 
 
 def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -86,8 +86,7 @@ def test_daily_extractive_end_to_end(site, tmp_path):
     assert again.returncode == 0 and again.stdout.strip().splitlines()[-1] == sig_text
     assert "already built" in again.stderr
     assert len([p for p in ws.snapshots_dir.iterdir() if p.is_dir()]) == 1
-    # --force: new timestamp and signature, same content.
-    time.sleep(1.1)
+    # --force: new timestamp and signature, same content (even within the same second: no sleep).
     forced = okgen(ws, "daily", "--date", str(DAY), "--force")
     assert forced.returncode == 0, forced.stderr
     sig2 = Signature.parse(forced.stdout.strip().splitlines()[-1])
@@ -99,6 +98,7 @@ def test_daily_extractive_end_to_end(site, tmp_path):
         "ingest": "done", "generate": "done", "snapshot": "done", "index": "done", "publish": "skipped"}
 
 
+@pytest.mark.slow
 def test_daily_with_local_llm_and_publish(site, tmp_path):
     from okgen.testing.llm_agents import AgentResponder
     from okgen.testing.openai_server import OpenAIServer
@@ -191,6 +191,7 @@ def test_second_concurrent_run_is_refused(site, tmp_path):
     assert len(out.stderr.strip().splitlines()[-1:]) == 1 and "Traceback" not in out.stderr
 
 
+@pytest.mark.slow
 def test_backfill_from_replayed_captures(site, tmp_path):
     articles, feeds, web = site
     ws = Workspace(tmp_path / "ws")
@@ -212,6 +213,7 @@ def test_backfill_from_replayed_captures(site, tmp_path):
         assert [q.id for q in a.questions] == [q.id for q in b.questions]
 
 
+@pytest.mark.slow
 def test_no_text_release_hydrates_back_to_the_original(site, tmp_path):
     from okgen.snapshot import layout
     from okgen.testing.web import Route
@@ -247,15 +249,26 @@ def test_no_text_release_hydrates_back_to_the_original(site, tmp_path):
 
     web.set(path_of[changed.url], Route(body=article_html(changed.title, changed.text + " A correction was appended later today.")))
     web.set(path_of[gone.url], Route(status=410, body="gone"))
-    rep = json.loads(okgen(ws3, "--json", "hydrate", sig.short).stdout)
-    assert not rep["complete"]
+    hyd = okgen(ws3, "--json", "hydrate", sig.short)
+    assert hyd.returncode == 1 and "2 text(s) still missing" in hyd.stderr
+    rep = json.loads(hyd.stdout)
+    assert not rep["complete"] and rep["refused"] == []
     assert [c["id"] for c in rep["changed"]] == [changed.id] and [v["id"] for v in rep["vanished"]] == [gone.id]
     after = resolve(sig.short, ws3)
     assert not after.manifest.text_included
     assert sum(not a.text_omitted for a in after.corpus) == len(corpus) - 2
     assert okgen(ws3, "snapshot", "verify", sig.short).returncode == 0
+    # Fetches okgen itself refuses (loopback is not allowed by default) are not "vanished".
+    ws4 = Workspace(tmp_path / "ws4")
+    assert okgen(ws4, "pull", sig.short, "--from", str(dest), "--no-text").returncode == 0
+    hyd = okgen(ws4, "--json", "hydrate", sig.short)
+    rep = json.loads(hyd.stdout)
+    assert hyd.returncode == 1 and "refused" in hyd.stderr.splitlines()[-1]
+    assert len(rep["refused"]) == len(corpus) and rep["vanished"] == [] and rep["matched"] == 0
+    assert {r["reason"] for r in rep["refused"]} == {"blocked_address"}
 
 
+@pytest.mark.slow
 def test_gc_keeps_recent_days_and_every_snapshot(site, tmp_path):
     from okgen.daily.gc import collect_garbage
     from okgen.ingest.store import ArticleStore
@@ -292,6 +305,7 @@ def test_gc_keeps_recent_days_and_every_snapshot(site, tmp_path):
     assert json.loads(cli.stdout)["dry_run"] is True
 
 
+@pytest.mark.slow
 def test_stages_one_by_one_match_daily(site, tmp_path):
     """ingest, then snapshot build (which generates), then index build: the same questions as daily."""
     _, feeds, _ = site

@@ -107,6 +107,7 @@ def test_ingest_errors_are_one_line(tmp_path, capsys):
     assert code == 1 and "max_per_outlet" in err
 
 
+@pytest.mark.slow
 def test_allow_net_option(tmp_path, capsys):
     arts, _ = make_articles(2, D, days=1, seed=43, facts_per_article=6)
     (tmp_path / "okgen.toml").write_text(TOML.format(phc=4).replace('allow_networks = ["loopback"]\n', ""))
@@ -131,6 +132,7 @@ def _staged(db: Path) -> dict[str, str]:
         return {}
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_and_stores_every_article_once(tmp_path):
     arts, _ = make_articles(40, D, days=1, seed=31, facts_per_article=6)
     (tmp_path / "okgen.toml").write_text(TOML.format(phc=2))

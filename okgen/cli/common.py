@@ -80,6 +80,16 @@ class _LevelFilter(logging.Filter):
         return record.levelno >= (self.own if mine else self.other)
 
 
+def note(message: str) -> None:
+    """A progress or advice line on stderr, silenced by ``--quiet``."""
+    try:
+        quiet = get_ctx().quiet
+    except RuntimeError:
+        quiet = False
+    if not quiet:
+        click.echo(message, err=True)
+
+
 def echo_json(data: Any) -> None:
     """Print ``data`` as indented JSON on stdout."""
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str, sort_keys=False))

@@ -6,7 +6,7 @@ import datetime as dt
 
 import click
 
-from okgen.cli.common import echo_json, get_ctx, json_option, progress_enabled, want_json
+from okgen.cli.common import echo_json, get_ctx, json_option, note, progress_enabled, want_json
 
 
 def _date(value: str | None) -> dt.date | None:
@@ -61,6 +61,7 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
     """
     from okgen.daily.pipeline import DailyOptions, run_daily, run_range, summarize
     from okgen.errors import OkgenError
+    from okgen.signature import Signature
 
     ws = get_ctx().workspace
     date, start, end = _date(date_s), _date(from_s), _date(to_s)
@@ -75,12 +76,12 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
                      sign_key=sign_key, no_text=no_text, retrievers=retrievers, windows=windows,
                      use_cache=False if no_cache else None)
     opts = DailyOptions.from_config(ws.config(), **overrides)
-    if not opts.llm_configured:
-        click.echo("okgen: no LLM endpoint configured: using the offline extractive generator (gen:extractive-v1); "
-                   "set [generate] generator in okgen.toml or pass --generator openai/MODEL", err=True)
+    if not opts.llm_configured and not (force and not opts.generator_chosen):  # --force keeps the day's generator
+        note("okgen: no LLM endpoint configured: using the offline extractive generator (gen:extractive-v1); "
+             "set [generate] generator in okgen.toml or pass --generator openai/MODEL")
 
     def on_stage(stage, status, counts):
-        click.echo(f"okgen: {stage}: {status} ({_brief(stage, counts)})", err=True)
+        note(f"okgen: {stage}: {status} ({_brief(stage, counts)})")
 
     if start is not None:
         results = run_range(start, end, ws, opts, force=force, progress=progress_enabled(), replay_dir=replay_dir)
@@ -98,8 +99,9 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
         echo_json(result.to_dict())
         return
     if result.already_done:
-        click.echo(f"okgen: {result.date} was already built (run {result.run_id}); --force rebuilds it", err=True)
-    click.echo(f"snapshot: {result.snapshot}", err=True)
+        note(f"okgen: {result.date} was already built (run {result.run_id}); --force rebuilds it")
+    note(f"snapshot: {result.snapshot}")
+    note(f"short:    {Signature.parse(result.signature).short}")
     click.echo(result.signature)
 
 

@@ -26,12 +26,21 @@ def hydrate(ref: str, json_out: bool) -> None:
     snap, report = do_hydrate(snap, ws, progress=progress_enabled())
     if want_json(json_out):
         echo_json(report.to_dict())
-        return
-    click.echo(f"{snap.name}: {len(report.matched)} texts restored, {report.already} already present, "
-               f"{len(report.changed)} changed, {len(report.vanished)} vanished")
-    for c in report.changed[:20]:
-        click.echo(f"  changed   {c['id']}  {c['url']}")
-    for v in report.vanished[:20]:
-        click.echo(f"  vanished  {v['id']}  {v['url']}  ({v['reason']})")
-    if report.complete:
-        click.echo("every text matches its hash: the snapshot is complete again")
+    else:
+        click.echo(f"{snap.name}: {len(report.matched)} texts restored, {report.already} already present, "
+                   f"{len(report.changed)} changed, {len(report.vanished)} vanished, {len(report.refused)} refused")
+        for c in report.changed[:20]:
+            click.echo(f"  changed   {c['id']}  {c['url']}")
+        for kind, rows in (("vanished", report.vanished), ("refused", report.refused)):
+            for v in rows[:20]:
+                click.echo(f"  {kind:9} {v['id']}  {v['url']}  ({v['reason']})")
+        if report.complete:
+            click.echo("every text matches its hash: the snapshot is complete again")
+    if not report.complete:
+        from okgen.errors import OkgenError
+
+        missing = len(report.changed) + len(report.vanished) + len(report.refused)
+        hint = ("; refused fetches follow [ingest] allow_networks and robots.txt: change the settings "
+                "and rerun" if report.refused else "; rerun later to retry")
+        raise OkgenError(f"{missing} text(s) still missing ({len(report.changed)} changed, {len(report.vanished)} "
+                         f"vanished, {len(report.refused)} refused){hint}")

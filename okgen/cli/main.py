@@ -92,7 +92,7 @@ class LazyGroup(click.Group):
 def cli(ctx: click.Context, home: str | None, json_out: bool, verbose: int, quiet: bool, debug: bool) -> None:
     """okgen: fresh, leak-free knowledge benchmarks from the day's news.
 
-    Start with `okgen daily` (today's benchmark on the embedded defaults) and
+    Start with `okgen daily` (yesterday's news as a benchmark, on the embedded defaults) and
     `okgen VERB --help` for any verb below.
     """
     from okgen.cli.common import Context, setup_logging
@@ -143,12 +143,18 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
     except BrokenPipeError:
         sys.exit(0)
-    except Exception as e:  # a bug: still one line unless --debug
+    except Exception as e:  # a bug (or a full disk, a read-only workspace): one line unless --debug
+        from okgen.errors import describe_os_error
+
         if debug:
             traceback.print_exc()
         else:
             logging.getLogger("okgen").debug("internal error", exc_info=True)
-        click.echo(f"okgen: internal error: {type(e).__name__}: {_one_line(str(e))} (rerun with --debug for the traceback)", err=True)
+        known = describe_os_error(e)
+        if known is not None:
+            click.echo(f"okgen: error: {known}", err=True)
+        else:
+            click.echo(f"okgen: internal error: {type(e).__name__}: {_one_line(str(e))} (rerun with --debug for the traceback)", err=True)
         sys.exit(1)
     finally:
         if previous is not None:

@@ -56,7 +56,8 @@ def pull(ref: str, src: str, pubkey: str | None, prefer_no_text: bool, json_out:
 @click.command("keygen")
 @click.option("--out", default="okgen.key", show_default=True, type=click.Path(dir_okay=False), help="Private key file; the public key goes next to it as .pub.")
 @click.option("--force", is_flag=True, help="Overwrite existing key files.")
-def keygen(out: str, force: bool) -> None:
+@json_option
+def keygen(out: str, force: bool, json_out: bool) -> None:
     """Create an Ed25519 key pair for signing snapshots.
 
     Example: okgen keygen --out keys/okgen.key
@@ -64,5 +65,10 @@ def keygen(out: str, force: bool) -> None:
     from okgen.snapshot.signing import generate_keypair
 
     priv, pub = generate_keypair(out, overwrite=force)
+    if want_json(json_out):
+        from okgen.snapshot.signing import _load_public, key_id
+
+        echo_json({"private_key": str(priv), "public_key": str(pub), "key_id": key_id(_load_public(pub))})
+        return
     click.echo(f"private key: {priv} (keep it secret)")
     click.echo(f"public key:  {pub} (share it: okgen snapshot verify --pubkey {pub} ...)")

@@ -36,9 +36,11 @@ def schedule(at: str, tz: str, misfire_grace: int, catch_up_days: int) -> None:
     sched.start(paused=True)  # paused: the stored job (and a missed fire time) is read first
     job = configure(sched, ws, at=at, tz=tz, misfire_grace=misfire_grace, catch_up_days=catch_up_days)
     stopped = threading.Event()
+    received: list[int] = []
 
     def stop(signum, frame):  # clean shutdown: no new runs; an interrupted run resumes next time
         log.info("received %s: stopping the scheduler", signal.Signals(signum).name)
+        received.append(signum)
         stopped.set()
 
     signal.signal(signal.SIGTERM, stop)
@@ -51,3 +53,5 @@ def schedule(at: str, tz: str, misfire_grace: int, catch_up_days: int) -> None:
     sched.shutdown(wait=False)
     log.info("scheduler stopped")
     click.echo("scheduler stopped", err=True)
+    # The shell's convention (128 + signal): 143 after SIGTERM, 130 after Ctrl-C, as every verb.
+    raise click.exceptions.Exit(128 + received[0] if received else 0)

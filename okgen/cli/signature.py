@@ -33,9 +33,13 @@ def explain(sig: str, json_out: bool) -> None:
 @signature.command("check")
 @click.argument("sig")
 @click.option("--short", "as_short", is_flag=True, help="Print the short form instead of the long one.")
-def check(sig: str, as_short: bool) -> None:
+@json_option
+def check(sig: str, as_short: bool, json_out: bool) -> None:
     """Parse a signature and print it in canonical form (exit 1 when it is malformed)."""
     from okgen.signature import parse_any
 
     parsed = parse_any(sig)
+    if want_json(json_out):
+        echo_json({"kind": parsed.KIND, "valid": True, "long": parsed.format(), "short": parsed.short})
+        return
     click.echo(parsed.short if as_short else parsed.format())

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from okgen.cli.common import echo_json, echo_kv, echo_table, get_ctx, json_option, want_json
+from okgen.cli.common import echo_json, echo_kv, echo_table, get_ctx, json_option, note, want_json
 from okgen.errors import IntegrityError
 
 
@@ -96,15 +96,15 @@ def verify(ref: str, pubkey: str | None, json_out: bool) -> None:
     """
     from okgen.signature import looks_like_signature, parse_any
     from okgen.snapshot.archive import safe_extract
-    from okgen.snapshot.store import catalogue, resolve
+    from okgen.snapshot.store import catalogue, path_exists, resolve
     from okgen.snapshot.verify import verify_folder
 
     ws = get_ctx().workspace
     p = Path(ref).expanduser()
     archive_problem = None
-    if not looks_like_signature(ref) and p.is_file():
+    if not looks_like_signature(ref) and path_exists(p) and p.is_file():
         with tempfile.TemporaryDirectory(prefix="okgen-verify-") as tmp:
-            folder = safe_extract(p, tmp)
+            folder = safe_extract(p, tmp, verify=False)  # the report below lists every problem
             report = verify_folder(folder)
             report.path = str(p)
             _check_pubkey(report, folder, pubkey)
@@ -153,17 +153,23 @@ def _check_pubkey(report, folder: Path, pubkey: str | None) -> None:
 @snapshot.command("archive")
 @click.argument("ref")
 @click.option("--out", type=click.Path(dir_okay=False), help="Archive path (default: next to the folder).")
-def archive_cmd(ref: str, out: str | None) -> None:
+@json_option
+def archive_cmd(ref: str, out: str | None, json_out: bool) -> None:
     """Write the deterministic .tar.gz of a snapshot and record its checksum in the catalogue."""
     from okgen.snapshot.archive import make_archive
-    from okgen.snapshot.build import register
-    from okgen.snapshot.store import resolve
+    from okgen.snapshot.store import register, resolve
 
     ws = get_ctx().workspace
     snap = resolve(ref, ws)
     path = Path(out) if out else snap.path.parent / f"{snap.name}.tar.gz"
     make_archive(snap.path, path)
     register(snap, ws, archive=path)
+    if want_json(json_out):
+        from okgen.hashing import sha256_file
+
+        echo_json({"archive": str(path), "bytes": path.stat().st_size, "sha256": sha256_file(path),
+                   "signature": snap.manifest.signature})
+        return
     click.echo(str(path))
 
 
@@ -173,8 +179,7 @@ def archive_cmd(ref: str, out: str | None) -> None:
 def extract(archive: str, dest: str | None) -> None:
     """Safely extract a snapshot archive and register it in the catalogue."""
     from okgen.snapshot.archive import safe_extract
-    from okgen.snapshot.build import register
-    from okgen.snapshot.store import Snapshot
+    from okgen.snapshot.store import Snapshot, register
 
     ws = get_ctx().workspace
     folder = safe_extract(archive, Path(dest) if dest else ws.snapshots_dir)
@@ -256,5 +261,6 @@ def build_cmd(date_s: str, generator: str | None, validator: str | None, windows
     if want_json(json_out):
         echo_json({"path": str(snap.path), "signature": snap.manifest.signature, "short": snap.signature.short})
         return
-    click.echo(f"snapshot: {snap.path}", err=True)
+    note(f"snapshot: {snap.path}")
+    note(f"short:    {snap.signature.short}")
     click.echo(snap.manifest.signature)

@@ -1,57 +1,54 @@
-"""An exclusive, non-blocking workspace lock so two daily runs never overlap.
+"""An exclusive, non-blocking lock so two runs of the same work never overlap.
 
-The lock is an ``flock`` on a file under ``data/locks/``: the kernel releases it when the
-process dies, so a killed run never leaves a stale lock behind. The file records the holder's
-pid and start time for the message the second run prints.
+``filelock`` holds an OS lock on a file under ``data/locks/`` (``flock`` on POSIX, released by
+the kernel when the process dies, so a killed run never leaves a stale lock). A side file
+records the holder's pid and start time for the message a second run prints.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock, Timeout
 
 from okgen.errors import LockedError
 from okgen.schema import utcnow
 
 
 class RunLock:
-    """Hold ``data/locks/<name>.lock`` for the duration of a ``with`` block.
+    """Hold ``path`` for the duration of a ``with`` block, or raise :class:`LockedError`.
 
     Args:
         path: the lock file.
-        what: what is running, for the message.
+        what: what is running, for the message ("okgen daily").
+        message: the whole message instead (``{holder}`` is replaced by the holder's pid and start).
     """
 
-    def __init__(self, path: str | Path, what: str = "okgen daily"):
+    def __init__(self, path: str | Path, what: str = "okgen daily", message: str | None = None):
         self.path = Path(path)
-        self.what = what
-        self._fd: int | None = None
+        self.holder_path = self.path.with_name(self.path.name + ".holder")
+        self.message = message or f"another {what} is running in this workspace{{holder}}; try again when it has finished"
+        self._lock = FileLock(self.path, timeout=0)
 
     def acquire(self) -> None:
         """Take the lock or raise :class:`LockedError` naming the holder."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _read_holder(fd)
-            os.close(fd)
+            self._lock.acquire()
+        except Timeout:
+            holder = _read_holder(self.holder_path)
             who = f" (pid {holder.get('pid')}, started {holder.get('started')})" if holder else ""
-            raise LockedError(f"another {self.what} is running in this workspace{who}; try again when it has finished") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({"pid": os.getpid(), "started": utcnow().isoformat()}).encode())
-        os.fsync(fd)
-        self._fd = fd
+            raise LockedError(self.message.format(holder=who)) from None
+        self.holder_path.write_text(json.dumps({"pid": os.getpid(), "started": utcnow().isoformat()}))
 
     def release(self) -> None:
         """Release the lock."""
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
+        if self._lock.is_locked:
+            self.holder_path.unlink(missing_ok=True)
+            self._lock.release()
 
     def __enter__(self) -> RunLock:
         self.acquire()
@@ -61,9 +58,8 @@ class RunLock:
         self.release()
 
 
-def _read_holder(fd: int) -> dict[str, Any]:
+def _read_holder(path: Path) -> dict[str, Any]:
     try:
-        os.lseek(fd, 0, os.SEEK_SET)
-        return json.loads(os.read(fd, 4096).decode() or "{}")
+        return json.loads(path.read_text() or "{}")
     except (OSError, ValueError):
         return {}

@@ -25,7 +25,7 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -63,6 +63,12 @@ class DailyOptions:
     sign_key: str | None = None
     no_text: bool = False
     timezone: str = "UTC"
+    # True when the generator came from a flag or okgen.toml; otherwise `force` keeps the
+    # generator (and validator and probes) the date was first built with.
+    generator_chosen: bool = False
+    # True when `feeds` comes from [daily] in okgen.toml, not from --feeds: a replay then uses
+    # the list embedded in the capture (the one that ingest really used when it was made).
+    feeds_from_config: bool = False
 
     @property
     def llm_configured(self) -> bool:
@@ -89,6 +95,8 @@ class DailyOptions:
             if k in vals:
                 v = vals[k]
                 vals[k] = tuple(v) if isinstance(v, list | tuple) else tuple(x.strip() for x in str(v).split(",") if x.strip())
+        vals["generator_chosen"] = "generator" in vals
+        vals["feeds_from_config"] = "feeds" in d and overrides.get("feeds") is None
         if vals.get("validator") in ("", "none"):
             vals["validator"] = None
         if vals.get("publish_to") == "":
@@ -124,10 +132,40 @@ def _checked(vals: dict[str, Any]) -> dict[str, Any]:
         if out.get(key) is not None and not isinstance(out[key], str):
             raise fail(key, "expected a string")
     if "timezone" in out:
-        from okgen.daily.scheduler import parse_tz
+        from okgen.daily.times import parse_tz
 
         parse_tz(out["timezone"])
+    check_model_specs(out.get("generator"), out.get("validator"), out.get("probes") or ())
     return out
+
+
+def check_model_specs(generator: str | None, validator: str | None, probes: Sequence[str] = ()) -> None:
+    """Check every model spec of a run before any work starts (a bad one would otherwise be
+    found after the whole ingest): the shape, the backend, each option's name and base_url.
+
+    Raises:
+        ConfigError: the first bad spec, naming the option and the known ones.
+    """
+    from okgen.models.openai_api import CLIENT_OPTIONS
+    from okgen.models.registry import parse_model_spec
+    from okgen.schema import Decoding
+
+    known = sorted({*CLIENT_OPTIONS, *Decoding.model_fields})
+    roles = [("--generator", generator), ("--validator", validator), *(("--probe", p) for p in probes)]
+    for flag, spec in roles:
+        if spec is None or spec in ("", "none") or (flag == "--generator" and spec in EXTRACTIVE):
+            continue
+        ms = parse_model_spec(spec)
+        if ms.backend != "openai":
+            what = "'extractive' or " if flag == "--generator" else ""
+            raise ConfigError(f"{flag} {spec!r}: use {what}openai/MODEL[,base_url=URL,...] "
+                              f"(the {ms.backend!r} backend is for okgen eval)")
+        for key, value in ms.options.items():
+            if key not in known:
+                raise ConfigError(f"{flag} {spec!r}: unknown option {key!r} (known: {', '.join(known)})")
+            if key == "base_url" and not str(value).lower().startswith(("http://", "https://")):
+                raise ConfigError(f"{flag} {spec!r}: base_url must start with http:// or https:// "
+                                  "(e.g. http://127.0.0.1:8000/v1)")
 
 
 @dataclass
@@ -176,6 +214,8 @@ def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions 
     opts = options or DailyOptions.from_config(workspace.config())
     date = date or default_date(opts.timezone)
     with RunLock(workspace.data_dir / "locks" / "daily.lock"), RunState(workspace.db_path) as state:
+        if force:
+            opts = _keep_generator(opts, state.last_done_config(date), date)
         run_id, resumed = state.start_or_resume(date, force=force, config=_public(opts))
         run = state.runs(limit=1, date=date)[0]
         result = DailyResult(date=date, run_id=run_id, status="running", resumed=resumed)
@@ -250,6 +290,19 @@ def run_range(start: dt.date, end: dt.date, workspace: Workspace, options: Daily
     return out
 
 
+def _keep_generator(opts: DailyOptions, previous: dict[str, Any] | None, date: dt.date) -> DailyOptions:
+    """With ``force`` and no generator chosen, rebuild with the models the date was built with
+    (a day first made with an LLM is not silently rebuilt by the extractive generator)."""
+    if opts.generator_chosen or not previous or not previous.get("generator"):
+        return opts
+    kept = {k: previous[k] for k in ("generator", "validator") if k in previous}
+    kept["probes"] = tuple(previous.get("probes") or ())
+    if kept["generator"] != opts.generator:
+        log.warning("%s was built with generator %s: --force rebuilds with it (pass --generator to change)",
+                    date, kept["generator"])
+    return replace(opts, **kept)
+
+
 def _public(opts: DailyOptions) -> dict[str, Any]:
     """Options as recorded in the run (no secrets are in them: keys come from the environment)."""
     return {k: v for k, v in opts.__dict__.items()}
@@ -270,7 +323,8 @@ class _RunContext:
         from okgen.ingest.pipeline import run_ingest
 
         o = self.opts
-        summary = run_ingest(self.date, self.ws, feeds=o.feeds, replay=o.replay, import_file=o.import_file, progress=self.progress)
+        feeds = None if (o.replay and o.feeds_from_config) else o.feeds
+        summary = run_ingest(self.date, self.ws, feeds=feeds, replay=o.replay, import_file=o.import_file, progress=self.progress)
         counts = summary.to_dict()
         if o.import_file:
             counts["feeds_hash"] = sha256_text(f"import:{sha256_file(o.import_file)}")

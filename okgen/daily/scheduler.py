@@ -17,9 +17,8 @@ import logging
 import sqlite3
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from okgen.errors import ConfigError
+from okgen.daily.times import parse_at, parse_tz  # noqa: F401  (part of this module's API)
 from okgen.settings import Workspace
 
 log = logging.getLogger(__name__)
@@ -32,34 +31,6 @@ DEFAULT_GRACE = 20 * 3600
 def now(tz: dt.tzinfo) -> dt.datetime:
     """The current time in ``tz`` (a seam for tests that control the clock)."""
     return dt.datetime.now(tz)
-
-
-def parse_at(at: str) -> tuple[int, int]:
-    """Parse ``HH:MM``.
-
-    Raises:
-        ConfigError: not a valid time of day.
-    """
-    try:
-        hh, mm = at.split(":")
-        hour, minute = int(hh), int(mm)
-        if not (0 <= hour < 24 and 0 <= minute < 60):
-            raise ValueError
-    except ValueError:
-        raise ConfigError(f"--at takes HH:MM (24-hour), got {at!r}") from None
-    return hour, minute
-
-
-def parse_tz(name: str) -> ZoneInfo:
-    """Parse an IANA time zone name.
-
-    Raises:
-        ConfigError: unknown zone.
-    """
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(f"unknown time zone {name!r} (use an IANA name such as UTC or Europe/Berlin)") from None
 
 
 def store_url(ws: Workspace) -> str:

@@ -110,10 +110,16 @@ class RunState:
                 return int(row["run_id"]), True
             if row is not None and row["status"] == "done":
                 return int(row["run_id"]), True
+        # The run's start (to the second) is its snapshot's timestamp: a forced rebuild within the
+        # same second as the run before it still gets a later one, so a new signature.
+        started = time.time()
+        last = self.conn.execute("SELECT MAX(started_at) FROM daily_runs WHERE date = ?", (str(date),)).fetchone()[0]
+        if last is not None and int(started) <= int(last):
+            started = float(int(last) + 1)
         with self.conn:
             cur = self.conn.execute(
                 "INSERT INTO daily_runs (date, status, started_at, forced, config) VALUES (?, 'running', ?, ?, ?)",
-                (str(date), time.time(), int(force), json.dumps(config or {}, sort_keys=True, default=str)),
+                (str(date), started, int(force), json.dumps(config or {}, sort_keys=True, default=str)),
             )
         return int(cur.lastrowid), False
 
@@ -171,6 +177,12 @@ class RunState:
             out.append(RunRow(int(r["run_id"]), dt.date.fromisoformat(r["date"]), r["status"], r["started_at"],
                               r["finished_at"], r["signature"], r["error"], bool(r["forced"]), stages))
         return out
+
+    def last_done_config(self, date: dt.date) -> dict[str, Any] | None:
+        """The options recorded by the latest finished run of ``date`` (None when there is none)."""
+        row = self.conn.execute("SELECT config FROM daily_runs WHERE date = ? AND status = 'done' "
+                                "ORDER BY run_id DESC LIMIT 1", (str(date),)).fetchone()
+        return None if row is None else json.loads(row["config"] or "{}")
 
     def done_dates(self) -> set[dt.date]:
         """Dates with a finished run."""

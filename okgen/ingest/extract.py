@@ -90,27 +90,60 @@ def decode_html(body: bytes, header_charset: str | None = None) -> tuple[str, st
     except UnicodeDecodeError:
         pass
     meta = _META_CHARSET.search(body[:8192])
+    detected: tuple[str, float] | None = None
     for cand in (header_charset, meta.group(1).decode("ascii", "ignore") if meta else None):
         enc = _valid(cand)
         if enc and enc not in ("utf-8", "utf-16"):
             try:
-                return body.decode(enc), enc
+                text = body.decode(enc)
             except (UnicodeDecodeError, LookupError):
                 continue
+            # A single-byte charset decodes any bytes: keep it only when the text it gives is
+            # about as plausible as the detected charset's (a Latin-1 page labelled koi8-r
+            # would read "CafИ in ZЭrich").
+            detected = detected or _detect(body)
+            if detected is None or detected[0] == enc or _chaos(body, enc) <= detected[1] + MAX_EXTRA_CHAOS:
+                return text, enc
+            log.info("declared charset %s reads implausibly; using detected %s", enc, detected[0])
+            return body.decode(detected[0], errors="replace"), detected[0]
+    detected = detected or _detect(body)
+    if detected is not None:
+        return body.decode(detected[0], errors="replace"), detected[0]
+    return body.decode("cp1252", errors="replace"), "cp1252"
+
+
+# How much more "chaos" (charset_normalizer's mess ratio: 0 clean .. 1 garbage) a declared
+# charset's text may show than the detected one's before the declaration is overruled.
+MAX_EXTRA_CHAOS = 0.05
+_SAMPLE = 200_000
+
+
+def _detect(body: bytes) -> tuple[str, float] | None:
+    """The detected charset of ``body`` and its chaos (charset_normalizer), or None."""
     try:
         from charset_normalizer import from_bytes
 
-        matches = list(from_bytes(body[:200_000]))
-        if matches:
-            best = matches[0]
-            # Single-byte code pages nearly tie on a Western text with few accents; windows-1252
-            # is by far the most common legacy charset of the web, so it wins a near tie.
-            close = [m.encoding for m in matches if m.chaos == best.chaos and m.coherence >= best.coherence - 0.05]
-            enc = "cp1252" if "cp1252" in close else best.encoding
-            return body.decode(enc, errors="replace"), enc
+        matches = list(from_bytes(body[:_SAMPLE]))
     except Exception:  # detection is best effort
-        pass
-    return body.decode("cp1252", errors="replace"), "cp1252"
+        return None
+    if not matches:
+        return None
+    best = matches[0]
+    # Single-byte code pages nearly tie on a Western text with few accents; windows-1252
+    # is by far the most common legacy charset of the web, so it wins a near tie.
+    close = [m.encoding for m in matches if m.chaos == best.chaos and m.coherence >= best.coherence - 0.05]
+    return ("cp1252" if "cp1252" in close else best.encoding), best.chaos
+
+
+def _chaos(body: bytes, enc: str) -> float:
+    """charset_normalizer's mess ratio of ``body`` read as ``enc`` (1.0 when it rejects it)."""
+    try:
+        from charset_normalizer import from_bytes
+
+        match = from_bytes(body[:_SAMPLE], cp_isolation=[enc]).best()
+    except Exception:
+        return 0.0  # no verdict: trust the declaration
+    return 1.0 if match is None else match.chaos
 
 
 def _jsonld(html: str) -> str:
@@ -143,6 +176,16 @@ def _declared_language(html: str) -> str | None:
     return None
 
 
+def strip_title(text: str, *titles: str | None) -> str:
+    """``text`` without a first line that repeats the headline (trafilatura keeps the page's
+    ``<h1>``; the title is stored in its own field, so the body would say it twice)."""
+    first, sep, rest = text.partition("\n")
+    norm = " ".join(first.split()).casefold()
+    if sep and norm and any(t and norm == " ".join(t.split()).casefold() for t in titles):
+        return rest.lstrip("\n")
+    return text
+
+
 def extract_page(body: bytes | str, url: str | None = None, header_charset: str | None = None,
                  options: ExtractOptions | None = None) -> dict[str, Any]:
     """Extract one page's text and metadata (the extraction step; runs in a worker process).
@@ -170,7 +213,7 @@ def extract_page(body: bytes | str, url: str | None = None, header_charset: str 
     }
     doc = trafilatura.bare_extraction(html, url=url, **opts.trafilatura_kwargs())
     if doc is not None:
-        text = doc.text or ""
+        text = strip_title(doc.text or "", doc.title)
         out.update(text=text, title=doc.title, author=doc.author, date=doc.date, sitename=doc.sitename,
                    page_url=doc.url, pagetype=doc.pagetype, description=doc.description, words=len(text.split()))
     out["language"] = detect_language(out["text"]) or out["declared_language"]
@@ -205,15 +248,31 @@ _WARM_PAGE = ("<html lang='en'><head><title>Warm-up</title></head><body><article
 
 def _init_worker(nice: int) -> None:
     import signal
+    import threading
 
     # Ctrl-C reaches the whole process group: the parent stops the run and shuts the pool down,
     # so a worker must not die mid-page with a KeyboardInterrupt traceback of its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A parent killed outright (SIGKILL, OOM) cannot shut the pool down, and the worker holds
+    # both ends of its queue's pipe, so it would wait for work forever (and keep the
+    # multiprocessing resource tracker alive with it): leave as soon as the parent is gone.
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True, name="okgen-parent-watch").start()
     if nice and hasattr(os, "nice"):
         try:
             os.nice(nice)
         except OSError:  # not permitted here: run at normal priority
             pass
+
+
+PARENT_CHECK_S = 0.5
+
+
+def _exit_with_parent(parent: int) -> None:
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_S)
+    os._exit(0)
 
 
 def _warm() -> bool:

@@ -29,6 +29,8 @@ from okgen.settings import read_toml, tomllib
 
 DEFAULT_FEEDS = "feeds.toml"
 BENIGN_BOZO = ("NonXMLContentType", "CharacterEncodingOverride", "CharacterEncodingUnknown")
+# expat's words for a document that stops in the middle (a cut connection, a full disk upstream).
+TRUNCATION = ("no element found", "unclosed token", "unexpected end")
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 
 
@@ -267,8 +269,9 @@ def parse_feed(outlet: str, feed_url: str, body: bytes, *, status: int | None = 
     if not entries and not version:
         return FeedResult(outlet=outlet, feed_url=feed_url, ok=False, bozo=bozo, bozo_reason=reason,
                           error="not an RSS or Atom feed", **kw)
+    truncated = bozo and not benign and any(t in (reason or "").lower() for t in TRUNCATION)
     return FeedResult(outlet=outlet, feed_url=feed_url, ok=True, bozo=bozo, bozo_reason=reason,
-                      entries=tuple(entries), **kw)
+                      truncated=truncated, entries=tuple(entries), **kw)
 
 
 def _entry_link(entry: Any) -> str | None:

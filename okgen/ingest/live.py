@@ -20,7 +20,7 @@ from okgen.hashing import sha256_text
 from okgen.ingest import netpolicy
 from okgen.ingest.config import IngestConfig
 from okgen.ingest.dedup import canonicalize_url, same_site
-from okgen.ingest.extract import Extractor, extractor_name
+from okgen.ingest.extract import Extractor, extractor_name, strip_title
 from okgen.ingest.feeds import FeedList, Outlet, parse_feed
 from okgen.ingest.fetch import FetcherLike, FetchResult
 from okgen.ingest.filters import apply_filters
@@ -132,10 +132,16 @@ class DayRun:
             s.feeds_ok += 1
             s.feeds_not_modified += int(res.not_modified)
             s.feeds_bozo += int(res.bozo)
+            if res.truncated:
+                s.feeds_truncated += 1
+                log.warning("feed %s (%s) is truncated (%s): read %d entries; later ones are missing",
+                            res.feed_url, res.outlet, res.bozo_reason, len(res.entries))
         else:
             s.feeds_failed += 1
             s.failed_feeds.append({"outlet": res.outlet, "url": res.feed_url, "status": res.status, "error": res.error})
-            log.warning("feed %s (%s) failed: %s", res.feed_url, res.outlet, res.error)
+            # One line per feed only with -v: offline, every feed fails alike and the run ends
+            # with one summary line (see ingest.pipeline.failed_feeds_message).
+            log.info("feed %s (%s) failed: %s", res.feed_url, res.outlet, res.error)
 
     # ------------------------------------------------------------------------- entries
     def _feed_date(self, entry: FeedEntry, now: dt.datetime) -> dt.datetime | None:
@@ -233,7 +239,7 @@ class DayRun:
         page_url = page.get("page_url")
         canonical = canonicalize_url(page_url if page_url and page_url.startswith(("http://", "https://"))
                                      and same_site(page_url, final) else final)
-        text = page["text"]
+        text = strip_title(page["text"], title)
         art = Article(
             id=article_id(canonical), url=final, canonical_url=canonical, source=outlet.id, source_name=outlet.name,
             category=outlet.category, title=title.strip(), author=page.get("author") or entry.author,

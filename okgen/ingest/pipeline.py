@@ -9,17 +9,16 @@ run is killed and restarted, every article is stored once.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import logging
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from okgen import __version__
-from okgen.errors import ConfigError, LockedError, NotFoundError, OkgenError
+from okgen.daily.lock import RunLock
+from okgen.errors import ConfigError, NotFoundError, OkgenError
 from okgen.files import record_line
 from okgen.hashing import sha256_text
 from okgen.ingest.config import IngestConfig, config_for
@@ -97,35 +96,40 @@ def run_ingest(date: dt.date, workspace: Workspace, *, feeds: str | Path | None 
         summary.elapsed_s = time.monotonic() - t0
         store.finish_run(run_id, summary.to_dict())
     log.info("ingest %s (%s): stored %d, %d in all for the date", date, mode, summary.stored, summary.stored_total)
-    if mode != "import" and cfg.fail_when_all_feeds_fail and summary.feeds_total and not summary.feeds_ok:
-        raise IngestError(f"all {summary.feeds_total} feeds failed (first: {summary.failed_feeds[0]['error']}); "
-                          "see the fetch log", summary)
+    if mode != "import" and summary.feeds_failed:
+        message = failed_feeds_message(summary)
+        if cfg.fail_when_all_feeds_fail and summary.feeds_total and not summary.feeds_ok:
+            raise IngestError(message, summary)
+        log.warning("%s", message)
     return summary
 
 
-@contextlib.contextmanager
-def _date_lock(workspace: Workspace, date: dt.date) -> Iterator[None]:
-    """Hold the ingest lock of ``date`` (an flock, released by the kernel even on SIGKILL).
+NETWORK_ERRORS = ("dns_error", "connect_error", "timeout", "blocked_address")
 
-    Raises:
-        LockedError: another process is ingesting this date in this workspace.
-    """
-    try:
-        import fcntl
-    except ImportError:  # no flock (Windows): concurrent runs are still safe, only wasteful
-        yield
-        return
-    path = workspace.data_dir / "locks" / f"ingest-{date.isoformat()}.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as f:
-        try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise LockedError(f"another okgen process is ingesting {date} in {workspace.home}") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+def failed_feeds_message(summary: IngestSummary) -> str:
+    """One line for the failed feeds of a run, with what to do when it looks like no network."""
+    failed = summary.failed_feeds
+    first = failed[0]["error"] or f"http_{failed[0]['status']}"
+    what = (f"all {summary.feeds_total} feeds failed" if not summary.feeds_ok
+            else f"{summary.feeds_failed} of {summary.feeds_total} feeds failed")
+    message = f"{what} (first: {failed[0]['url']}: {_one_line(first)}; -v lists each)"
+    offline = sum(1 for f in failed if str(f["error"] or "").startswith(NETWORK_ERRORS))
+    if not summary.feeds_ok and offline == len(failed):
+        message += ("; no network? ingest a news dump with --import FILE or a capture with --replay "
+                    "FILE.warc.gz, or set HTTPS_PROXY/HTTP_PROXY (and NO_PROXY) for a proxy")
+    return message
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _date_lock(workspace: Workspace, date: dt.date) -> RunLock:
+    """The ingest lock of ``date`` (raises LockedError when another process is ingesting it)."""
+    return RunLock(workspace.data_dir / "locks" / f"ingest-{date.isoformat()}.lock",
+                   message=f"another okgen process is ingesting {date} in {workspace.home}{{holder}}")
 
 
 def _feed_list_for(feeds: str | Path | None, replay: str | Path | None) -> tuple[FeedList, WarcArchive | None]:

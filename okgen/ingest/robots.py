@@ -3,15 +3,18 @@
 - 2xx: parse the rules (the first 512 KiB) and honour them, including ``Crawl-delay``.
 - 4xx (404, 410, also 401/403): no rules, everything may be fetched.
 - 5xx, 429 or no answer: the site is "unreachable", so nothing is fetched from it in this run.
+
+The rules are parsed and matched by ``protego`` (RFC 9309: the longest matching rule wins,
+``*`` and ``$`` wildcards), which the standard library's ``urllib.robotparser`` does not do.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import urllib.robotparser
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 log = logging.getLogger(__name__)
@@ -23,8 +26,8 @@ ROBOTS_MAX_BYTES = 512 * 1024
 class RobotsRules:
     """The rules of one origin."""
 
-    parser: urllib.robotparser.RobotFileParser | None
-    """Parsed rules; None means "allow everything"."""
+    parser: Any | None
+    """Parsed rules (a ``protego.Protego``); None means "allow everything"."""
     disallow_all: bool = False
     """True when robots.txt was unreachable (5xx, 429, network error)."""
     crawl_delay: float | None = None
@@ -40,7 +43,7 @@ class RobotsRules:
             return False
         if self.parser is None:
             return True
-        return self.parser.can_fetch(user_agent, url)
+        return bool(self.parser.can_fetch(url, user_agent))
 
 
 class RobotsCache:
@@ -99,9 +102,9 @@ class RobotsCache:
             return RobotsRules(None, disallow_all=True, status=status, error=error or f"http_{status}")
         if 400 <= status < 500 or not (200 <= status < 300):
             return RobotsRules(None, status=status)
-        text = body[:ROBOTS_MAX_BYTES].decode("utf-8", errors="replace")
-        parser = urllib.robotparser.RobotFileParser()
-        parser.parse(text.splitlines())
+        from protego import Protego
+
+        parser = Protego.parse(body[:ROBOTS_MAX_BYTES].decode("utf-8", errors="replace"))
         delay = None
         try:
             d = parser.crawl_delay(self.user_agent)

@@ -23,6 +23,7 @@ class IngestSummary:
     feeds_failed: int = 0
     feeds_not_modified: int = 0
     feeds_bozo: int = 0
+    feeds_truncated: int = 0
     failed_feeds: list[dict[str, Any]] = field(default_factory=list)
     entries: int = 0
     duplicate_entries: int = 0
@@ -75,7 +76,8 @@ class IngestSummary:
         if self.mode != "import":
             rows += [
                 ("feeds ok / failed", f"{self.feeds_ok} / {self.feeds_failed}"
-                 + (f"  ({self.feeds_not_modified} not modified)" if self.feeds_not_modified else "")),
+                 + (f"  ({self.feeds_not_modified} not modified)" if self.feeds_not_modified else "")
+                 + (f"  ({self.feeds_truncated} truncated)" if self.feeds_truncated else "")),
                 ("entries", f"{self.entries}" + (f"  ({self.duplicate_entries} repeated)" if self.duplicate_entries else "")),
                 ("in window", f"{self.in_window}  (+{self.undated} undated, {self.out_of_window} outside D, "
                               f"{self.future_dated} future-dated)"),

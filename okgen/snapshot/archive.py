@@ -4,14 +4,16 @@ The same snapshot folder always gives a byte-identical archive: entries sorted b
 mtime, owner and permissions, no gzip file name or timestamp. (The gzip stream comes from zlib;
 the same zlib version gives the same bytes, which is what the catalogue's SHA-256 records.)
 
-Extraction refuses absolute paths, ``..`` components, links, devices, FIFOs and members over
-the size limits, checks every member before writing anything, and writes only inside a fresh
-temporary folder that is renamed into place when complete.
+Extraction refuses absolute paths, ``..`` components, links, devices, FIFOs, members over the
+size limits and members the manifest does not list; it checks every header before writing
+anything, extracts with the standard library's ``data`` filter into a fresh temporary folder,
+verifies it against its manifest and only then renames it into place.
 """
 
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import shutil
 import tarfile
@@ -19,13 +21,15 @@ import tempfile
 import zlib
 from pathlib import Path, PurePosixPath
 
-from okgen.errors import ArchiveError, OkgenError
+from okgen.errors import ArchiveError, IntegrityError, OkgenError
+from okgen.files import normal_mode
 
 # Fixed metadata for every entry: 2000-01-01T00:00:00Z, root-less owner, plain modes.
 FIXED_MTIME = 946684800
 MAX_MEMBER_BYTES = 8 << 30
 MAX_TOTAL_BYTES = 32 << 30
 MAX_MEMBERS = 10_000
+MAX_MANIFEST_BYTES = 64 << 20
 
 
 def make_archive(folder: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
@@ -48,6 +52,7 @@ def make_archive(folder: str | os.PathLike[str], out: str | os.PathLike[str]) ->
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
     try:
+        normal_mode(tmp)
         with os.fdopen(fd, "wb") as raw:
             with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
                 with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
@@ -134,22 +139,20 @@ def list_members(archive: str | os.PathLike[str], max_member_bytes: int = MAX_ME
 
 def safe_extract(archive: str | os.PathLike[str], dest: str | os.PathLike[str], *,
                  replace: bool = False, max_member_bytes: int = MAX_MEMBER_BYTES,
-                 max_total_bytes: int = MAX_TOTAL_BYTES) -> Path:
+                 max_total_bytes: int = MAX_TOTAL_BYTES, verify: bool = True) -> Path:
     """Extract a snapshot archive into ``dest`` and return the snapshot folder.
 
-    The archive must hold exactly one top-level folder. Everything is checked first, then
-    extracted into a temporary folder inside ``dest`` and renamed into place, so nothing is
-    ever written outside ``dest`` and a failed extraction leaves nothing behind.
-
-    Args:
-        archive: the ``.tar.gz`` file.
-        dest: the folder that will contain the snapshot folder.
-        replace: replace an existing snapshot folder of the same name.
-        max_member_bytes: largest member accepted.
-        max_total_bytes: largest total size accepted.
+    The archive must hold exactly one top-level folder with a ``manifest.json``; every other
+    file must be one the manifest lists, with the size it records (so the manifest bounds what
+    the archive may unpack). Headers are checked first, then the standard library's ``data``
+    extraction filter writes into a temporary folder inside ``dest``; with ``verify`` the
+    folder must pass :func:`~okgen.snapshot.verify.verify_folder` before it is renamed into
+    place. A refused or failed extraction leaves nothing behind.
 
     Raises:
-        ArchiveError: a refused member, or a truncated/corrupted archive.
+        ArchiveError: a refused or unlisted member, or a truncated/corrupted archive.
+        IntegrityError: a member of another size than the manifest records, or (with
+            ``verify``) content that does not match its manifest.
     """
     archive = Path(archive)
     dest = Path(dest)
@@ -160,45 +163,61 @@ def safe_extract(archive: str | os.PathLike[str], dest: str | os.PathLike[str], 
     top = tops.pop()
     if top in (".", ""):
         raise ArchiveError(f"{archive.name}: bad top-level folder name {top!r}")
+    _check_listed(archive, top, members)
+    if not hasattr(tarfile, "data_filter"):  # pragma: no cover - Python < 3.10.12 / 3.11.4
+        raise OkgenError("safe extraction needs Python 3.10.12, 3.11.4 or newer (tarfile's data filter)")
     dest.mkdir(parents=True, exist_ok=True)
     final = dest / top
     if final.exists() and not replace:
         raise OkgenError(f"{final} already exists")
     tmp = Path(tempfile.mkdtemp(prefix=f".{top}.", suffix=".extract", dir=dest))
-    root = tmp.resolve()
+    normal_mode(tmp)
     try:
         with tarfile.open(archive, mode="r:gz") as tar:
-            for m in tar:
-                rel = _check_member(m, max_member_bytes)
-                target = (tmp / Path(*rel.parts)).resolve()
-                if root not in target.parents and target != root:
-                    raise ArchiveError(f"refused member {m.name!r}: escapes the target folder")
-                if m.isdir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                src = tar.extractfile(m)
-                if src is None:
-                    raise ArchiveError(f"refused member {m.name!r}: unreadable")
-                written = 0
-                with open(target, "xb") as f:
-                    while chunk := src.read(1 << 20):
-                        written += len(chunk)
-                        if written > max_member_bytes:
-                            raise ArchiveError(f"refused member {m.name!r}: larger than declared")
-                        f.write(chunk)
+            tar.extractall(tmp, members=members, filter="data")
+        if verify:
+            from okgen.snapshot.verify import verify_folder
+
+            rep = verify_folder(tmp / top)
+            if not rep.ok:
+                raise IntegrityError(f"{archive.name}: does not match its manifest ({rep.problems[0]}); nothing was registered")
         if final.exists():
             shutil.rmtree(final)
         os.replace(tmp / top, final)
-    except ArchiveError:
+    except (ArchiveError, IntegrityError):
         raise
     except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as e:
         raise ArchiveError(f"{archive.name}: truncated or corrupted archive ({_why(e)})") from None
-    except FileExistsError as e:
-        raise ArchiveError(f"{archive.name}: member {Path(e.filename).name!r} appears twice") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return final
+
+
+def _check_listed(archive: Path, top: str, members: list[tarfile.TarInfo]) -> None:
+    """Refuse a member the manifest does not list, or one of another size than it records."""
+    from okgen.snapshot import layout
+
+    try:
+        manifest = json.loads(read_member(archive, f"{top}/{layout.MANIFEST}"))
+        files = {name: int(entry["bytes"]) for name, entry in manifest["files"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise ArchiveError(f"{archive.name}: {layout.MANIFEST} is not a snapshot manifest") from None
+    files[layout.MANIFEST] = -1
+    files[layout.MANIFEST_SIG] = -1
+    seen: set[str] = set()
+    for m in members:
+        rel = PurePosixPath(*PurePosixPath(m.name).parts[1:]).as_posix()
+        if m.isdir():
+            continue
+        if rel not in files:
+            raise ArchiveError(f"refused member {m.name!r}: not listed in the manifest")
+        if rel in seen:
+            raise ArchiveError(f"{archive.name}: member {rel!r} appears twice")
+        seen.add(rel)
+        if files[rel] >= 0 and m.size != files[rel]:
+            raise IntegrityError(f"refused member {m.name!r}: {m.size} bytes, the manifest says {files[rel]}")
+        if files[rel] < 0 and m.size > MAX_MANIFEST_BYTES:
+            raise ArchiveError(f"refused member {m.name!r}: {m.size} bytes is too large")
 
 
 def _why(e: BaseException) -> str:

@@ -14,15 +14,14 @@ from typing import Any
 
 from okgen import __version__
 from okgen.errors import OkgenError
-from okgen.files import write_jsonl
+from okgen.files import normal_mode, write_jsonl
 from okgen.hashing import sha256_file
 from okgen.schema import AgentInfo, Article, FileEntry, Question, SnapshotManifest, utcnow
 from okgen.settings import Workspace
 from okgen.signature import Signature, format_timestamp
 from okgen.snapshot import layout
-from okgen.snapshot.catalogue import CatalogueEntry
 from okgen.snapshot.datacard import render_datacard
-from okgen.snapshot.store import Snapshot, catalogue
+from okgen.snapshot.store import Snapshot, register
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +116,7 @@ def build_snapshot(
     out_dir = Path(out_dir) if out_dir is not None else ws.snapshots_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".build-{date}-", dir=out_dir))
+    normal_mode(tmp)
     try:
         nq = write_jsonl(tmp / layout.QUESTIONS, qs)
         nc = write_jsonl(tmp / layout.CORPUS, articles)
@@ -200,37 +200,3 @@ def _counts(qs: Sequence[Question], articles: Sequence[Article], windows: Sequen
         "questions_by_source": dict(sorted(Counter(q.source for q in qs).items())),
         "answer_positions": dict(sorted(positions.items())),
     }
-
-
-def register(snapshot: Snapshot, ws: Workspace, archive: Path | None = None, source: str | None = None) -> CatalogueEntry:
-    """Add or refresh the catalogue record of a snapshot (archive checksum included)."""
-    cat = catalogue(ws)
-    m = snapshot.manifest
-    sig = snapshot.signature
-    old = cat.get_by_name(snapshot.name)
-    if archive is None and old is not None and old.archive:
-        candidate = cat.resolve_path(old.archive)
-        archive = candidate if candidate is not None and candidate.is_file() else None
-    if archive is None:
-        candidate = snapshot.path.parent / f"{snapshot.name}.tar.gz"
-        archive = candidate if candidate.is_file() else None
-    sources = tuple(old.sources) if old else ()
-    if source and source not in sources:
-        sources = sources + (source,)
-    entry = CatalogueEntry(
-        signature=m.signature,
-        short_signature=sig.short,
-        content_hash=m.content_hash,
-        name=snapshot.name,
-        date=m.date,
-        questions=m.counts.get("questions", sig.questions),
-        path=cat.relative(snapshot.path),
-        archive=cat.relative(archive) if archive else None,
-        archive_sha256=sha256_file(archive) if archive else None,
-        archive_bytes=archive.stat().st_size if archive else None,
-        text_included=m.text_included,
-        signed=(snapshot.path / layout.MANIFEST_SIG).is_file(),
-        sources=sources,
-    )
-    cat.put(entry)
-    return entry

@@ -14,12 +14,12 @@ from pathlib import Path
 
 from pydantic import Field
 
-from okgen.errors import NotFoundError, OkgenError, SignatureError
+from okgen.errors import NotFoundError, OkgenError
 from okgen.files import atomic_write_text, pretty_json, read_model_json
 from okgen.schema import Record, utcnow
-from okgen.signature import Signature, looks_like_signature, parse_any
+from okgen.signature import looks_like_signature, parse_any
 
-_HEX_PREFIX = re.compile(r"^[0-9a-f]{6,64}$")
+HEX_PREFIX = re.compile(r"^[0-9a-f]{6,64}$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -123,10 +123,13 @@ class Catalogue:
             # A date: the newest snapshot of that day (entries are sorted newest first).
             same_day = [e for e in entries if str(e.date) == ref]
             matches = same_day[:1]
-        if not matches and _HEX_PREFIX.match(ref):
+        if not matches and HEX_PREFIX.match(ref):
             matches = [e for e in entries if e.content_hash.startswith(ref)]
         if not matches:
-            raise NotFoundError(f"no snapshot matches {ref!r} in {self.folder}")
+            shown = ref if len(ref) <= 80 else f"{ref[:60]}... ({len(ref)} characters)"
+            hint = ("; a hash prefix needs 6 or more hex digits" if re.fullmatch(r"[0-9a-f]{1,5}", ref)
+                    else "; okgen snapshot ls lists them (by date, name, signature or a 6+ hex-digit hash prefix)")
+            raise NotFoundError(f"no snapshot matches {shown!r} in {self.folder}{hint}")
         if len(matches) > 1:
             names = ", ".join(e.name for e in matches[:5])
             raise NotFoundError(f"{ref!r} matches {len(matches)} snapshots ({names}); give the full signature")
@@ -148,11 +151,3 @@ class Catalogue:
             return path.relative_to(self.home.resolve()).as_posix()
         except ValueError:
             return str(path)
-
-
-def parse_snapshot_signature(text: str) -> Signature:
-    """Parse a snapshot or eval signature and return its snapshot part."""
-    try:
-        return parse_any(text).snapshot_signature()
-    except SignatureError:
-        raise

@@ -1,7 +1,8 @@
 """Hydrate a snapshot released without article texts: fetch each article again, extract it
 with the same extractor settings, and keep the text only when it matches its recorded hash.
 
-Articles whose page changed (a different text) or vanished (a failed fetch) stay without text
+Articles whose page changed (a different text), vanished (the server no longer gives it) or
+was refused (okgen's own network policy or robots.txt would not fetch it) stay without text
 and are reported; when every article matches, the hydrated folder is byte-for-byte the
 original full release and verifies against the same signature.
 """
@@ -29,17 +30,23 @@ class HydrateReport:
     matched: list[str] = field(default_factory=list)
     changed: list[dict[str, Any]] = field(default_factory=list)
     vanished: list[dict[str, Any]] = field(default_factory=list)
+    refused: list[dict[str, Any]] = field(default_factory=list)
     already: int = 0
 
     @property
     def complete(self) -> bool:
         """True when every text is present again."""
-        return not self.changed and not self.vanished
+        return not self.changed and not self.vanished and not self.refused
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"snapshot": self.snapshot, "matched": len(self.matched), "already_present": self.already,
-                "changed": self.changed, "vanished": self.vanished, "complete": self.complete}
+                "changed": self.changed, "vanished": self.vanished, "refused": self.refused,
+                "complete": self.complete}
+
+
+# Fetch results that are okgen's own refusal (settings can change them), not the page's fate.
+REFUSED = ("blocked_address", "bad_scheme", "robots", "robots_error", "bad_url")
 
 
 def hydrate(snapshot: Snapshot, workspace: Workspace, *, config: Any = None, progress: bool = False) -> tuple[Snapshot, HydrateReport]:
@@ -74,7 +81,8 @@ def hydrate(snapshot: Snapshot, workspace: Workspace, *, config: Any = None, pro
             continue
         got = texts.get(a.id)
         if got is None or got.get("error"):
-            report.vanished.append({"id": a.id, "url": a.url, "reason": (got or {}).get("error", "not fetched")})
+            reason = (got or {}).get("error", "not fetched")
+            (report.refused if reason in REFUSED else report.vanished).append({"id": a.id, "url": a.url, "reason": reason})
             new.append(a)
         elif sha256_text(got["text"]) != a.text_sha256:
             report.changed.append({"id": a.id, "url": a.url, "words_now": len(got["text"].split())})
@@ -84,14 +92,14 @@ def hydrate(snapshot: Snapshot, workspace: Workspace, *, config: Any = None, pro
             new.append(a.model_copy(update={"text": got["text"], "text_omitted": False}))
     all_text = all(not a.text_omitted for a in new)
     snap = rewrite_corpus(snapshot, new, snapshot.path, text_included=all_text)
-    from okgen.snapshot.build import register
+    from okgen.snapshot.store import register
 
     register(snap, workspace)
     return snap, report
 
 
 async def _fetch_all(articles: list[Article], cfg: Any, progress: bool) -> dict[str, dict[str, Any]]:
-    from okgen.ingest.extract import ExtractOptions, Extractor
+    from okgen.ingest.extract import ExtractOptions, Extractor, strip_title
     from okgen.ingest.fetch import Fetcher
     from okgen.ingest.netpolicy import charset_of
     from okgen.progress import bar
@@ -108,7 +116,8 @@ async def _fetch_all(articles: list[Article], cfg: Any, progress: bool) -> dict[
                     out[a.id] = {"error": r.error or f"http_{r.status}"}
                 else:
                     page = await extractor.extract(r.body, r.final_url or a.url, charset_of(r.content_type))
-                    out[a.id] = {"text": page.get("text", "")} if page.get("ok") else {"error": page.get("error", "extract_error")}
+                    out[a.id] = ({"text": strip_title(page.get("text", ""), a.title)} if page.get("ok")
+                                 else {"error": page.get("error", "extract_error")})
                 if pbar is not None:
                     pbar.update(1)
 

@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from okgen.files import write_jsonl
+from okgen.files import normal_mode, write_jsonl
 from okgen.hashing import sha256_file
 from okgen.schema import Article, FileEntry, SnapshotManifest
 from okgen.snapshot import layout
@@ -31,6 +31,7 @@ def rewrite_corpus(snapshot: Snapshot, articles: list[Article], out_folder: Path
     m = snapshot.manifest
     out_folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_folder.name}.", dir=out_folder.parent))
+    normal_mode(tmp)
     try:
         shutil.copyfile(snapshot.path / layout.QUESTIONS, tmp / layout.QUESTIONS)
         n = write_jsonl(tmp / layout.CORPUS, articles)

@@ -15,27 +15,29 @@ and registers the snapshot locally; anything that fails is removed again.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
+import re
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from okgen.errors import ConfigError, IntegrityError, NotFoundError, OkgenError
+from okgen.errors import ConfigError, IntegrityError, NotFoundError
 from okgen.hashing import sha256_file
 from okgen.schema import utcnow
 from okgen.settings import Workspace
 from okgen.signature import looks_like_signature, parse_any
 from okgen.snapshot import layout
 from okgen.snapshot.archive import make_archive, safe_extract
-from okgen.snapshot.build import register
-from okgen.snapshot.store import Snapshot
+from okgen.snapshot.catalogue import HEX_PREFIX
+from okgen.snapshot.store import Snapshot, register
 from okgen.snapshot.verify import verify_folder
 
 log = logging.getLogger(__name__)
 INDEX = "index.json"
+# Where an index entry's archive may be: a plain file name under archives/ (never ../ or /).
+ARCHIVE_PATH = re.compile(r"archives/[A-Za-z0-9_][A-Za-z0-9._-]*\.tar\.gz")
 
 
 def _fs(url: str):
@@ -168,7 +170,8 @@ def find_entry(index: dict[str, Any], ref: str, prefer_text: bool = True) -> dic
         long = parse_any(ref).snapshot_signature().format()
         matches = [e for e in entries if e.get("signature") == long]
     else:
-        matches = [e for e in entries if e.get("name") == ref or str(e.get("content_hash", "")).startswith(ref.lower())]
+        matches = [e for e in entries if e.get("name") == ref
+                   or (HEX_PREFIX.match(ref) and str(e.get("content_hash", "")).startswith(ref))]
     if not matches:
         raise NotFoundError(f"no published snapshot matches {ref!r}")
     names = {e["name"] for e in matches}
@@ -188,6 +191,10 @@ def pull(ref: str, src: str, workspace: Workspace, *, pubkey: str | Path | None 
     """
     index = read_index(src)
     entry = find_entry(index, ref, prefer_text)
+    archive_path = entry.get("archive")
+    if not isinstance(archive_path, str) or not ARCHIVE_PATH.fullmatch(archive_path):
+        raise IntegrityError(f"{src}/{INDEX}: archive path {archive_path!r} is not a file under archives/ "
+                             "of the publication folder; refusing it")
     fs, root = _fs(src)
     ws = workspace
     ws.snapshots_dir.mkdir(parents=True, exist_ok=True)
@@ -200,7 +207,7 @@ def pull(ref: str, src: str, workspace: Workspace, *, pubkey: str | Path | None 
         digest = sha256_file(local_archive)
         if digest != entry["sha256"]:
             raise IntegrityError(f"{entry['archive']}: SHA-256 {digest[:12]}… differs from the index ({entry['sha256'][:12]}…); refusing it")
-        folder = safe_extract(local_archive, Path(tmpdir) / "x")
+        folder = safe_extract(local_archive, Path(tmpdir) / "x", verify=False)  # verified just below
         rep = verify_folder(folder, parse_any(entry["signature"]))
         if not rep.ok:
             raise IntegrityError(f"{entry['archive']}: {rep.problems[0]}")
@@ -225,11 +232,3 @@ def pull(ref: str, src: str, workspace: Workspace, *, pubkey: str | Path | None 
     snap = Snapshot(final)
     register(snap, ws, archive=archive_dst, source=src)
     return snap
-
-
-def published_date(entry: dict[str, Any]) -> dt.date:
-    """The news date of an index entry."""
-    try:
-        return dt.date.fromisoformat(entry["date"])
-    except (KeyError, ValueError):
-        raise OkgenError(f"index entry {entry.get('name')!r} has no valid date") from None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from pathlib import Path
 
 from okgen.errors import ConfigError, IntegrityError
@@ -45,8 +44,7 @@ def generate_keypair(private_path: str | Path, public_path: str | Path | None = 
     priv = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     pub = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     private_path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(private_path, priv)
-    os.chmod(private_path, 0o600)
+    atomic_write_bytes(private_path, priv, mode=0o600)
     atomic_write_bytes(public_path, pub)
     return private_path, public_path
 

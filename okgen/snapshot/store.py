@@ -8,11 +8,12 @@ from pathlib import Path
 
 from okgen.errors import NotFoundError, OkgenError
 from okgen.files import iter_jsonl, read_jsonl, read_model_json
+from okgen.hashing import sha256_file
 from okgen.schema import Article, Question, SnapshotManifest
 from okgen.settings import Workspace
 from okgen.signature import Signature, looks_like_signature
 from okgen.snapshot import layout
-from okgen.snapshot.catalogue import Catalogue, CatalogueEntry
+from okgen.snapshot.catalogue import HEX_PREFIX, Catalogue, CatalogueEntry
 
 
 class Snapshot:
@@ -75,6 +76,14 @@ class Snapshot:
         return [a for a in self.corpus if start < a.date <= d]
 
 
+def path_exists(p: Path) -> bool:
+    """``p.exists()``, False for a string that cannot be a path (too long, NUL byte)."""
+    try:
+        return p.exists()
+    except (OSError, ValueError):
+        return False
+
+
 def list_snapshots(ws: Workspace) -> list[tuple[CatalogueEntry | None, Snapshot | None]]:
     """Every snapshot known to the workspace: catalogue records and folders without one."""
     cat = catalogue(ws)
@@ -108,12 +117,10 @@ def resolve(ref: str, ws: Workspace | None = None, *, extract: bool = True) -> S
         NotFoundError: nothing matches (or several snapshots do).
         SignatureError: ``ref`` looks like a signature but does not parse.
     """
-    from okgen.snapshot.build import register
-
     ws = ws or Workspace.from_env()
     ref = str(ref).strip()
     p = Path(ref).expanduser()
-    if not looks_like_signature(ref) and p.exists():
+    if not looks_like_signature(ref) and path_exists(p):
         if p.is_dir():
             return Snapshot(p)
         if p.name.endswith((".tar.gz", ".tgz")):
@@ -127,10 +134,9 @@ def resolve(ref: str, ws: Workspace | None = None, *, extract: bool = True) -> S
     except NotFoundError:
         # A folder in snapshots/ that was copied in without a catalogue record.
         for _, snap in list_snapshots(ws):
-            if snap is not None and (snap.name == ref or snap.manifest.content_hash.startswith(ref.lower())
+            if snap is not None and (snap.name == ref or (HEX_PREFIX.match(ref) and snap.manifest.content_hash.startswith(ref))
                                      or (looks_like_signature(ref) and _same_signature(snap, ref))):
-                register(snap, ws)
-                return snap
+                return snap  # found by its folder; looking up writes nothing (okgen snapshot extract registers)
         raise
     path = cat.resolve_path(entry.path)
     if path is not None and (path / layout.MANIFEST).is_file():
@@ -156,8 +162,6 @@ def _same_signature(snap: Snapshot, ref: str) -> bool:
 def open_archive(archive: Path, ws: Workspace) -> Snapshot:
     """Extract an archive into ``snapshots/`` (if not already there), register it, open it."""
     from okgen.snapshot.archive import list_members, safe_extract
-    from okgen.snapshot.build import register
-
     members = list_members(archive)
     top = Path(members[0].name).parts[0]
     folder = ws.snapshots_dir / top
@@ -166,3 +170,37 @@ def open_archive(archive: Path, ws: Workspace) -> Snapshot:
     snap = Snapshot(folder)
     register(snap, ws, archive=archive if archive.resolve().parent == ws.snapshots_dir.resolve() else None)
     return snap
+
+
+def register(snapshot: Snapshot, ws: Workspace, archive: Path | None = None, source: str | None = None) -> CatalogueEntry:
+    """Add or refresh the catalogue record of a snapshot (archive checksum included)."""
+    cat = catalogue(ws)
+    m = snapshot.manifest
+    sig = snapshot.signature
+    old = cat.get_by_name(snapshot.name)
+    if archive is None and old is not None and old.archive:
+        candidate = cat.resolve_path(old.archive)
+        archive = candidate if candidate is not None and candidate.is_file() else None
+    if archive is None:
+        candidate = snapshot.path.parent / f"{snapshot.name}.tar.gz"
+        archive = candidate if candidate.is_file() else None
+    sources = tuple(old.sources) if old else ()
+    if source and source not in sources:
+        sources = sources + (source,)
+    entry = CatalogueEntry(
+        signature=m.signature,
+        short_signature=sig.short,
+        content_hash=m.content_hash,
+        name=snapshot.name,
+        date=m.date,
+        questions=m.counts.get("questions", sig.questions),
+        path=cat.relative(snapshot.path),
+        archive=cat.relative(archive) if archive else None,
+        archive_sha256=sha256_file(archive) if archive else None,
+        archive_bytes=archive.stat().st_size if archive else None,
+        text_included=m.text_included,
+        signed=(snapshot.path / layout.MANIFEST_SIG).is_file(),
+        sources=sources,
+    )
+    cat.put(entry)
+    return entry

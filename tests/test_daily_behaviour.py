@@ -1,0 +1,145 @@
+"""okgen daily as a newcomer meets it: offline, -q, the short signature, --force on an LLM day."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from okgen.settings import Workspace
+from okgen.signature import Signature
+from okgen.testing.corpus import make_articles
+from okgen.testing.news_site import NewsSite
+from okgen.testing.web import WebServer
+from tests.test_daily import DAY, okgen, write_config
+
+
+@pytest.fixture
+def site(tmp_path):
+    articles, _ = make_articles(24, DAY, days=3, seed=5)
+    web = WebServer().start()
+    feeds = tmp_path / "feeds.toml"
+    feeds.write_text(NewsSite(articles).install(web).feed_list_toml())
+    yield articles, feeds, web
+    web.stop()
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_offline_daily_is_one_line_with_what_to_do(tmp_path):
+    feeds = tmp_path / "feeds.toml"
+    feeds.write_text("".join(f'[[outlet]]\nid = "o{i}"\nname = "O{i}"\nurl = "http://127.0.0.1:{_closed_port()}/rss"\n\n'
+                             for i in range(6)))
+    ws = Workspace(tmp_path / "ws")
+    write_config(ws, feeds)
+    out = okgen(ws, "daily", "--date", str(DAY))
+    assert out.returncode == 1
+    lines = out.stderr.strip().splitlines()
+    failed = [ln for ln in lines if "failed" in ln]
+    assert len(failed) == 1, out.stderr  # not one warning per feed
+    assert failed[0].startswith("okgen: error: all 6 feeds failed")
+    for hint in ("--import", "--replay", "HTTPS_PROXY"):
+        assert hint in failed[0]
+    verbose = okgen(ws, "-v", "ingest", "--date", str(DAY), "--feeds", str(feeds))
+    assert sum("feed http://127.0.0.1" in ln for ln in verbose.stderr.splitlines()) == 6  # -v lists each
+
+
+@pytest.mark.slow
+def test_quiet_daily_and_the_short_signature(site, tmp_path):
+    _, feeds, _ = site
+    ws = Workspace(tmp_path / "ws")
+    write_config(ws, feeds, retrievers=[])
+    out = okgen(ws, "daily", "--date", str(DAY))
+    assert out.returncode == 0, out.stderr
+    sig = Signature.parse(out.stdout.strip().splitlines()[-1])
+    short = [ln for ln in out.stderr.splitlines() if ln.startswith("short:")]
+    assert short and short[0].split(None, 1)[1] == sig.short and len(sig.short) < len(sig.format())
+    quiet = okgen(ws, "-q", "daily", "--date", str(DAY), "--force")
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert Signature.parse(quiet.stdout.strip()).content_hash == sig.content_hash
+
+
+@pytest.mark.slow
+def test_force_keeps_the_llm_generator_of_the_day(site, tmp_path):
+    from okgen.testing.llm_agents import AgentResponder
+    from okgen.testing.openai_server import OpenAIServer
+
+    articles, feeds, _ = site
+    ws = Workspace(tmp_path / "ws")
+    write_config(ws, feeds, retrievers=[])
+    with OpenAIServer(responder=AgentResponder(articles, seed=3)) as srv:
+        spec = f"openai/fake-llm,base_url={srv.base_url}"
+        first = okgen(ws, "daily", "--date", str(DAY), "--generator", spec)
+        assert first.returncode == 0, first.stderr
+        forced = okgen(ws, "daily", "--date", str(DAY), "--force")
+        assert forced.returncode == 0, forced.stderr
+    a = Signature.parse(first.stdout.strip().splitlines()[-1])
+    b = Signature.parse(forced.stdout.strip().splitlines()[-1])
+    assert b.generator == a.generator and "extractive" not in b.generator
+    assert "was built with generator" in forced.stderr
+
+
+def test_a_forced_run_in_the_same_second_gets_a_later_timestamp(tmp_path):
+    from okgen.daily.state import RunState
+
+    with RunState(tmp_path / "okgen.sqlite") as state:
+        first, _ = state.start_or_resume(DAY, force=True)
+        state.finish_run(first, "done", signature="x")
+        second, _ = state.start_or_resume(DAY, force=True)
+        third, _ = state.start_or_resume(DAY, force=True)
+        started = {r.run_id: int(r.started_at) for r in state.runs(date=DAY)}
+    assert started[first] < started[second] < started[third]  # each forced run: its own signature
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("after", ["ingest", "generate"])
+def test_sigterm_at_any_stage_ends_cleanly_and_the_rerun_resumes(site, tmp_path, after):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    _, feeds, _ = site
+    ws = Workspace(tmp_path / "ws")
+    write_config(ws, feeds)
+    env = dict(os.environ, OKGEN_HOME=str(ws.home), OKGEN_NO_PROGRESS="1")
+    p = subprocess.Popen([sys.executable, "-m", "okgen", "daily", "--date", str(DAY)], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = []
+    for line in p.stderr:  # the stage lines arrive as the stages finish: no timing guesses
+        seen.append(line)
+        if line.startswith(f"okgen: {after}: done"):
+            p.send_signal(signal.SIGTERM)
+            break
+    out, err = p.communicate(timeout=300)
+    err = "".join(seen) + err
+    assert p.returncode == 143, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == "okgen: terminated"
+    again = okgen(ws, "daily", "--date", str(DAY))
+    assert again.returncode == 0, again.stderr
+    assert f"okgen: {after}: done" not in again.stderr  # that stage was not run twice
+    Signature.parse(again.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_a_replay_signs_the_feed_list_of_its_capture(site, tmp_path):
+    """[daily] feeds must not replace, in the signature, the list a replayed capture was made with."""
+    _, feeds, _ = site
+    ws = Workspace(tmp_path / "ws")
+    write_config(ws, feeds, retrievers=[])
+    first = okgen(ws, "daily", "--date", str(DAY))
+    assert first.returncode == 0, first.stderr
+    captured = Signature.parse(first.stdout.strip().splitlines()[-1])
+    capture = ws.warc_dir / f"okgen-{DAY}.warc.gz"
+    other = tmp_path / "other-feeds.toml"  # another list: its first outlet only
+    other.write_text(feeds.read_text().split("\n[[outlet]]")[0] + "\n")
+    ws2 = Workspace(tmp_path / "ws2")
+    write_config(ws2, other, retrievers=[])
+    replayed = okgen(ws2, "daily", "--date", str(DAY), "--replay", str(capture))
+    assert replayed.returncode == 0, replayed.stderr
+    sig = Signature.parse(replayed.stdout.strip().splitlines()[-1])
+    assert sig.feeds_hash == captured.feeds_hash and sig.content_hash == captured.content_hash
