@@ -55,6 +55,10 @@ RELATIVE_DAY = re.compile(r"\b(?:today|yesterday|tomorrow|tonight|this (?:week|m
                           r"|next (?:week|month|year)|(?:on |last |this |next )?(?:Monday|Tuesday|Wednesday|Thursday|Friday"
                           r"|Saturday|Sunday)(?: (?:morning|afternoon|evening|night))?|earlier this (?:week|month|year))\b",
                           re.IGNORECASE)
+# Verbs of change whose object is how much something moved ("shares fell 5%").
+CHANGE_VERBS = frozenset({"rise", "fall", "grow", "drop", "increase", "decrease", "jump", "climb", "slide",
+                          "surge", "plunge", "gain", "lose", "decline", "sink", "soar", "slip", "tumble",
+                          "rebound", "shrink", "expand", "cut", "raise", "lower", "boost", "reduce"})
 # Prepositions that ask naturally for a person or an organisation ("With whom did X meet").
 NAME_PREPS = frozenset({"with", "to", "against", "from", "by", "for", "on", "over", "into"})
 MAX_STEM_TOKENS = 24
@@ -247,6 +251,9 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         return None
     ent_ids = set(range(ent.start, ent.end))
     subj = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subj is None and verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX"):
+        # "X announced A and cut B": the second verb shares the first one's subject.
+        subj = next((c for c in verb.head.children if c.dep_ in ("nsubj", "nsubjpass")), None)
     if subj is None:
         return None
     subj_toks = _subtree_tokens(subj)
@@ -312,7 +319,11 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         if subj_toks[0].pos_ != "PROPN" and subj_toks[0].ent_type_ == "" and s[:1].isupper():
             s = s[0].lower() + s[1:]  # "Previous meetings ..." inside a question
         tail = _text(rest)
-        if holder.dep_ in ("dobj", "obj") and (holder.i == ent.root.i or (kind == "count" and ent.root.head.i == holder.i)):
+        if kind == "percent" and holder.i == ent.root.i and holder.dep_ in ("dobj", "npadvmod", "obj") \
+                and base_form(verb) in CHANGE_VERBS:
+            body = f"By what percentage {aux} {s} {vform} {tail}"
+            form = "amount"
+        elif holder.dep_ in ("dobj", "obj") and (holder.i == ent.root.i or (kind == "count" and ent.root.head.i == holder.i)):
             if kind == "count":
                 noun = holder
                 mods = [t for t in noun.children if t.dep_ in ("amod", "compound") and t.i not in ent_ids]
