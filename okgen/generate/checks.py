@@ -70,6 +70,8 @@ class Limits:
     short_answer_max_tokens: int = 10
     giveaway_ratio: float = 1.75
     giveaway_min_extra_chars: int = 10
+    gates: bool = True
+    """Also apply the quality gates (:mod:`okgen.generate.gates`) after these checks."""
 
 
 def check_candidate(c: Candidate, article_norm: str, limits: Limits = Limits()) -> None:

@@ -5,9 +5,11 @@ after the near duplicates within the day (``near_duplicate``), each a named ``ch
 
 * ``near_duplicate_recent``: the question nearly repeats one of a snapshot of the
   :data:`RECENT_DAYS` days before (same test as :func:`~okgen.generate.checks.near_duplicates`);
-* ``outlet_balance``: its outlet already has its cap of the day's questions, ``max_outlet_share``
+* ``outlet_balance``: its outlet already has its cap of the day's questions: ``max_outlet_share``
   of them (``[generate] max_outlet_share``, default :data:`DEFAULT_MAX_OUTLET_SHARE`; 1 turns
-  the cap off). The questions an outlet keeps are drawn with the seed, spread over its articles.
+  the cap off), or twice an even share when the day has few outlets, and never fewer than
+  :data:`MIN_PER_OUTLET`. The questions an outlet keeps are drawn with the seed, spread over
+  its articles.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ log = logging.getLogger(__name__)
 RECENT = "near_duplicate_recent"
 BALANCE = "outlet_balance"
 RECENT_DAYS = 7
-DEFAULT_MAX_OUTLET_SHARE = 0.15
+DEFAULT_MAX_OUTLET_SHARE = 0.2
 MIN_PER_OUTLET = 5
 """Every outlet may keep at least this many questions, whatever the cap."""
 
@@ -66,9 +68,10 @@ def prior_fingerprint(prior: Sequence[tuple[str, str, str]]) -> str:
 
 
 def outlet_caps(sources: Sequence[str], max_share: float) -> dict[str, int]:
-    """The most questions each outlet keeps: ``ceil(max_share x total)``, at least
-    :data:`MIN_PER_OUTLET`."""
-    cap = max(MIN_PER_OUTLET, math.ceil(max_share * len(sources)))
+    """The most questions each outlet keeps: ``ceil(max_share x total)``, or twice an even
+    share (``ceil(2 x total / outlets)``) when that is more, at least :data:`MIN_PER_OUTLET`."""
+    n = len(sources)
+    cap = max(MIN_PER_OUTLET, math.ceil(max_share * n), math.ceil(2 * n / max(1, len(set(sources)))))
     return {s: cap for s in set(sources)}
 
 

@@ -39,6 +39,8 @@ from okgen.schema import Article
 GATES = ("boilerplate", "fluency", "giveaway", "type_agreement", "self_contained", "stem_overlap")
 GATES_VERSION = 1
 """Bumped when a gate changes what it drops (part of the generation run key)."""
+DEFAULT_ON = True
+"""Whether runs apply the gates when ``[generate] quality_gates`` is not set."""
 
 _BOILERPLATE = re.compile("|".join([
     r"\b(?:photo|photograph|image|picture|illustration|video)s?\s*(?:by|credit|courtesy|:)",

@@ -26,9 +26,10 @@ from pydantic import TypeAdapter
 
 from okgen import __version__
 from okgen.errors import ConfigError, LockedError, NotFoundError
+from okgen.generate import gates as quality_gates
 from okgen.generate.agents import prompt_hash as hash_prompts
 from okgen.generate.agents import resolve_agents_dir
-from okgen.generate.checks import DEDUP, dedup_features, near_duplicates
+from okgen.generate.checks import DEDUP, Limits, dedup_features, near_duplicates
 from okgen.generate.dayset import (
     BALANCE,
     DEFAULT_MAX_OUTLET_SHARE,
@@ -40,7 +41,6 @@ from okgen.generate.dayset import (
 )
 from okgen.generate.extractive import ExtractiveGenerator
 from okgen.generate.funnel import build_funnel, render_funnel
-from okgen.generate.gates import GATES_VERSION
 from okgen.generate.positions import LETTERS, balanced_positions, place
 from okgen.generate.records import ArticleResult, Candidate
 from okgen.generate.runner import RunState, build_agents, process_articles
@@ -186,6 +186,7 @@ def run_generate(
             raise ConfigError(f"--max-cost needs a price for every model, and {', '.join(unpriced)} has none: add "
                               f"[prices.\"{unpriced[0]}\"] input/output (USD per 1M tokens) to okgen.toml or a "
                               "--prices file (0 for a free local server)")
+    gates_on = bool(gcfg.get("quality_gates", quality_gates.DEFAULT_ON))
     gen_info = agents.generator.info
     val_info = agents.validator.info if agents.validator else None
     probe_infos = tuple(p.info for p in agents.probes)
@@ -194,7 +195,7 @@ def run_generate(
         "validator": val_info.model_dump(mode="json") if val_info else None,
         "probes": [p.model_dump(mode="json") for p in probe_infos], "drop_known": agents.drop_known,
         "per_article": per_article, "seed": seed, "endpoints": agents.endpoints, "okgen": __version__,
-        "gates": GATES_VERSION,
+        "gates": quality_gates.GATES_VERSION if gates_on else 0,
     }
     if isinstance(agents.generator, ExtractiveGenerator):
         # Its distractors come from the pool's other articles: another pool is another run.
@@ -238,7 +239,8 @@ def run_generate(
                 if isinstance(agents.generator, ExtractiveGenerator):
                     ext_pool = agents.generator.build_pool(pool_articles, date)
                 _process(todo, agents, store, run_key, finished, state, per_article, seed, concurrency,
-                         use_cache, ext_pool, progress and len(todo) > 1, date, finish_first=budget.limit is not None)
+                         use_cache, ext_pool, progress and len(todo) > 1, date, finish_first=budget.limit is not None,
+                         gates=gates_on)
             else:
                 run_sync(agents.aclose())
             results = [finished[a.id] for a in targets if a.id in finished]
@@ -292,7 +294,7 @@ def _from_assembly(hit: tuple[str, dict[str, Any]], base: dict[str, Any], ws: Wo
 
 def _process(todo: list[Article], agents: Any, store: GenerateStore, run_key: str, finished: dict[str, ArticleResult],
              state: RunState, per_article: int, seed: int, concurrency: int, use_cache: bool, ext_pool: Any,
-             show: bool, date: dt.date, finish_first: bool = False) -> None:
+             show: bool, date: dt.date, finish_first: bool = False, gates: bool = True) -> None:
     from okgen.progress import bar
 
     with (bar(total=len(todo), desc=f"generate {date}", unit="article") if show else _NoBar()) as pbar:
@@ -306,7 +308,7 @@ def _process(todo: list[Article], agents: Any, store: GenerateStore, run_key: st
 
         run_sync(process_articles(todo, agents, n=per_article, seed=seed, concurrency=concurrency,
                                   use_cache=use_cache, pool=ext_pool, on_done=on_done, state=state,
-                                  finish_first=finish_first))
+                                  finish_first=finish_first, limits=Limits(gates=gates)))
 
 
 class _NoBar:

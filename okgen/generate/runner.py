@@ -288,7 +288,8 @@ async def _article(a: Article, agents: Agents, *, n: int, seed: int, use_cache: 
     article_norm = normalize(f"{a.title}\n{a.text}")
     for c in result.candidates:
         check_candidate(c, article_norm, limits)
-    apply_gates(a, result.candidates)  # the quality gates shared by every generator
+    if limits.gates:
+        apply_gates(a, result.candidates)  # the quality gates shared by every generator
     alive = [c for c in result.candidates if c.kept]
     if agents.validator is not None and alive:
         res = await asyncio.gather(*(agents.validator.ajudge(a, c, seed, use_cache=use_cache, limiter=limiter.at(1 - gen_priority)) for c in alive))
