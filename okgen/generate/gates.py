@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from okgen.generate.fluency import fluency_problems
-from okgen.generate.overlap import MAX_SHARED_RUN, ArticleTokens, longest_shared_run
+from okgen.generate.overlap import MAX_SHARED_RUN, ArticleTokens, is_name_token, longest_shared_run
 from okgen.generate.records import Candidate
 from okgen.schema import Article
 
@@ -47,7 +47,7 @@ _BOILERPLATE = re.compile("|".join([
     r"\b(?:getty images|ap photo|afp via getty|shutterstock|epa-efe|pa media|alamy|reuters/)",
     r"\((?:left|right|centre|center|pictured|file)\)|\bpictured (?:above|below|left|right|here|on)\b|\bfile photo\b",
     r"\bis an? (?:senior |staff |freelance |contributing |deputy |chief )?(?:writer|reporter|correspondent|editor|"
-    r"journalist|columnist)\b|\bfollow (?:him|her|them|us) on\b|\bcan be reached at\b|\bcontributed (?:to )?this\b",
+    r"journalist|columnist|freelancer)\b|\bwrit(?:es|ing) (?:news |features |reviews )?(?:for|about) |\bfollow (?:him|her|them|us) on\b|\bcan be reached at\b|\bcontributed (?:to )?this\b",
     r"\badvertisement\b|\bsponsored (?:content|by)\b|\bwe may earn a commission\b|\baffiliate link|\bshop now\b|"
     r"\bpromo code\b",
     r"\bsign up (?:for|to|now)\b|\bsubscribe (?:to (?:our|the)|now|today)\b|\bour newsletter\b|\bnewsletter sign|"
@@ -133,17 +133,13 @@ def apply_gates(article: Article, candidates: Sequence[Candidate], *, nlp: Any =
         from okgen.generate.nlp import load_pipeline
 
         nlp = load_pipeline()
-    # One parse per stem; the answer's context (its evidence sentence, cut around the answer) is
-    # parsed only when the generator did not type the answer (an LLM generator).
-    texts = [c.question for c in todo]
-    untyped = [c for c in todo if not _known_type(c.answer_type)]
-    texts += [_context(c) for c in untyped]
-    docs = iter(nlp.pipe(texts, disable=[p for p in _DISABLE if p in nlp.pipe_names], batch_size=64))
-    stems = [next(docs) for _ in todo]
-    contexts = {id(c): next(docs) for c in untyped}
+    # One parse per stem and one of the answer in its evidence sentence (cut around the answer).
+    texts = [c.question for c in todo] + [_context(c) for c in todo]
+    docs = list(nlp.pipe(texts, disable=[p for p in _DISABLE if p in nlp.pipe_names], batch_size=64))
+    n = len(todo)
     index = ArticleTokens(f"{article.title}\n{article.text}")
-    for c, stem_doc in zip(todo, stems):
-        gate_candidate(c, stem_doc, answer_label(c, contexts.get(id(c))), index, nlp)
+    for i, c in enumerate(todo):
+        gate_candidate(c, docs[i], answer_label(c, docs[n + i]), index, nlp)
 
 
 def gate_candidate(c: Candidate, stem_doc: Any, label: str | None, index: ArticleTokens, nlp: Any) -> None:
@@ -176,12 +172,7 @@ def stem_problems(stem: str, doc: Any, nlp: Any) -> list[str]:
     return out
 
 
-def _known_type(answer_type: str | None) -> bool:
-    t = (answer_type or "").strip()
-    return t.lower() in _TYPE_LABELS or t.upper() in _LABELS
-
-
-def _context(c: Candidate, width: int = 120) -> str:
+def _context(c: Candidate, width: int = 80) -> str:
     """The answer in its evidence sentence, cut to ``width`` characters each side (the answer
     alone when the evidence does not contain it)."""
     i = c.evidence.find(c.answer.strip()) if c.answer.strip() else -1
@@ -191,15 +182,9 @@ def _context(c: Candidate, width: int = 120) -> str:
 
 
 def answer_label(c: Candidate, context_doc: Any = None) -> str | None:
-    """The answer's spaCy entity label: the candidate's own ``answer_type`` when the generator
-    typed it (the offline generator types answers with spaCy in context), else the label of the
-    answer in its parsed context, else guessed from its shape (digits, currency, %); None when
-    unknown."""
-    t = (c.answer_type or "").strip()
-    if t.lower() in _TYPE_LABELS:
-        return _TYPE_LABELS[t.lower()]
-    if t.upper() in _LABELS:
-        return t.upper()
+    """The answer's spaCy entity label in its parsed context (the evidence sentence around the
+    answer, or the answer alone), else the candidate's own ``answer_type``, else guessed from
+    its shape (digits, currency, %); None when unknown."""
     ans = _norm(c.answer)
     if not ans:
         return None
@@ -215,6 +200,11 @@ def answer_label(c: Candidate, context_doc: Any = None) -> str | None:
                     best, overlap = e.label_, o
         if best is not None and overlap >= 0.5:
             return best
+    t = (c.answer_type or "").strip()
+    if t.lower() in _TYPE_LABELS:
+        return _TYPE_LABELS[t.lower()]
+    if t.upper() in _LABELS:
+        return t.upper()
     for rx, label in _SHAPE:
         if rx.search(c.answer):
             return label
@@ -240,7 +230,7 @@ def unresolved_reference(stem: str, doc: Any) -> str | None:
     if m:
         return f"opens with the pronoun {m.group(0).strip()!r}"
     names = [(e.start_char, e.end_char) for e in getattr(doc, "ents", ()) if e.label_ in _NAME_LABELS]
-    names += [(t.idx, t.idx + len(t)) for t in (doc if doc is not None else ()) if t.pos_ == "PROPN" and t.i > 0]
+    names += [(t.idx, t.idx + len(t)) for t in (doc if doc is not None else ()) if is_name_token(t) and t.i > 0]
     for p in _PRONOUN.finditer(stem):
         if not any(s < p.start() for s, _ in names):
             return f"{p.group(0)!r} refers to no one named before it"

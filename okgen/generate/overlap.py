@@ -55,6 +55,11 @@ class ArticleTokens:
             self.positions.setdefault(t, []).append(i)
 
 
+def is_name_token(token: Any) -> bool:
+    """A proper noun outside a date, time or number entity ("Tuesday", "November" are not names)."""
+    return token.pos_ == "PROPN" and (not token.ent_type_ or token.ent_type_ in NAME_LABELS)
+
+
 def name_mask(stem: str, *, doc: Any = None, names: Iterable[str] | None = None) -> list[tuple[str, bool]]:
     """The stem's tokens, each with whether it is a name token.
 
@@ -68,7 +73,7 @@ def name_mask(stem: str, *, doc: Any = None, names: Iterable[str] | None = None)
     spans: list[tuple[int, int]] = []
     if doc is not None:
         spans += [(e.start_char, e.end_char) for e in doc.ents if e.label_ in NAME_LABELS]
-        spans += [(t.idx, t.idx + len(t.text)) for t in doc if t.pos_ == "PROPN"]
+        spans += [(t.idx, t.idx + len(t.text)) for t in doc if is_name_token(t)]
     name_toks = {t for n in (names or ()) for t in tokens(n)}
     out = []
     folded = _fold(stem) if len(_fold(stem)) == len(stem) else None
