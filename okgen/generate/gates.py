@@ -93,7 +93,10 @@ _QWORDS: tuple[tuple[re.Pattern[str], frozenset[str], str], ...] = tuple(
          r"founder|candidate|artist|athlete|footballer|driver|journalist|reporter|envoy|ambassador|secretary|"
          r"chancellor|governor|mayor|king|queen|prince|princess|pope|man|woman|rapper|musician|star|billionaire)\b",
          PERSON, "a person"),
-        (r"^\W*(?:who|whom|whose)\b|\b(?:who|whom|whose) (?:did|will|does|is|was|were|are|has|had|said|announced)\b",
+        (r"\b(?:what|which) (?:number|figure|total|count)\b", COUNT | MONEY | frozenset(["PERCENT", "DATE", "ORDINAL"]),
+         "a number"),
+        # Only a stem opening with "Who": inside a stem, "who was" is mostly a relative clause.
+        (r"^\W*(?:who|whom|whose)\b",
          PERSON | ORG | frozenset(["NORP"]), "a person or body"),
     ])
 # The candidate's own answer_type, when no entity label is found, as spaCy labels.
@@ -231,9 +234,9 @@ def unresolved_reference(stem: str, doc: Any) -> str | None:
         return f"opens with the pronoun {m.group(0).strip()!r}"
     names = [(e.start_char, e.end_char) for e in getattr(doc, "ents", ()) if e.label_ in _NAME_LABELS]
     names += [(t.idx, t.idx + len(t)) for t in (doc if doc is not None else ()) if is_name_token(t) and t.i > 0]
-    for p in _PRONOUN.finditer(stem):
-        if not any(s < p.start() for s, _ in names):
-            return f"{p.group(0)!r} refers to no one named before it"
+    p = _PRONOUN.search(stem)
+    if p and not names:  # a name after the pronoun may resolve it too ("As part of his routine, X ...")
+        return f"{p.group(0)!r} refers to no one named in the question"
     d = _DEFINITE.search(stem)
     if d and not names:
         return f"{d.group(0)!r} with no name in the question"
