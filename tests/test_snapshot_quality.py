@@ -116,6 +116,13 @@ def test_review_sheet_round_trip_with_two_reviewers(make_snapshot, tmp_path, cap
     assert r.agreement["raw"] == round(same / 12, 4) and "kappa ana/ben" in r.agreement
     code, out, _ = run_cli(capsys, "snapshot", "show", snap.signature.short)
     assert code == 0 and "review: 17/24 usable" in out and "reviewer agreement" in out
+    # Reports (okgen report) show the evidence of the runs' snapshots found in the workspace.
+    from okgen.settings import Workspace
+    from okgen.snapshot.quality import quality_of_snapshots, render_quality_markdown
+
+    short = snap.manifest.content_hash[:12]
+    found = quality_of_snapshots([short, "0123456789ab"], Workspace.from_env())
+    assert list(found) == [short] and "review: 17/24 usable" in render_quality_markdown(found)
 
 
 @pytest.mark.parametrize("breakage, message", [

@@ -276,10 +276,38 @@ def render_quality(q: QualityEvidence) -> list[str]:
     return lines
 
 
+def quality_of_snapshots(refs: Sequence[str], ws: Any) -> dict[str, QualityEvidence]:
+    """The quality evidence of every snapshot in ``refs`` found in the workspace (hash prefixes,
+    signatures...); those not found locally or without evidence are left out."""
+    from okgen.snapshot.store import resolve
+
+    out = {}
+    for ref in dict.fromkeys(refs):
+        try:
+            snap = resolve(ref, ws, extract=False)
+            q = load_quality(snap.path, snap.manifest.content_hash)
+        except OkgenError:
+            continue
+        if q is not None:
+            out[ref] = q
+    return out
+
+
+def render_quality_markdown(evidence: dict[str, QualityEvidence]) -> str:
+    """A ``## Question quality`` section for reports (empty when there is no evidence)."""
+    if not evidence:
+        return ""
+    out = ["", "## Question quality", ""]
+    for ref, q in evidence.items():
+        out.append(f"- `{ref}`: " + "; ".join(render_quality(q)[:1] + [x for x in render_quality(q) if x.startswith("review")]))
+    return "\n".join(out) + "\n"
+
+
 def with_review(q: QualityEvidence, review: ReviewSummary) -> QualityEvidence:
     """The evidence with its review summary replaced."""
     return q.model_copy(update={"review": review})
 
 
 __all__ = ["QUALITY", "CriterionCount", "Field", "GateRate", "QualityEvidence", "ReviewSummary", "SampleItem",
-           "compute_quality", "load_quality", "render_quality", "with_review", "write_quality"]
+           "compute_quality", "load_quality", "quality_of_snapshots", "render_quality", "render_quality_markdown",
+           "with_review", "write_quality"]
