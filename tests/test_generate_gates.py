@@ -162,3 +162,34 @@ def test_outlet_balance_caps_each_outlet_and_spreads_its_questions():
     assert len(kept_articles) == 10  # round-robin over the outlet's articles
     assert keep == balance_outlets(cands, sources, 0.2, seed=1)  # seeded
     assert all(balance_outlets(cands, sources, 1.0, seed=1))  # 1 turns the cap off
+
+
+def test_an_llm_run_gates_its_candidates_before_the_validator(workspace, nlp):
+    """Gates apply to every generator: an LLM generator whose questions copy article sentences
+    (the scripted server replays the extractive generator's cloze stems) has them dropped by
+    ``stem_overlap`` before the validator is asked, and the funnel names every drop."""
+    from okgen.generate.pipeline import run_generate
+    from okgen.testing.llm_agents import AgentResponder
+    from okgen.testing.news import fixture_articles
+    from okgen.testing.openai_server import OpenAIServer
+
+    articles = fixture_articles()
+    r = AgentResponder(articles, seed=5)
+    with OpenAIServer(responder=r) as srv:
+        spec = f"openai/fake,base_url={srv.base_url}"
+        res = run_generate(DAY, workspace, articles, generator=spec, validator=spec, seed=3, concurrency=4,
+                           config={"generate": {"quality_gates": True}})
+        calls = srv.calls["chat"]
+    f = res.funnel
+    gated = [c for c in res.candidates if any(v.name == "stem_overlap" for v in c.verdicts)]
+    assert gated and f["check_failures"].get("stem_overlap", 0) >= 1
+    assert f["candidates"] == f["checks"]["passed"] + sum(f["checks"]["rejected"].values())
+    assert set(f["checks"]["rejected"]) <= {*GATES, "schema", "question_count", "four_distinct_choices",
+                                            "answer_in_choices", "answer_in_article", "evidence_in_article",
+                                            "no_article_reference", "explicit_date", "length_bounds", "short_answer",
+                                            "giveaway_length", "giveaway_type"}
+    generator_calls = f["articles"]["generated"] + sum(f["articles"]["failed"].values())
+    # One validator call per candidate that passed the checks and the gates, none for the others.
+    assert calls == generator_calls + f["checks"]["passed"]
+    for q in res.questions:
+        assert {v.name for v in q.verdicts} >= set(GATES)

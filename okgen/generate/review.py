@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from okgen.errors import OkgenError
+from okgen.errors import ConfigError, OkgenError
 from okgen.files import atomic_write_text
 from okgen.hashing import sha256_file
 from okgen.settings import Workspace
@@ -158,7 +158,10 @@ def import_sheets(paths: Sequence[str | Path], ws: Workspace) -> tuple[Any, Any]
 def summarize(rows: Sequence[dict[str, Any]], sheets: Sequence[str] = ()) -> Any:
     """The review summary of checked rows: counts, usable rate with its Wilson 95 % interval,
     and the reviewers' agreement on ``publishable``."""
-    from scipy.stats import binomtest
+    try:
+        from scipy.stats import binomtest
+    except ImportError:
+        raise ConfigError('recording reviews needs scipy (Wilson interval): pip install "okgen[review]"') from None
 
     from okgen.snapshot.quality import CriterionCount, ReviewSummary
 
