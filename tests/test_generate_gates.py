@@ -193,3 +193,16 @@ def test_an_llm_run_gates_its_candidates_before_the_validator(workspace, nlp):
     assert calls == generator_calls + f["checks"]["passed"]
     for q in res.questions:
         assert {v.name for v in q.verdicts} >= set(GATES)
+
+
+def test_headline_pieces_and_bios_are_caught(nlp):
+    from okgen.generate.fluency import fluency_problems
+
+    assert fluency_problems("Playing Elizabeth Bennet", nlp, option=True)
+    assert fluency_problems("Crew Finally", nlp, option=True)
+    assert not fluency_problems("Reading Borough Council", nlp, option=True)
+    assert not fluency_problems("Marta Lindqvist", nlp, option=True)
+    c = gate(nlp, question="Who is a politics writer at the Norvik Gazette in Oslo, as reported in November 2026?",
+             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
+             answer_type="PERSON", evidence="Marta Lindqvist is a politics writer at the Norvik Gazette.")
+    assert "boilerplate" in failed(c)

@@ -30,6 +30,11 @@ _WORD = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)?")
 _CAPS_WORD = re.compile(r"^[A-Z]{2,}$")
 _LEAD_JUNK = frozenset(["latest", "breaking", "watch", "read", "live", "exclusive", "opinion", "analysis", "update", "updates", "video", "photos", "where", "when", "who", "what", "why", "how", "which", "whose"])
 _EDGE_FUNCTION = frozenset(["the", "of", "and", "or", "to", "in", "on", "for", "a", "an", "with", "by", "at", "from", "as", "but", "nor", "than", "that", "who", "which", "whose", "has", "had", "was", "were", "is", "are", "will", "would", "could", "even", "also", "said", "says"])
+# Words that end a headline fragment, not a name ("Crew Finally", "UK Get").
+_TRAIL_JUNK = frozenset(["finally", "get", "gets", "got", "now", "then", "today", "yesterday", "here", "there", "told",
+                         "added", "say", "just", "still", "again", "after", "before", "over", "amid", "despite"])
+# Towns and names that look like gerunds.
+_ING_NAMES = frozenset(["reading", "ealing", "epping", "dorking", "woking", "tring", "sterling", "king", "ring", "spring"])
 _HYPHEN_ADJ = re.compile(r"-(?:led|based|backed|mediated|owned|run|made|born|linked|funded|style|related)$", re.I)
 _PAIRS = (("(", ")"), ("[", "]"), ("{", "}"), ("\u201c", "\u201d"))
 
@@ -129,6 +134,9 @@ def fluency_problems(text: str, nlp: Any, *, option: bool = False) -> list[str]:
         low = [w.lower() for w in words]
         if low and (low[0] in _LEAD_JUNK or low[0] in _EDGE_FUNCTION - {"a", "an", "the"} or low[-1] in _EDGE_FUNCTION):
             out.append("fragment: starts or ends with a function word")
+        if len(low) >= 2 and (low[-1] in _TRAIL_JUNK or (low[0].endswith("ing") and low[0] not in _ING_NAMES
+                                                         and known(low[0], lex))):
+            out.append("fragment: a headline piece, not a name")
         if any(x == y for x, y in zip(low, low[1:])):
             out.append("fragment: repeated word")
         if len(words) >= 2 and len(words[-1]) == 1 and words[-1].isalpha() and words[-1].isupper():

@@ -46,7 +46,7 @@ _BOILERPLATE = re.compile("|".join([
     r"\b(?:photo|photograph|image|picture|illustration|video)s?\s*(?:by|credit|courtesy|:)",
     r"\b(?:getty images|ap photo|afp via getty|shutterstock|epa-efe|pa media|alamy|reuters/)",
     r"\((?:left|right|centre|center|pictured|file)\)|\bpictured (?:above|below|left|right|here|on)\b|\bfile photo\b",
-    r"\bis an? (?:senior |staff |freelance |contributing |deputy |chief )?(?:writer|reporter|correspondent|editor|"
+    r"\bis an? (?:[\w-]+ ){0,2}(?:writer|reporter|correspondent|editor|"
     r"journalist|columnist|freelancer)\b|\bwrit(?:es|ing) (?:news |features |reviews )?(?:for|about) |\bfollow (?:him|her|them|us) on\b|\bcan be reached at\b|\bcontributed (?:to )?this\b",
     r"\badvertisement\b|\bsponsored (?:content|by)\b|\bwe may earn a commission\b|\baffiliate link|\bshop now\b|"
     r"\bpromo code\b",
@@ -86,8 +86,10 @@ _QWORDS: tuple[tuple[re.Pattern[str], frozenset[str], str], ...] = tuple(
          r"ministry|regulator|network|outlet|newspaper|broadcaster|airline|carmaker|manufacturer|retailer|brand|charity|"
          r"university|league|group|party|court)\b", ORG | frozenset(["NORP"]), "an organisation"),
         (r"\b(?:what|which) (?:country|nation)\b", frozenset(["GPE"]), "a country"),
-        (r"\b(?:what|which) (?:city|town|village|state|province|region|county|capital|place|island|territory|area)\b|"
-         r"^\W*where\b|\bwhere (?:did|will|does|is|was|were|are|do|has|have)\b", PLACE | ORG, "a place"),
+        (r"\b(?:what|which) (?:city|town|village|state|province|region|county|capital|place|island|territory|area)\b",
+         PLACE, "a place"),
+        # "Where" may be answered by an institution ("at St Mary's Hospital").
+        (r"^\W*where\b|\bwhere (?:did|will|does|is|was|were|are|do|has|have)\b", PLACE | ORG, "a place"),
         (r"\b(?:what|which) (?:person|official|minister|president|leader|politician|player|actor|actress|singer|"
          r"executive|ceo|chief|director|manager|coach|judge|senator|lawmaker|spokesperson|spokesman|spokeswoman|author|"
          r"founder|candidate|artist|athlete|footballer|driver|journalist|reporter|envoy|ambassador|secretary|"
