@@ -112,7 +112,8 @@ _SHAPE = ((re.compile(r"%|\bper ?cent\b", re.I), "PERCENT"), (re.compile(r"[$€
           (re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|dozens?|hundreds?|thousands?|millions?)\b", re.I), "CARDINAL"))
 _STOP = frozenset(["a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "from", "and", "or", "as", "is", "was", "were", "be", "been", "are", "its", "his", "her", "their", "this", "that", "these", "those", "who", "what", "which", "when", "where", "how", "de", "la", "le", "van", "von", "al", "el"])
 _WORDS = re.compile(r"[\w$€£%]+(?:['\u2019]\w+)?")
-_DISABLE = ("parser", "lemmatizer")
+# The gates read entities and the tagger's fine tags only.
+_DISABLE = ("parser", "lemmatizer", "attribute_ruler")
 _LABELS = frozenset(["PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE",
                      "DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"])
 
@@ -172,7 +173,7 @@ def stem_problems(stem: str, doc: Any, nlp: Any) -> list[str]:
     s = stem.strip()
     if s and not s.rstrip("\"'\u201d)").endswith("?") and "____" not in s:
         out.append("the stem is not a question (no '?')")
-    if doc is not None and not any(t.pos_ in ("VERB", "AUX") for t in doc):
+    if doc is not None and not any(t.tag_.startswith("VB") or t.tag_ == "MD" for t in doc):
         out.append("the stem has no verb")
     return out
 

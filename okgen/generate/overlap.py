@@ -57,7 +57,8 @@ class ArticleTokens:
 
 def is_name_token(token: Any) -> bool:
     """A proper noun outside a date, time or number entity ("Tuesday", "November" are not names)."""
-    return token.pos_ == "PROPN" and (not token.ent_type_ or token.ent_type_ in NAME_LABELS)
+    # The tagger's fine tag, so the attribute ruler (which maps it to ``pos_``) may be disabled.
+    return token.tag_ in ("NNP", "NNPS") and (not token.ent_type_ or token.ent_type_ in NAME_LABELS)
 
 
 def name_mask(stem: str, *, doc: Any = None, names: Iterable[str] | None = None) -> list[tuple[str, bool]]:

@@ -194,7 +194,7 @@ def _label(doc: Any) -> str:
 def _nlp_measures(questions: Sequence[Question], corpus: Sequence[Article], nlp: Any):
     from okgen.generate.overlap import MAX_SHARED_RUN, longest_shared_run
 
-    disable = [p for p in ("parser", "lemmatizer") if p in nlp.pipe_names]
+    disable = [p for p in ("parser", "lemmatizer", "attribute_ruler") if p in nlp.pipe_names]
     texts = {a.id: f"{a.title}\n{a.text}" for a in corpus if a.text}
     have_text = all(q.article_id in texts for q in questions) and bool(questions)
     options = [c for q in questions for c in q.choices]
