@@ -197,9 +197,10 @@ def _nlp_measures(questions: Sequence[Question], corpus: Sequence[Article], nlp:
     disable = [p for p in ("parser", "lemmatizer", "attribute_ruler") if p in nlp.pipe_names]
     texts = {a.id: f"{a.title}\n{a.text}" for a in corpus if a.text}
     have_text = all(q.article_id in texts for q in questions) and bool(questions)
-    options = [c for q in questions for c in q.choices]
+    options = list(dict.fromkeys(c for q in questions for c in q.choices))  # each distinct option parsed once
     docs = list(nlp.pipe([*(q.question for q in questions), *options], disable=disable, batch_size=128))
-    stems, opts = docs[: len(questions)], docs[len(questions):]
+    stems = docs[: len(questions)]
+    label_of = {o: _label(d) for o, d in zip(options, docs[len(questions):])}
     overlap = None
     if have_text:
         runs = [longest_shared_run(q.question, texts[q.article_id], doc=d) for q, d in zip(questions, stems)]
@@ -209,10 +210,8 @@ def _nlp_measures(questions: Sequence[Question], corpus: Sequence[Article], nlp:
                    "over_limit_rate": round(over / len(runs), 4)}
     answer_types: Counter[str] = Counter()
     total = agree = 0
-    i = 0
     for q in questions:
-        labels = [_label(d) for d in opts[i: i + len(q.choices)]]
-        i += len(q.choices)
+        labels = [label_of[c] for c in q.choices]
         a = labels[q.answer_index]
         answer_types[a] += 1
         if a == "none":
