@@ -206,3 +206,18 @@ def test_headline_pieces_and_bios_are_caught(nlp):
              choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
              answer_type="PERSON", evidence="Marta Lindqvist is a politics writer at the Norvik Gazette.")
     assert "boilerplate" in failed(c)
+
+
+def test_more_unresolved_references_and_glued_dates(nlp):
+    from okgen.generate.fluency import fluency_problems
+
+    assert fluency_problems("Octoberthat", nlp, option=True) and fluency_problems("Januaryand", nlp, option=True)
+    assert not fluency_problems("October", nlp, option=True)
+    c = gate(nlp, question="Which port has Norvik Shipping so far failed to replace after that?")
+    assert "points at nothing" in failed(c)["self_contained"]
+    c = gate(nlp, question="How many jobs were cut at the ports in November 2026?")
+    assert "names no person" in failed(c)["self_contained"]
+    c = gate(nlp, question="Who is Deputy Editor at the Norvik Gazette, as reported in November 2026?",
+             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
+             answer_type="PERSON", evidence="Marta Lindqvist is Deputy Editor at the Norvik Gazette.")
+    assert "boilerplate" in failed(c)

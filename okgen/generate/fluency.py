@@ -24,6 +24,10 @@ _CAMEL_OK = frozenset(["youtube", "linkedin", "macos", "tvos", "watchos", "ipado
                        "whatsapp", "gofundme", "fedex", "bitcoin", "mastercard", "smartthings", "powerpoint", "airpods",
                        "airdrop", "facetime", "homepod", "firewire", "thinkpad", "chatgpt", "xbox", "instagram"])
 _UNITS = frozenset(["st", "nd", "rd", "th", "s", "am", "pm", "km", "kg", "mm", "cm", "mph", "bn", "mn", "m", "k", "g", "gb", "tb", "mb", "mw", "gw", "kw", "lb", "lbs", "ft", "yr", "yrs", "x"])
+# A month or weekday glued to the next word ("Januaryand", "Octoberthat", "Mondaythe").
+_CALENDAR_GLUE = re.compile(r"^(?:January|February|March|April|June|July|August|September|October|November|December|"
+                            r"Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
+                            r"(?:and|that|the|to|of|in|on|for|with|as|at|by|when|after|before|this|his|her|it)$")
 _CAMEL = re.compile(r"^([A-Za-z]*?[a-z])([A-Z].*)$")
 _DIGIT_WORD = re.compile(r"^(\d+)([a-z]{2,})$")
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)?")
@@ -80,6 +84,8 @@ def run_together(token: str, lexicon: frozenset[str]) -> bool:
         return rest not in _UNITS and len(rest) >= 3 and known(rest, lexicon)
     if not token.isalpha() or token.isupper():
         return False
+    if _CALENDAR_GLUE.match(token):
+        return True
     m = _CAMEL.match(token)
     if m:
         left, right = m.group(1), m.group(2)

@@ -46,8 +46,9 @@ _BOILERPLATE = re.compile("|".join([
     r"\b(?:photo|photograph|image|picture|illustration|video)s?\s*(?:by|credit|courtesy|:)",
     r"\b(?:getty images|ap photo|afp via getty|shutterstock|epa-efe|pa media|alamy|reuters/)",
     r"\((?:left|right|centre|center|pictured|file)\)|\bpictured (?:above|below|left|right|here|on)\b|\bfile photo\b",
-    r"\bis an? (?:[\w-]+ ){0,2}(?:writer|reporter|correspondent|editor|"
-    r"journalist|columnist|freelancer)\b|\bwrit(?:es|ing) (?:news |features |reviews )?(?:for|about) |\bfollow (?:him|her|them|us) on\b|\bcan be reached at\b|\bcontributed (?:to )?this\b",
+    r"\bis (?:an? |the )?(?:[\w-]+ ){0,3}(?:writer|reporter|correspondent|editor|producer|contributor|"
+    r"journalist|columnist|freelancer|production assistant)s? (?:at|for|with|on)\b|"
+    r"\bis an? (?:[\w-]+ ){0,2}(?:writer|reporter|correspondent|editor|journalist|columnist|freelancer)\b|\bwrit(?:es|ing) (?:news |features |reviews )?(?:for|about) |\bfollow (?:him|her|them|us) on\b|\bcan be reached at\b|\bcontributed (?:to )?this\b",
     r"\badvertisement\b|\bsponsored (?:content|by)\b|\bwe may earn a commission\b|\baffiliate link|\bshop now\b|"
     r"\bpromo code\b",
     r"\bsign up (?:for|to|now)\b|\bsubscribe (?:to (?:our|the)|now|today)\b|\bour newsletter\b|\bnewsletter sign|"
@@ -62,6 +63,7 @@ _BOILERPLATE = re.compile("|".join([
 _PRONOUN_START = re.compile(r"^\W*(?:he|she|they|it|this|these|those|his|her|their|its|him|them)\b(?!\s+(?:is|was)\s+(?:reported|said))",
                             re.IGNORECASE)
 _PRONOUN = re.compile(r"\b(?:he|she|they|him|them|his|her|hers|their|theirs)\b", re.IGNORECASE)
+_DANGLING = re.compile(r"\b(?:this|that|these|those)\s*(?:[,?.!;:]|$)", re.IGNORECASE)
 _META_THIS = re.compile(r"\bthis (?:statement|sentence|question|quote|passage)\b", re.IGNORECASE)
 _DEFINITE = re.compile(r"\bthe (?:company|firm|group|minister|president|official|man|woman|boy|girl|victim|suspect|"
                        r"team|club|country|city|organi[sz]ation|agency|star|player|singer|actor|chief executive|"
@@ -237,12 +239,17 @@ def unresolved_reference(stem: str, doc: Any) -> str | None:
         return f"opens with the pronoun {m.group(0).strip()!r}"
     names = [(e.start_char, e.end_char) for e in getattr(doc, "ents", ()) if e.label_ in _NAME_LABELS]
     names += [(t.idx, t.idx + len(t)) for t in (doc if doc is not None else ()) if is_name_token(t) and t.i > 0]
+    dangling = _DANGLING.search(body)
+    if dangling:
+        return f"{dangling.group(0).strip(' ,?.!;:')!r} points at nothing in the question"
     p = _PRONOUN.search(stem)
     if p and not names:  # a name after the pronoun may resolve it too ("As part of his routine, X ...")
         return f"{p.group(0)!r} refers to no one named in the question"
     d = _DEFINITE.search(stem)
     if d and not names:
         return f"{d.group(0)!r} with no name in the question"
+    if not names:
+        return "the question names no person, organisation, place or event"
     return None
 
 
