@@ -117,7 +117,7 @@ def test_self_contained(nlp):
     c = gate(nlp, question="It said how many jobs would go at European ports in November 2026?")
     assert "opens with the pronoun" in failed(c)["self_contained"]
     c = gate(nlp, question="How many jobs did the company say it would cut at its ports in November 2026?")
-    assert "'the company'" in failed(c)["self_contained"]
+    assert "'the company' with no org named" in failed(c)["self_contained"]
     c = gate(nlp, question="How many jobs did Norvik Shipping say its chief would cut at the ports in November 2026?")
     assert "self_contained" not in failed(c)
 
@@ -220,4 +220,21 @@ def test_more_unresolved_references_and_glued_dates(nlp):
     c = gate(nlp, question="Who is Deputy Editor at the Norvik Gazette, as reported in November 2026?",
              choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
              answer_type="PERSON", evidence="Marta Lindqvist is Deputy Editor at the Norvik Gazette.")
+    assert "boilerplate" in failed(c)
+
+
+def test_review_misses_are_caught(nlp):
+    c = gate(nlp, question="Which agency said, according to the Norvik ____ (NMA), that the port was safe in November 2026?",
+             choices=["Maritime Authority", "Port Council", "Harbour Board", "Coast Office"], answer="Maritime Authority",
+             answer_type="ORG", evidence="the Norvik Maritime Authority (NMA) said the port was safe")
+    assert "spells the answer's initials" in failed(c)["giveaway"]
+    c = gate(nlp, question='Which amount completes this statement from Norvik Shipping in November 2026: "It\'s now ____, a 30% rise"?',
+             choices=["$499", "$399", "$699", "$299"], answer="$499", answer_type="MONEY", evidence="It's now $499, a 30% rise.")
+    assert "opens with the pronoun" in failed(c)["self_contained"]
+    c = gate(nlp, question="In which year did the British actor join Norvik Shipping's board, as reported in November 2026?",
+             choices=["2021", "2019", "2018", "2017"], answer="2021", answer_type="DATE", evidence="in 2021")
+    assert "the British actor" in failed(c)["self_contained"]
+    c = gate(nlp, question="Who has reached out to Norvik Shipping for comment, as reported in November 2026?",
+             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
+             answer_type="PERSON", evidence="Marta Lindqvist has reached out to Norvik Shipping for comment.")
     assert "boilerplate" in failed(c)

@@ -46,9 +46,10 @@ _BOILERPLATE = re.compile("|".join([
     r"\b(?:photo|photograph|image|picture|illustration|video)s?\s*(?:by|credit|courtesy|:)",
     r"\b(?:getty images|ap photo|afp via getty|shutterstock|epa-efe|pa media|alamy|reuters/)",
     r"\((?:left|right|centre|center|pictured|file)\)|\bpictured (?:above|below|left|right|here|on)\b|\bfile photo\b",
-    r"\bis (?:an? |the )?(?:[\w-]+ ){0,3}(?:writer|reporter|correspondent|editor|producer|contributor|"
+    r"\bis (?:an? |the )?(?:[\w-]+ ){0,4}(?:writer|reporter|correspondent|editor|producer|contributor|"
     r"journalist|columnist|freelancer|production assistant)s? (?:at|for|with|on)\b|"
     r"\bis an? (?:[\w-]+ ){0,2}(?:writer|reporter|correspondent|editor|journalist|columnist|freelancer)\b|\bwrit(?:es|ing) (?:news |features |reviews )?(?:for|about) |\bfollow (?:him|her|them|us) on\b|\bcan be reached at\b|\bcontributed (?:to )?this\b",
+    r"\breached out to .{0,80}?for (?:a )?comment\b|\brequest(?:s|ed)? for comment\b|"
     r"\badvertisement\b|\bsponsored (?:content|by)\b|\bwe may earn a commission\b|\baffiliate link|\bshop now\b|"
     r"\bpromo code\b",
     r"\bsign up (?:for|to|now)\b|\bsubscribe (?:to (?:our|the)|now|today)\b|\bour newsletter\b|\bnewsletter sign|"
@@ -60,16 +61,21 @@ _BOILERPLATE = re.compile("|".join([
     r"\bnow playing\b|\bskip ad\b|\bclosed captions\b|\bfullscreen\b|\u00a9|\bcopyright \d{4}\b",
 ]), re.IGNORECASE)
 
-_PRONOUN_START = re.compile(r"^\W*(?:he|she|they|it|this|these|those|his|her|their|its|him|them)\b(?!\s+(?:is|was)\s+(?:reported|said))",
+# At the stem's start, or at the start of a quoted statement in it ("...: \"It's now ____\"").
+_PRONOUN_START = re.compile(r"(?:^|:\s*[\"\u201c'\u2018])\W*(?:he|she|they|it|it's|it\u2019s|this|these|those|his|her|their|its|him|them)\b(?!\s+(?:is|was)\s+(?:reported|said))",
                             re.IGNORECASE)
 _PRONOUN = re.compile(r"\b(?:he|she|they|him|them|his|her|hers|their|theirs)\b", re.IGNORECASE)
 _DANGLING = re.compile(r"\b(?:this|that|these|those)\s*(?:[,?.!;:]|$)", re.IGNORECASE)
 _META_THIS = re.compile(r"\bthis (?:statement|sentence|question|quote|passage)\b", re.IGNORECASE)
-_DEFINITE = re.compile(r"\bthe (?:company|firm|group|minister|president|official|man|woman|boy|girl|victim|suspect|"
-                       r"team|club|country|city|organi[sz]ation|agency|star|player|singer|actor|chief executive|"
-                       r"leader|party|brand|retailer|carmaker|band|couple|family|driver|spokesman|spokeswoman|"
-                       r"spokesperson|lawmaker|senator|governor|mayor|startup|platform)\b(?!\s+(?:of|in|at|for)\s+[A-Z])",
-                       re.IGNORECASE)
+_PERSON_ROLES = ("minister|president|official|man|woman|boy|girl|victim|suspect|star|player|singer|actor|actress|"
+                 "chief executive|leader|driver|spokesman|spokeswoman|spokesperson|lawmaker|senator|governor|mayor|"
+                 "couple|coach|judge|director|founder")
+_ORG_ROLES = "company|firm|group|team|club|organi[sz]ation|agency|party|brand|retailer|carmaker|band|startup|platform"
+_PLACE_ROLES = "country|city|town|region"
+# "the company", "the British actor": a definite description needing a name of its kind in the stem.
+_DEFINITE = re.compile(rf"\bthe (?:[a-z]+ |[A-Z][a-z]+ )?(?:(?P<person>{_PERSON_ROLES})|(?P<org>{_ORG_ROLES})|"
+                       rf"(?P<place>{_PLACE_ROLES}))\b(?!\s+(?:of|in|at|for)\s+[A-Z])", re.IGNORECASE)
+_ROLE_LABELS = {"person": frozenset(["PERSON"]), "org": frozenset(["ORG", "NORP"]), "place": frozenset(["GPE", "LOC"])}
 _NAME_LABELS = frozenset(["PERSON", "ORG", "GPE", "NORP", "LOC", "FAC", "EVENT", "PRODUCT", "WORK_OF_ART", "LAW"])
 
 PERSON, ORG, PLACE, DATE = frozenset(["PERSON"]), frozenset(["ORG"]), frozenset(["GPE", "LOC", "FAC"]), frozenset(["DATE", "TIME"])
@@ -234,7 +240,7 @@ def type_disagreement(stem: str, label: str | None) -> str | None:
 def unresolved_reference(stem: str, doc: Any) -> str | None:
     """Why the stem cannot stand alone (None: it can)."""
     body = _META_THIS.sub("", stem)
-    m = _PRONOUN_START.match(body)
+    m = _PRONOUN_START.search(body)
     if m:
         return f"opens with the pronoun {m.group(0).strip()!r}"
     names = [(e.start_char, e.end_char) for e in getattr(doc, "ents", ()) if e.label_ in _NAME_LABELS]
@@ -245,9 +251,11 @@ def unresolved_reference(stem: str, doc: Any) -> str | None:
     p = _PRONOUN.search(stem)
     if p and not names:  # a name after the pronoun may resolve it too ("As part of his routine, X ...")
         return f"{p.group(0)!r} refers to no one named in the question"
-    d = _DEFINITE.search(stem)
-    if d and not names:
-        return f"{d.group(0)!r} with no name in the question"
+    labels = {e.label_ for e in getattr(doc, "ents", ())}
+    for d in _DEFINITE.finditer(stem):
+        kind = next(k for k in ("person", "org", "place") if d.group(k))
+        if not labels & _ROLE_LABELS[kind]:
+            return f"{d.group(0)!r} with no {kind} named in the question"
     if not names:
         return "the question names no person, organisation, place or event"
     return None
@@ -266,6 +274,9 @@ def giveaway(c: Candidate) -> str | None:
     initials = "".join(w[0] for w in answer.split() if w[:1].isupper() and w.lower() not in _STOP)
     if len(initials) >= 2 and re.search(rf"\b{re.escape(initials)}\b", c.question):
         return f"the stem contains the answer's initials {initials!r}"
+    for acronym in re.findall(r"\(([A-Z]{2,6})\)", c.question):  # "The Federal ____ (FAA)"
+        if len(initials) >= 2 and initials in acronym:
+            return f"the stem's {acronym!r} spells the answer's initials {initials!r}"
     if answer.isupper() and 2 <= len(answer) <= 6 and answer.isalpha():
         caps = re.findall(r"\b[A-Z][a-z]+(?:\s+(?:of|for|and|the)?\s*[A-Z][a-z]+)+", c.question)
         for phrase in caps:
