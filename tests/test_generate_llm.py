@@ -32,8 +32,10 @@ def assert_funnel_adds_up(f: dict) -> None:
     assert f["checks"]["passed"] == v["passed"] + sum(v["rejected"].values()) + v["errors"]
     p = f["probes"]
     assert v["passed"] == p["passed"] + p["dropped"]
-    assert p["passed"] == f["dedup"]["kept"] + f["dedup"]["near_duplicate"]
-    assert f["kept"] == f["dedup"]["kept"] == sum(f["answer_positions"].values())
+    d, b = f["dedup"], f["balance"]
+    assert p["passed"] == d["kept"] + d["near_duplicate"] + d["near_duplicate_recent"]
+    assert d["kept"] == b["kept"] + b["outlet_balance"] and b["outlet_balance"] == sum(b["by_outlet"].values())
+    assert f["kept"] == b["kept"] == sum(f["answer_positions"].values())
     counts = list(f["answer_positions"].values())
     assert not counts or max(counts) - min(counts + [0] * (4 - len(counts))) <= 1
 

@@ -34,7 +34,8 @@ def test_build_round_trip(make_snapshot, synthetic_records):
     articles, questions = synthetic_records
     snap = make_snapshot()
     m = snap.manifest
-    assert sorted(p.name for p in snap.path.iterdir()) == sorted([layout.MANIFEST, layout.QUESTIONS, layout.CORPUS, layout.README])
+    assert sorted(p.name for p in snap.path.iterdir()) == sorted([layout.MANIFEST, layout.QUESTIONS, layout.CORPUS, layout.README,
+                                                                  layout.QUALITY])
     assert {q.id for q in snap.questions} == {q.id for q in questions}
     assert snap.questions == sorted(questions, key=lambda q: (q.article_id, q.id))
     assert {a.id for a in snap.corpus} == {a.id for a in articles}

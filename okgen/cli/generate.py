@@ -43,7 +43,7 @@ def _settings(cfg: dict[str, Any]) -> dict[str, Any]:
     out = dict(g)
     kinds: dict[str, type] = {"generator": str, "validator": str, "agents_dir": str, "per_article": int, "seed": int,
                               "concurrency": int, "pool_days": int, "max_retries": int, "max_cost": float, "timeout": float,
-                              "drop_known": bool}
+                              "drop_known": bool, "quality_gates": bool, "max_outlet_share": float}
     for key, kind in kinds.items():
         v = g.get(key)
         if v is None:

@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "articles": ("okgen.cli.articles", "articles", "List and show stored articles."),
     "generate": ("okgen.cli.generate", "generate", "Write and validate questions for a date's articles."),
     "snapshot": ("okgen.cli.snapshot", "snapshot", "Build, list, show, verify and import snapshots."),
+    "review": ("okgen.cli.review", "review", "Write review sheets for a snapshot and record their verdicts."),
     "signature": ("okgen.cli.signature", "signature", "Explain and check signatures."),
     "index": ("okgen.cli.index", "index", "Build retrieval indexes over news windows."),
     "retrieval-eval": ("okgen.cli.retrieval_eval", "retrieval_eval", "Compare retrievers by hit rate and MRR."),

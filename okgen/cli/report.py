@@ -26,10 +26,16 @@ def report(runs: tuple[str, ...], out: str | None, plots: bool, json_out: bool) 
     \b
       okgen report data/runs/2026-03-14_* --out reports/2026-03-14
     """
+    from okgen.cli.common import get_ctx
     from okgen.eval.report import build_report, load_rows, plot_report, render_markdown
+    from okgen.snapshot.quality import quality_of_snapshots, render_quality_markdown
 
-    data = build_report(load_rows(runs))
-    md = render_markdown(data)
+    rows = load_rows(runs)
+    data = build_report(rows)
+    # The snapshots' quality evidence (review verdicts included), for those in this workspace.
+    evidence = quality_of_snapshots([r.snapshot for r in rows], get_ctx().workspace)
+    data["quality"] = {k: v.model_dump(mode="json") for k, v in evidence.items()}
+    md = render_markdown(data) + render_quality_markdown(evidence)
     if out:
         folder = Path(out)
         folder.mkdir(parents=True, exist_ok=True)

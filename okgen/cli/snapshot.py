@@ -52,14 +52,17 @@ def ls(json_out: bool) -> None:
 @json_option
 def show(ref: str, json_out: bool) -> None:
     """Show a snapshot's signature, counts and funnel. REF: signature, short form, hash, folder or archive."""
+    from okgen.snapshot.quality import load_quality, render_quality
     from okgen.snapshot.store import resolve
 
     snap = resolve(ref, get_ctx().workspace)
     m = snap.manifest
+    quality = load_quality(snap.path, m.content_hash)
     if want_json(json_out):
         data = m.model_dump(mode="json")
         data["short_signature"] = snap.signature.short
         data["path"] = str(snap.path)
+        data["quality"] = quality.model_dump(mode="json") if quality else None
         echo_json(data)
         return
     c = m.counts
@@ -82,6 +85,10 @@ def show(ref: str, json_out: bool) -> None:
         for k, v in m.funnel.items():
             if not isinstance(v, dict | list):
                 click.echo(f"  {k}: {v}")
+    if quality is not None:
+        click.echo("quality:")
+        for line in render_quality(quality):
+            click.echo(f"  {line}")
 
 
 @snapshot.command("verify")

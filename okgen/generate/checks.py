@@ -70,6 +70,8 @@ class Limits:
     short_answer_max_tokens: int = 10
     giveaway_ratio: float = 1.75
     giveaway_min_extra_chars: int = 10
+    gates: bool = True
+    """Also apply the quality gates (:mod:`okgen.generate.gates`) after these checks."""
 
 
 def check_candidate(c: Candidate, article_norm: str, limits: Limits = Limits()) -> None:
@@ -140,7 +142,8 @@ def dedup_features(question: str, answer: str) -> tuple[str, frozenset[str], str
     return qn, content_tokens(qn, normalized=True), normalize(answer)
 
 
-def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5) -> dict[int, int]:
+def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5,
+                    prior: Sequence[tuple[str, str]] = ()) -> dict[int, int]:
     """Find near-duplicate questions: index -> index of the earlier question it duplicates.
 
     Two questions are near duplicates when their normalised texts are equal, or when they have
@@ -151,21 +154,26 @@ def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5) ->
     Args:
         items: (question, answer) pairs in priority order.
         threshold: Jaccard overlap of content words.
+        prior: (question, answer) pairs published earlier (the last days' snapshots): an item
+            duplicating ``prior[k]`` maps to ``-1 - k``; prior items are never reported.
     """
     by_text: dict[str, int] = {}
     by_answer: dict[str, list[tuple[int, frozenset[str]]]] = {}
     dups: dict[int, int] = {}
-    for i, (q, a) in enumerate(items):
+    n_prior = len(prior)
+    for i, (q, a) in enumerate([*prior, *items]):
+        i -= n_prior  # prior items get negative indexes: -n_prior .. -1
         qn, toks, key = dedup_features(q, a)
-        if qn in by_text:
-            dups[i] = by_text[qn]
-            continue
-        for j, other in by_answer.get(key, ()):
-            union = toks | other
-            if union and len(toks & other) / len(union) >= threshold:
-                dups[i] = j
-                break
-        if i in dups:
+        found = by_text.get(qn)
+        if found is None:
+            for j, other in by_answer.get(key, ()):
+                union = toks | other
+                if union and len(toks & other) / len(union) >= threshold:
+                    found = j
+                    break
+        if found is not None:
+            if i >= 0:
+                dups[i] = found if found >= 0 else -1 - (found + n_prior)
             continue
         by_text[qn] = i
         by_answer.setdefault(key, []).append((i, toks))

@@ -6,8 +6,9 @@ Stages and how they add up (a test checks every equation)::
     candidates         = checks.passed + sum(checks.rejected)          (first failed check)
     checks.passed      = validator.passed + sum(validator.rejected) + validator.errors
     validator.passed   = probes.passed + probes.dropped
-    probes.passed      = dedup.kept + dedup.near_duplicate
-    kept               = dedup.kept
+    probes.passed      = dedup.kept + dedup.near_duplicate + dedup.near_duplicate_recent
+    dedup.kept         = balance.kept + balance.outlet_balance
+    kept               = balance.kept
 
 ``*_failures`` tables count every failure (a candidate failing three checks counts three
 times); ``rejected`` tables count each dropped candidate once, under its first failure.
@@ -21,15 +22,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from okgen.generate.checks import CHECKS, DEDUP
+from okgen.generate.dayset import BALANCE, RECENT
+from okgen.generate.gates import GATES
 from okgen.generate.probe import KNOWN
 from okgen.generate.records import ArticleResult, Candidate, Usage
 from okgen.generate.validator import ERROR as VALIDATOR_ERROR
 
-FUNNEL_VERSION = 1
+FUNNEL_VERSION = 2
+ORDER = (*CHECKS, *GATES)
+DAY_LEVEL = (DEDUP, RECENT, BALANCE)
 
 
 def build_funnel(date: dt.date, total_articles: int, results: Sequence[ArticleResult],
-                 pending: dict[str, int], survivors: Sequence[Candidate], duplicates: int,
+                 pending: dict[str, int], survivors: Sequence[Candidate],
                  positions: dict[str, int], *, validator: bool, probes: int, stopped: str | None,
                  resumed: int, run_usage: Usage | None = None,
                  pending_errors: dict[str, str] | None = None) -> dict[str, Any]:
@@ -40,8 +45,8 @@ def build_funnel(date: dt.date, total_articles: int, results: Sequence[ArticleRe
         total_articles: articles of the date.
         results: finished articles (this run and resumed ones).
         pending: articles not finished, by reason (transient error kind, ``budget``, ``stopped``).
-        survivors: candidates that passed checks, validator and probes (before dedup).
-        duplicates: survivors removed as near duplicates.
+        survivors: candidates that passed checks, validator and probes (before the day-level
+            gates: near duplicates within the day and of recent snapshots, outlet balance).
         positions: kept questions per answer letter.
         validator: whether a validator ran.
         probes: number of probe models.
@@ -52,11 +57,12 @@ def build_funnel(date: dt.date, total_articles: int, results: Sequence[ArticleRe
     """
     failed = Counter(r.error_kind or "unknown" for r in results if r.status != "ok")
     cands = [c for r in results for c in r.candidates]
-    # Near duplicates are dropped last, across the day, though their verdict is a check's.
-    dropped_by_check = [c for c in cands if c.rejected_stage == "check" and c.rejected_by != DEDUP]
+    # Near duplicates and outlet balance act last, across the day, though their verdicts are checks'.
+    dropped_by_check = [c for c in cands if c.rejected_stage == "check" and c.rejected_by not in DAY_LEVEL]
     check_rej = Counter(c.rejected_by for c in dropped_by_check)
-    check_fail = Counter(v.name for c in cands for v in c.verdicts if v.stage == "check" and not v.passed and v.name != DEDUP)
-    passed_checks = [c for c in cands if c.rejected_stage != "check" or c.rejected_by == DEDUP]
+    check_fail = Counter(v.name for c in cands for v in c.verdicts
+                         if v.stage == "check" and not v.passed and v.name not in DAY_LEVEL)
+    passed_checks = [c for c in cands if c.rejected_stage != "check" or c.rejected_by in DAY_LEVEL]
     val_rej = Counter(c.rejected_by for c in passed_checks if c.rejected_stage == "validator" and c.rejected_by != VALIDATOR_ERROR)
     val_err = sum(1 for c in passed_checks if c.rejected_by == VALIDATOR_ERROR)
     val_fail = Counter(v.name for c in passed_checks for v in c.verdicts if v.stage == "validator" and not v.passed)
@@ -70,7 +76,11 @@ def build_funnel(date: dt.date, total_articles: int, results: Sequence[ArticleRe
     total = Usage()
     for u in usage.values():
         total.merge(u)
-    kept = len(survivors) - duplicates
+    day = Counter(c.rejected_by for c in survivors if c.rejected_by in DAY_LEVEL)
+    deduped = len(survivors) - day[DEDUP] - day[RECENT]
+    kept = deduped - day[BALANCE]
+    by_outlet = Counter(v.reason.split(" already has ")[0] for c in survivors for v in c.verdicts
+                        if v.name == BALANCE and not v.passed and v.reason)
     return {
         "version": FUNNEL_VERSION,
         "date": date.isoformat(),
@@ -88,8 +98,8 @@ def build_funnel(date: dt.date, total_articles: int, results: Sequence[ArticleRe
                        **{k: v[:300] for k, v in (pending_errors or {}).items() if k in pending}},
         },
         "candidates": len(cands),
-        "checks": {"passed": len(passed_checks), "rejected": _ordered(check_rej, CHECKS)},
-        "check_failures": _ordered(check_fail, CHECKS),
+        "checks": {"passed": len(passed_checks), "rejected": _ordered(check_rej, ORDER)},
+        "check_failures": _ordered(check_fail, ORDER),
         "validator": {
             "ran": validator,
             "passed": len(passed_val),
@@ -104,7 +114,8 @@ def build_funnel(date: dt.date, total_articles: int, results: Sequence[ArticleRe
             "dropped": sum(1 for c in passed_val if c.rejected_by == KNOWN),
             "correct_by_model": dict(sorted(probe_correct.items())),
         },
-        "dedup": {"kept": kept, "near_duplicate": duplicates},
+        "dedup": {"kept": deduped, "near_duplicate": day[DEDUP], "near_duplicate_recent": day[RECENT]},
+        "balance": {"kept": kept, "outlet_balance": day[BALANCE], "by_outlet": dict(sorted(by_outlet.items()))},
         "kept": kept,
         "answer_positions": dict(sorted(positions.items())),
         "usage": {
@@ -155,8 +166,12 @@ def render_funnel(f: dict[str, Any]) -> str:
     if p["models"]:
         lines.append(f"  after probes  {p['passed']:>6}   flagged {p['flagged']}, dropped {p['dropped']}")
     d = f["dedup"]
-    if d["near_duplicate"]:
-        lines.append(f"  deduplicated  {d['kept']:>6}   near_duplicate {d['near_duplicate']}")
+    if d["near_duplicate"] or d.get("near_duplicate_recent"):
+        lines.append(f"  deduplicated  {d['kept']:>6}   near_duplicate {d['near_duplicate']}"
+                     + (f", near_duplicate_recent {d['near_duplicate_recent']}" if d.get("near_duplicate_recent") else ""))
+    b = f.get("balance") or {}
+    if b.get("outlet_balance"):
+        lines.append(f"  balanced      {b['kept']:>6}   outlet_balance {b['outlet_balance']} ({_kv(b['by_outlet'])})")
     lines.append(f"  kept          {f['kept']:>6}" + (f"   positions {_kv(f['answer_positions'])}" if f["kept"] else ""))
     u = f["usage"]
     if u["calls"]:

@@ -26,9 +26,19 @@ from pydantic import TypeAdapter
 
 from okgen import __version__
 from okgen.errors import ConfigError, LockedError, NotFoundError
+from okgen.generate import gates as quality_gates
 from okgen.generate.agents import prompt_hash as hash_prompts
 from okgen.generate.agents import resolve_agents_dir
-from okgen.generate.checks import DEDUP, dedup_features, near_duplicates
+from okgen.generate.checks import DEDUP, Limits, dedup_features, near_duplicates
+from okgen.generate.dayset import (
+    BALANCE,
+    DEFAULT_MAX_OUTLET_SHARE,
+    RECENT,
+    balance_outlets,
+    outlet_caps,
+    prior_fingerprint,
+    recent_questions,
+)
 from okgen.generate.extractive import ExtractiveGenerator
 from okgen.generate.funnel import build_funnel, render_funnel
 from okgen.generate.positions import LETTERS, balanced_positions, place
@@ -176,6 +186,7 @@ def run_generate(
             raise ConfigError(f"--max-cost needs a price for every model, and {', '.join(unpriced)} has none: add "
                               f"[prices.\"{unpriced[0]}\"] input/output (USD per 1M tokens) to okgen.toml or a "
                               "--prices file (0 for a free local server)")
+    gates_on = bool(gcfg.get("quality_gates", quality_gates.DEFAULT_ON))
     gen_info = agents.generator.info
     val_info = agents.validator.info if agents.validator else None
     probe_infos = tuple(p.info for p in agents.probes)
@@ -184,12 +195,20 @@ def run_generate(
         "validator": val_info.model_dump(mode="json") if val_info else None,
         "probes": [p.model_dump(mode="json") for p in probe_infos], "drop_known": agents.drop_known,
         "per_article": per_article, "seed": seed, "endpoints": agents.endpoints, "okgen": __version__,
+        "gates": quality_gates.GATES_VERSION if gates_on else 0,
     }
     if isinstance(agents.generator, ExtractiveGenerator):
         # Its distractors come from the pool's other articles: another pool is another run.
         params["pool"] = sha256_json(sorted([a.id, a.text_sha256] for a in pool_articles))
     run_key = sha256_json(params)[:32]
     p_hash = hash_prompts(agents.specs)
+    share = float(gcfg.get("max_outlet_share", DEFAULT_MAX_OUTLET_SHARE))
+    if not 0 < share <= 1:
+        run_sync(agents.aclose())
+        raise ConfigError(f"[generate] max_outlet_share must be in (0, 1], got {share}")
+    prior = recent_questions(workspace, date)
+    day = dict(prior=prior, max_outlet_share=share)
+    fingerprint = _fingerprint(targets, prior, share)
     base = dict(date=date, generator=gen_info, validator=val_info, probes=probe_infos, prompt_hash=p_hash,
                 seed=seed, run_key=run_key)
     state = RunState()
@@ -201,10 +220,10 @@ def run_generate(
             todo = [a for a in targets if hashes.get(a.id) != a.text_sha256]
             resumed = len(targets) - len(todo)
             if not todo:
-                hit = store.assembly(run_key, _fingerprint(targets))
+                hit = store.assembly(run_key, fingerprint)
                 if hit is not None:  # a finished date: one read
                     run_sync(agents.aclose())
-                    return _from_assembly(hit, base, workspace, targets, t0)
+                    return _from_assembly(hit, base, workspace, targets, t0, day)
             store.start_run(run_key, date.isoformat(), params)
             done = store.finished(run_key)
             finished = {a.id: done[a.id] for a in targets if a.id in done and done[a.id].text_sha256 == a.text_sha256}
@@ -220,18 +239,19 @@ def run_generate(
                 if isinstance(agents.generator, ExtractiveGenerator):
                     ext_pool = agents.generator.build_pool(pool_articles, date)
                 _process(todo, agents, store, run_key, finished, state, per_article, seed, concurrency,
-                         use_cache, ext_pool, progress and len(todo) > 1, date, finish_first=budget.limit is not None)
+                         use_cache, ext_pool, progress and len(todo) > 1, date, finish_first=budget.limit is not None,
+                         gates=gates_on)
             else:
                 run_sync(agents.aclose())
             results = [finished[a.id] for a in targets if a.id in finished]
-            questions, cands, survivors, dups = _assemble(results, {a.id: a for a in targets}, date, seed,
-                                                          gen_info, val_info)
+            questions, cands, survivors = _assemble(results, {a.id: a for a in targets}, date, seed,
+                                                    gen_info, val_info, **day)
             positions = Counter(LETTERS[q.answer_index] for q in questions)
-            funnel = build_funnel(date, len(targets), results, state.pending, survivors, dups, dict(positions),
+            funnel = build_funnel(date, len(targets), results, state.pending, survivors, dict(positions),
                                   validator=val_info is not None, probes=len(probe_infos), stopped=state.stopped,
                                   resumed=resumed, run_usage=state.usage, pending_errors=state.last_error)
             if funnel["articles"]["pending"] == 0:
-                store.save_assembly(run_key, _fingerprint(targets), _QUESTIONS.dump_json(questions).decode(), funnel)
+                store.save_assembly(run_key, fingerprint, _QUESTIONS.dump_json(questions).decode(), funnel)
     finally:
         if cache is not None:
             cache.close()
@@ -245,13 +265,14 @@ def run_generate(
 _QUESTIONS = TypeAdapter(list[Question])
 
 
-def _fingerprint(targets: Sequence[Article]) -> str:
-    """What a stored assembly depends on besides the run key: the articles and their texts."""
-    return sha256_json(sorted((a.id, a.text_sha256) for a in targets))
+def _fingerprint(targets: Sequence[Article], prior: Sequence[tuple[str, str, str]] = (), share: float = 1.0) -> str:
+    """What a stored assembly depends on besides the run key: the articles and their texts, the
+    recent snapshots' questions and the outlet cap."""
+    return sha256_json([sorted((a.id, a.text_sha256) for a in targets), prior_fingerprint(prior), share])
 
 
 def _from_assembly(hit: tuple[str, dict[str, Any]], base: dict[str, Any], ws: Workspace,
-                   targets: Sequence[Article], t0: float) -> GenerateResult:
+                   targets: Sequence[Article], t0: float, day: dict[str, Any]) -> GenerateResult:
     questions_json, funnel = hit
     funnel["articles"]["resumed"] = len(targets)
     funnel["usage"]["this_run_calls"], funnel["usage"]["this_run_cost_usd"] = 0, 0.0
@@ -264,7 +285,7 @@ def _from_assembly(hit: tuple[str, dict[str, Any]], base: dict[str, Any], ws: Wo
         with GenerateStore(ws.db_path) as st:
             done = st.finished(run_key)
         return _assemble([done[i] for i in sorted(done) if i in ids], {a.id: a for a in targets}, base["date"],
-                         base["seed"], base["generator"], base["validator"])[1]
+                         base["seed"], base["generator"], base["validator"], **day)[1]
 
     log.info("%s was generated before (run %s): %d questions", base["date"], run_key[:12], funnel["kept"])
     return GenerateResult(questions=_QUESTIONS.validate_json(questions_json), funnel=funnel, complete=True,
@@ -273,7 +294,7 @@ def _from_assembly(hit: tuple[str, dict[str, Any]], base: dict[str, Any], ws: Wo
 
 def _process(todo: list[Article], agents: Any, store: GenerateStore, run_key: str, finished: dict[str, ArticleResult],
              state: RunState, per_article: int, seed: int, concurrency: int, use_cache: bool, ext_pool: Any,
-             show: bool, date: dt.date, finish_first: bool = False) -> None:
+             show: bool, date: dt.date, finish_first: bool = False, gates: bool = True) -> None:
     from okgen.progress import bar
 
     with (bar(total=len(todo), desc=f"generate {date}", unit="article") if show else _NoBar()) as pbar:
@@ -287,7 +308,7 @@ def _process(todo: list[Article], agents: Any, store: GenerateStore, run_key: st
 
         run_sync(process_articles(todo, agents, n=per_article, seed=seed, concurrency=concurrency,
                                   use_cache=use_cache, pool=ext_pool, on_done=on_done, state=state,
-                                  finish_first=finish_first))
+                                  finish_first=finish_first, limits=Limits(gates=gates)))
 
 
 class _NoBar:
@@ -302,18 +323,32 @@ class _NoBar:
 
 
 def _assemble(results: Sequence[ArticleResult], by_id: dict[str, Article], date: dt.date, seed: int,
-              gen: AgentInfo, val: AgentInfo | None) -> tuple[list[Question], list[Candidate], list[Candidate], int]:
-    """Dedupe across the day and build the final questions with balanced positions."""
+              gen: AgentInfo, val: AgentInfo | None, prior: Sequence[tuple[str, str, str]] = (),
+              max_outlet_share: float = 1.0) -> tuple[list[Question], list[Candidate], list[Candidate]]:
+    """Dedupe across the day and against the recent snapshots, cap each outlet's share, and
+    build the final questions with balanced positions."""
     cands = [c for r in results for c in sorted(r.candidates, key=lambda c: c.index)]
     survivors = [c for c in cands if c.kept]
-    dups = near_duplicates([(c.question, c.answer) for c in survivors])
-    kept: list[Candidate] = []
+    dups = near_duplicates([(c.question, c.answer) for c in survivors], prior=[(q, a) for q, a, _ in prior])
+    deduped: list[Candidate] = []
     for i, c in enumerate(survivors):
-        if i in dups:
-            other = survivors[dups[i]]
+        j = dups.get(i)
+        if j is not None and j >= 0:
+            other = survivors[j]
             c.add(DEDUP, False, reason=f"near duplicate of {Question.make_id(other.article_id, other.question)}")
-        else:
-            c.add(DEDUP, True)
+            continue
+        c.add(DEDUP, True)
+        c.add(RECENT, j is None, reason=None if j is None else f"near duplicate of {prior[-1 - j][2]}")
+        if j is None:
+            deduped.append(c)
+    sources = [by_id[c.article_id].source for c in deduped]
+    keep = balance_outlets(deduped, sources, max_outlet_share, seed)
+    caps = outlet_caps(sources, max_outlet_share)
+    kept: list[Candidate] = []
+    for c, s, ok in zip(deduped, sources, keep):
+        c.add(BALANCE, ok, reason=None if ok else f"{s} already has its {caps[s]} questions "
+                                                  f"(max_outlet_share {max_outlet_share:g})")
+        if ok:
             kept.append(c)
     kept.sort(key=lambda c: (c.article_id, Question.make_id(c.article_id, c.question)))
     positions = balanced_positions(len(kept), seed)
@@ -327,7 +362,7 @@ def _assemble(results: Sequence[ArticleResult], by_id: dict[str, Article], date:
             answer_index=idx, answer=choices[idx], short_answer=c.short_answer, rationale=c.rationale,
             evidence=c.evidence, generator=gen.model, validator=val.model if val else None,
             verdicts=tuple(c.verdicts), flags=tuple(c.flags)))
-    return questions, cands, survivors, len(dups)
+    return questions, cands, survivors
 
 
 def _articles(date: dt.date, ws: Workspace, articles: Sequence[Article] | None, pool: Sequence[Article],

@@ -21,6 +21,7 @@ from okgen.errors import ConfigError
 from okgen.generate.agents import AgentSpec, load_agent
 from okgen.generate.checks import Limits, check_candidate
 from okgen.generate.extractive import ExtractiveGenerator, ExtractivePool
+from okgen.generate.gates import apply_gates
 from okgen.generate.llm_generator import GenOutcome, LLMGenerator, decoding_from
 from okgen.generate.probe import Probe, apply_probes
 from okgen.generate.records import ArticleResult, Usage
@@ -287,6 +288,8 @@ async def _article(a: Article, agents: Agents, *, n: int, seed: int, use_cache: 
     article_norm = normalize(f"{a.title}\n{a.text}")
     for c in result.candidates:
         check_candidate(c, article_norm, limits)
+    if limits.gates:
+        apply_gates(a, result.candidates)  # the quality gates shared by every generator
     alive = [c for c in result.candidates if c.kept]
     if agents.validator is not None and alive:
         res = await asyncio.gather(*(agents.validator.ajudge(a, c, seed, use_cache=use_cache, limiter=limiter.at(1 - gen_priority)) for c in alive))

@@ -158,9 +158,14 @@ def build_snapshot(
             content_hash=chash,
             extra=extra or {},
         )
+        # Quality evidence sits beside the manifest, outside the content hash (okgen.snapshot.quality).
+        from okgen.snapshot.quality import compute_quality, write_quality
+
+        quality = compute_quality(qs, articles, funnel, chash, seed)
+        write_quality(tmp, quality)
         # The data card needs the manifest's fields but not the file hashes.
         draft = SnapshotManifest(files={}, **base)
-        (tmp / layout.README).write_text(render_datacard(draft, sig), encoding="utf-8")
+        (tmp / layout.README).write_text(render_datacard(draft, sig, quality), encoding="utf-8")
         files = {
             layout.QUESTIONS: FileEntry(sha256=q_sha, bytes=(tmp / layout.QUESTIONS).stat().st_size, lines=nq),
             layout.CORPUS: FileEntry(sha256=sha256_file(tmp / layout.CORPUS), bytes=(tmp / layout.CORPUS).stat().st_size, lines=nc),

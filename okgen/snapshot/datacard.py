@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from okgen.schema import SnapshotManifest
 from okgen.signature import Signature
+from okgen.snapshot.quality import QualityEvidence, render_quality
 
 
-def render_datacard(manifest: SnapshotManifest, sig: Signature) -> str:
-    """Render the data card: what the snapshot is, its signature, counts and how to cite it."""
+def render_datacard(manifest: SnapshotManifest, sig: Signature, quality: QualityEvidence | None = None) -> str:
+    """Render the data card: what the snapshot is, its signature, counts, quality evidence and
+    how to cite it."""
     c = manifest.counts
     by_window = c.get("articles_by_window", {})
     windows = ", ".join(f"{w}-day: {by_window.get(str(w), '?')}" for w in manifest.windows)
@@ -47,7 +49,7 @@ check this folder with `okgen snapshot verify <folder>`.
 - Generator: `{manifest.generator.model}`; validator: `{validator}`; seed {manifest.seed}.
 - Questions by source: {top_sources or 'none'}.
 
-## How to use
+{_quality_section(quality)}## How to use
 
 ```
 okgen eval --signature '{sig.short}' --model hf/Qwen/Qwen2.5-1.5B-Instruct --setting none
@@ -63,4 +65,20 @@ two scores are comparable only when their signatures match.
 
 The articles belong to their publishers. {text_note} The questions and this data card are
 released for research use; redistribute article texts only where the publishers' terms allow.
+"""
+
+
+def _quality_section(q: QualityEvidence | None) -> str:
+    if q is None:
+        return ""
+    lines = "\n".join(f"- {x}" for x in render_quality(q))
+    return f"""## Quality evidence
+
+`quality.json` (beside the manifest, outside the content hash) holds the rate of every quality
+gate, the stem-article overlap, the distractors' type agreement, the answer-type mix, per-outlet
+counts, a seeded sample of {len(q.sample)} questions to read, and human review verdicts once
+`okgen review import` has recorded them. At build time:
+
+{lines}
+
 """

@@ -7,6 +7,7 @@ A snapshot folder::
         questions.jsonl   one Question per line, sorted by (article_id, id)
         corpus.jsonl      every Article of the longest window, sorted by (date, id)
         README.md         data card
+        quality.json      quality evidence (outside the content hash; okgen.snapshot.quality)
         manifest.sig      optional Ed25519 signature of manifest.json
 
 The **content hash** covers the questions file byte for byte and every corpus article's
@@ -30,6 +31,7 @@ QUESTIONS = "questions.jsonl"
 CORPUS = "corpus.jsonl"
 README = "README.md"
 MANIFEST_SIG = "manifest.sig"
+QUALITY = "quality.json"
 DATA_FILES = (QUESTIONS, CORPUS, README)
 CONTENT_VERSION = "okgen-content-v1"
 

@@ -17,6 +17,7 @@ from okgen.hashing import sha256_file
 from okgen.schema import Article, FileEntry, SnapshotManifest
 from okgen.snapshot import layout
 from okgen.snapshot.datacard import render_datacard
+from okgen.snapshot.quality import load_quality
 from okgen.snapshot.store import Snapshot
 
 
@@ -36,7 +37,10 @@ def rewrite_corpus(snapshot: Snapshot, articles: list[Article], out_folder: Path
         shutil.copyfile(snapshot.path / layout.QUESTIONS, tmp / layout.QUESTIONS)
         n = write_jsonl(tmp / layout.CORPUS, articles)
         draft = m.model_copy(update={"text_included": text_included})
-        (tmp / layout.README).write_text(render_datacard(draft, snapshot.signature), encoding="utf-8")
+        quality = load_quality(snapshot.path, m.content_hash)  # evidence about the same questions: kept
+        if quality is not None:
+            shutil.copyfile(snapshot.path / layout.QUALITY, tmp / layout.QUALITY)
+        (tmp / layout.README).write_text(render_datacard(draft, snapshot.signature, quality), encoding="utf-8")
         files = dict(m.files)
         files[layout.CORPUS] = FileEntry(sha256=sha256_file(tmp / layout.CORPUS), bytes=(tmp / layout.CORPUS).stat().st_size, lines=n)
         files[layout.README] = FileEntry(sha256=sha256_file(tmp / layout.README), bytes=(tmp / layout.README).stat().st_size)

@@ -109,7 +109,15 @@ def verify_folder(folder: str | Path, expected_signature: Signature | None = Non
         elif size != entry.bytes:
             rep.add(name, f"size mismatch ({size} bytes, {entry.bytes} recorded)")
         rep.checked.append(name)
-    allowed = set(manifest.files) | {layout.MANIFEST, layout.MANIFEST_SIG}
+    allowed = set(manifest.files) | {layout.MANIFEST, layout.MANIFEST_SIG, layout.QUALITY}
+    if (folder / layout.QUALITY).is_file():
+        from okgen.snapshot.quality import load_quality
+
+        try:
+            load_quality(folder, manifest.content_hash)
+            rep.checked.append(layout.QUALITY)
+        except OkgenError as e:
+            rep.add(layout.QUALITY, str(e))
     for p in sorted(folder.rglob("*")):
         rel = p.relative_to(folder).as_posix()
         if p.is_file() and rel not in allowed:

@@ -1,0 +1,74 @@
+"""``okgen review``: review sheets for a snapshot, and their verdicts back into its quality evidence."""
+
+from __future__ import annotations
+
+import click
+
+from okgen.cli.common import echo_json, get_ctx, json_option, want_json
+
+
+class _ReviewGroup(click.Group):
+    """``okgen review SIG ...`` writes a sheet; ``okgen review import FILE...`` records one."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["sheet", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_ReviewGroup)
+def review() -> None:
+    """Review a snapshot's questions by hand, as OKBench's authors did.
+
+    \b
+      okgen review SIG --sample 80 --seed 7 --out reviews/     write a review sheet (CSV and JSONL)
+      okgen review import reviews/review-*-s7.csv [MORE...]    record the filled sheets' verdicts
+
+    Rate each criterion 0 or 1 (clear, answerable, answer_correct, distractors_ok, no_giveaway,
+    day_news, publishable) and put your name under reviewer. Import records the usable
+    (publishable) rate with its 95 % interval, and the reviewers' agreement, in the snapshot's
+    quality.json; `okgen snapshot show` prints them.
+    """
+
+
+@review.command("sheet")
+@click.argument("ref")
+@click.option("--sample", type=click.IntRange(1), default=80, show_default=True, help="Questions in the sheet.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=".", show_default=True,
+              help="Folder for review-<hash>-s<seed>.csv and .jsonl.")
+@json_option
+def sheet(ref: str, sample: int, seed: int, out_dir: str, json_out: bool) -> None:
+    """Write a review sheet for a seeded sample of snapshot REF's questions.
+
+    REF: signature, short form, hash, folder or archive.
+    """
+    from okgen.generate.review import write_sheet
+    from okgen.snapshot.store import resolve
+
+    snap = resolve(ref, get_ctx().workspace)
+    csv_path, jsonl_path = write_sheet(snap, out_dir, sample=sample, seed=seed)
+    if want_json(json_out):
+        echo_json({"csv": str(csv_path), "jsonl": str(jsonl_path), "snapshot": snap.name})
+    else:
+        click.echo(f"wrote {csv_path}\nwrote {jsonl_path}")
+
+
+@review.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@json_option
+def import_cmd(files: tuple[str, ...], json_out: bool) -> None:
+    """Record the verdicts of filled review sheets (one per reviewer) in their snapshot's quality.json."""
+    from okgen.generate.review import import_sheets
+
+    snap, summary = import_sheets(files, get_ctx().workspace)
+    if want_json(json_out):
+        echo_json({"snapshot": snap.name, "review": summary.model_dump(mode="json")})
+        return
+    lo, hi = summary.usable_ci95
+    click.echo(f"{snap.name}: {summary.usable}/{summary.ratings} usable ({summary.usable_rate:.1%}, "
+               f"95% CI {lo:.1%}-{hi:.1%}) over {summary.items} questions by {', '.join(summary.reviewers)}")
+    for c, n in summary.criteria.items():
+        click.echo(f"  {c:<15} {n.yes}/{n.rated}")
+    if summary.agreement:
+        click.echo("  agreement: " + ", ".join(f"{k} {v:.2f}" for k, v in summary.agreement.items()))

@@ -1,0 +1,308 @@
+"""Quality gates shared by every generator (offline and LLM), each a named ``check`` verdict.
+
+:func:`apply_gates` runs after the programmatic checks (:mod:`okgen.generate.checks`) on every
+candidate of one article, so the funnel counts each gate's failures. Gates, in order:
+
+* ``boilerplate``: the question or its evidence sentence is page furniture, not news: a photo
+  caption or credit, an author bio, an advert, a newsletter/cookie/subscribe prompt, a "read
+  more"/related link, video-player text;
+* ``fluency``: the stem or an option has run-together words ("WashingtonThe"), all-caps
+  shouting, unbalanced quotes or brackets, or is a fragment (a stem with no verb or no question
+  mark; an option starting or ending with a function word, a repeated word, a dangling initial);
+* ``giveaway``: the stem contains the answer's words (that no distractor shares) or its
+  initials, or the answer is the options' only outlier in form (word count, digits, capitals);
+* ``type_agreement``: the question word fits the answer's type ("Who" a person or body, "Which
+  company" an organisation, "How many" a count, "When" a date, "Where" a place, ...), the
+  answer's type being spaCy's entity label of the answer in its evidence sentence, else of
+  the answer alone, else the candidate's ``answer_type``;
+* ``self_contained``: no unresolved pronoun (a stem opening with "He"/"It"/"This", or a
+  he/she/they with no name before it) and no bare definite description ("the company",
+  "the minister") in a stem that names no one;
+* ``stem_overlap``: the stem shares at most :data:`~okgen.generate.overlap.MAX_SHARED_RUN`
+  consecutive ordinary (non-name) tokens with its article.
+
+Near duplicates (within the day and against the last 7 days) and outlet balance act on the
+whole day and live in :mod:`okgen.generate.dayset`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from okgen.generate.fluency import fluency_problems
+from okgen.generate.overlap import MAX_SHARED_RUN, ArticleTokens, is_name_token, longest_shared_run
+from okgen.generate.records import Candidate
+from okgen.schema import Article
+
+GATES = ("boilerplate", "fluency", "giveaway", "type_agreement", "self_contained", "stem_overlap")
+GATES_VERSION = 1
+"""Bumped when a gate changes what it drops (part of the generation run key)."""
+DEFAULT_ON = True
+"""Whether runs apply the gates when ``[generate] quality_gates`` is not set."""
+
+_BOILERPLATE = re.compile("|".join([
+    r"\b(?:photo|photograph|image|picture|illustration|video)s?\s*(?:by|credit|courtesy|:)",
+    r"\b(?:getty images|ap photo|afp via getty|shutterstock|epa-efe|pa media|alamy|reuters/)",
+    r"\((?:left|right|centre|center|pictured|file)\)|\bpictured (?:above|below|left|right|here|on)\b|\bfile photo\b",
+    r"\bis (?:an? |the )?(?:[\w-]+ ){0,4}(?:writer|reporter|correspondent|editor|producer|contributor|"
+    r"journalist|columnist|freelancer|production assistant)s? (?:at|for|with|on)\b|"
+    r"\bis an? (?:[\w-]+ ){0,2}(?:writer|reporter|correspondent|editor|journalist|columnist|freelancer)\b|\bwrit(?:es|ing) (?:news |features |reviews )?(?:for|about) |\bfollow (?:him|her|them|us) on\b|\bcan be reached at\b|\bcontributed (?:to )?this\b",
+    r"\breached out to .{0,80}?for (?:a )?comment\b|\brequest(?:s|ed)? for comment\b|"
+    r"\badvertisement\b|\bsponsored (?:content|by)\b|\bwe may earn a commission\b|\baffiliate link|\bshop now\b|"
+    r"\bpromo code\b",
+    r"\bsign up (?:for|to|now)\b|\bsubscribe (?:to (?:our|the)|now|today)\b|\bour newsletter\b|\bnewsletter sign|"
+    r"\b(?:accept|manage) (?:all )?cookies\b|\bcookie (?:policy|settings|preferences)\b|\bprivacy policy\b|"
+    r"\bterms of (?:service|use)\b|\balready a subscriber\b|\bin your inbox\b|\benable javascript\b|\bad ?blocker\b",
+    r"\bread more\b|\brelated:|\bsee also\b|\bmore on this story\b|\bclick here\b|\btap here\b|\bcontinue reading\b|"
+    r"\bmost read\b|\btrending now\b|\bfollow (?:our )?live\b",
+    r"\bvideo (?:player|unavailable|playback)\b|\bbrowser does not support\b|\bautoplay\b|\bplay video\b|"
+    r"\bnow playing\b|\bskip ad\b|\bclosed captions\b|\bfullscreen\b|\u00a9|\bcopyright \d{4}\b",
+]), re.IGNORECASE)
+
+# At the stem's start, or at the start of a quoted statement in it ("...: \"It's now ____\"").
+_PRONOUN_START = re.compile(r"(?:^|:\s*[\"\u201c'\u2018])\W*(?:he|she|they|it|it's|it\u2019s|this|these|those|his|her|their|its|him|them)\b(?!\s+(?:is|was)\s+(?:reported|said))",
+                            re.IGNORECASE)
+_PRONOUN = re.compile(r"\b(?:he|she|they|him|them|his|her|hers|their|theirs)\b", re.IGNORECASE)
+_DANGLING = re.compile(r"\b(?:this|that|these|those)\s*(?:[,?.!;:]|$)", re.IGNORECASE)
+_META_THIS = re.compile(r"\bthis (?:statement|sentence|question|quote|passage)\b", re.IGNORECASE)
+_PERSON_ROLES = ("minister|president|official|man|woman|boy|girl|victim|suspect|star|player|singer|actor|actress|"
+                 "chief executive|leader|driver|spokesman|spokeswoman|spokesperson|lawmaker|senator|governor|mayor|"
+                 "couple|coach|judge|director|founder")
+_ORG_ROLES = "company|firm|group|team|club|organi[sz]ation|agency|party|brand|retailer|carmaker|band|startup|platform"
+_PLACE_ROLES = "country|city|town|region"
+# "the company", "the British actor": a definite description needing a name of its kind in the stem.
+_DEFINITE = re.compile(rf"\bthe (?:[a-z]+ |[A-Z][a-z]+ )?(?:(?P<person>{_PERSON_ROLES})|(?P<org>{_ORG_ROLES})|"
+                       rf"(?P<place>{_PLACE_ROLES}))\b(?!\s+(?:of|in|at|for)\s+[A-Z])", re.IGNORECASE)
+_ROLE_LABELS = {"person": frozenset(["PERSON"]), "org": frozenset(["ORG", "NORP"]), "place": frozenset(["GPE", "LOC"])}
+_NAME_LABELS = frozenset(["PERSON", "ORG", "GPE", "NORP", "LOC", "FAC", "EVENT", "PRODUCT", "WORK_OF_ART", "LAW"])
+
+PERSON, ORG, PLACE, DATE = frozenset(["PERSON"]), frozenset(["ORG"]), frozenset(["GPE", "LOC", "FAC"]), frozenset(["DATE", "TIME"])
+COUNT, MONEY = frozenset(["CARDINAL", "QUANTITY"]), frozenset(["MONEY"])
+# (pattern, accepted spaCy labels, what the question asks for). The earliest match in a stem wins.
+_QWORDS: tuple[tuple[re.Pattern[str], frozenset[str], str], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), labels, what) for p, labels, what in [
+        (r"\bhow many\b", COUNT, "a count"),
+        (r"\bhow much\b", MONEY | COUNT | frozenset(["PERCENT"]), "an amount"),
+        (r"\b(?:what|which) (?:percentage|percent|share|proportion)\b", frozenset(["PERCENT"]), "a percentage"),
+        (r"\b(?:on|by) (?:what|which) (?:date|day)\b|\bin (?:what|which) (?:year|month)\b|"
+         r"\b(?:what|which) (?:date|day|year|month)\b|^\W*when\b|\bwhen (?:did|will|does|is|was|were|are|do)\b",
+         DATE, "a date"),
+        (r"\b(?:what|which) (?:amount|sum|price|cost|fee|fine|salary|budget|valuation)\b", MONEY | COUNT, "an amount"),
+        (r"\b(?:what|which) (?:company|firm|organi[sz]ation|agency|bank|team|club|body|union|institution|department|"
+         r"ministry|regulator|network|outlet|newspaper|broadcaster|airline|carmaker|manufacturer|retailer|brand|charity|"
+         r"university|league|group|party|court)\b", ORG | frozenset(["NORP"]), "an organisation"),
+        (r"\b(?:what|which) (?:country|nation)\b", frozenset(["GPE"]), "a country"),
+        (r"\b(?:what|which) (?:city|town|village|state|province|region|county|capital|place|island|territory|area)\b",
+         PLACE, "a place"),
+        # "Where" may be answered by an institution ("at St Mary's Hospital").
+        (r"^\W*where\b|\bwhere (?:did|will|does|is|was|were|are|do|has|have)\b", PLACE | ORG, "a place"),
+        (r"\b(?:what|which) (?:person|official|minister|president|leader|politician|player|actor|actress|singer|"
+         r"executive|ceo|chief|director|manager|coach|judge|senator|lawmaker|spokesperson|spokesman|spokeswoman|author|"
+         r"founder|candidate|artist|athlete|footballer|driver|journalist|reporter|envoy|ambassador|secretary|"
+         r"chancellor|governor|mayor|king|queen|prince|princess|pope|man|woman|rapper|musician|star|billionaire)\b",
+         PERSON, "a person"),
+        (r"\b(?:what|which) (?:number|figure|total|count)\b", COUNT | MONEY | frozenset(["PERCENT", "DATE", "ORDINAL"]),
+         "a number"),
+        # Only a stem opening with "Who": inside a stem, "who was" is mostly a relative clause.
+        (r"^\W*(?:who|whom|whose)\b",
+         PERSON | ORG | frozenset(["NORP"]), "a person or body"),
+    ])
+# The candidate's own answer_type, when no entity label is found, as spaCy labels.
+_TYPE_LABELS = {"person": "PERSON", "org": "ORG", "organisation": "ORG", "organization": "ORG", "place": "GPE",
+                "gpe": "GPE", "loc": "LOC", "location": "LOC", "country": "GPE", "city": "GPE", "date": "DATE",
+                "year": "DATE", "time": "TIME", "count": "CARDINAL", "number": "CARDINAL", "cardinal": "CARDINAL",
+                "quantity": "QUANTITY", "money": "MONEY", "amount": "MONEY", "percent": "PERCENT",
+                "percentage": "PERCENT", "event": "EVENT", "work": "WORK_OF_ART", "norp": "NORP", "fac": "FAC"}
+_SHAPE = ((re.compile(r"%|\bper ?cent\b", re.I), "PERCENT"), (re.compile(r"[$€£¥]|\b(?:dollars?|euros?|pounds)\b", re.I), "MONEY"),
+          (re.compile(r"\b(?:1[89]|20)\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.I), "DATE"),
+          (re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|dozens?|hundreds?|thousands?|millions?)\b", re.I), "CARDINAL"))
+_STOP = frozenset(["a", "an", "the", "of", "in", "on", "at", "to", "for", "by", "with", "from", "and", "or", "as", "is", "was", "were", "be", "been", "are", "its", "his", "her", "their", "this", "that", "these", "those", "who", "what", "which", "when", "where", "how", "de", "la", "le", "van", "von", "al", "el"])
+_WORDS = re.compile(r"[\w$€£%]+(?:['\u2019]\w+)?")
+# The gates read entities and the tagger's fine tags only.
+_DISABLE = ("parser", "lemmatizer", "attribute_ruler")
+_LABELS = frozenset(["PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE",
+                     "DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"])
+
+
+def apply_gates(article: Article, candidates: Sequence[Candidate], *, nlp: Any = None) -> None:
+    """Record every gate's verdict on each candidate of one article (the first failure rejects).
+
+    Candidates already rejected by a check are skipped (the funnel names their first failure);
+    each other candidate gets every gate, so the funnel counts each gate's failures.
+
+    Args:
+        article: the candidates' article.
+        candidates: its candidates.
+        nlp: the spaCy pipeline (default: :func:`okgen.generate.nlp.load_pipeline`).
+
+    Raises:
+        ConfigError: spaCy or its pipeline is not installed.
+    """
+    todo = [c for c in candidates if c.kept]
+    if not todo:
+        return
+    if nlp is None:
+        from okgen.generate.nlp import load_pipeline
+
+        nlp = load_pipeline()
+    # One parse per stem and one of the answer in its evidence sentence (cut around the answer).
+    texts = [c.question for c in todo] + [_context(c) for c in todo]
+    docs = list(nlp.pipe(texts, disable=[p for p in _DISABLE if p in nlp.pipe_names], batch_size=64))
+    n = len(todo)
+    index = ArticleTokens(f"{article.title}\n{article.text}")
+    for i, c in enumerate(todo):
+        gate_candidate(c, docs[i], answer_label(c, docs[n + i]), index, nlp)
+
+
+def gate_candidate(c: Candidate, stem_doc: Any, label: str | None, index: ArticleTokens, nlp: Any) -> None:
+    """Apply the gates to one candidate, given its parsed stem and its answer's entity label."""
+    hit = _BOILERPLATE.search(c.question) or _BOILERPLATE.search(c.evidence)
+    c.add("boilerplate", hit is None, reason=None if hit is None else f"page furniture: {hit.group(0)!r}")
+    problems = stem_problems(c.question, stem_doc, nlp)
+    for x in c.choices:
+        problems += [f"option {x!r}: {p}" for p in fluency_problems(x, nlp, option=True)]
+    c.add("fluency", not problems, reason="; ".join(problems[:3]) or None)
+    why = giveaway(c)
+    c.add("giveaway", why is None, reason=why)
+    why = type_disagreement(c.question, label)
+    c.add("type_agreement", why is None, reason=why)
+    why = unresolved_reference(c.question, stem_doc)
+    c.add("self_contained", why is None, reason=why)
+    run = longest_shared_run(c.question, index, doc=stem_doc)
+    c.add("stem_overlap", run <= MAX_SHARED_RUN,
+          reason=None if run <= MAX_SHARED_RUN else f"shares {run} consecutive non-name tokens with the article")
+
+
+def stem_problems(stem: str, doc: Any, nlp: Any) -> list[str]:
+    """Fluency problems of a stem: the shared rules, plus a fragment with no verb or no '?'."""
+    out = fluency_problems(stem, nlp)
+    s = stem.strip()
+    if s and not s.rstrip("\"'\u201d)").endswith("?") and "____" not in s:
+        out.append("the stem is not a question (no '?')")
+    if doc is not None and not any(t.tag_.startswith("VB") or t.tag_ == "MD" for t in doc):
+        out.append("the stem has no verb")
+    return out
+
+
+def _context(c: Candidate, width: int = 80) -> str:
+    """The answer in its evidence sentence, cut to ``width`` characters each side (the answer
+    alone when the evidence does not contain it)."""
+    i = c.evidence.find(c.answer.strip()) if c.answer.strip() else -1
+    if i < 0:
+        return c.answer
+    return c.evidence[max(0, i - width): i + len(c.answer.strip()) + width]
+
+
+def answer_label(c: Candidate, context_doc: Any = None) -> str | None:
+    """The answer's spaCy entity label in its parsed context (the evidence sentence around the
+    answer, or the answer alone), else the candidate's own ``answer_type``, else guessed from
+    its shape (digits, currency, %); None when unknown."""
+    ans = _norm(c.answer)
+    if not ans:
+        return None
+    for doc in (context_doc,):
+        best, overlap = None, 0.0
+        for e in getattr(doc, "ents", ()):
+            en = _norm(e.text)
+            if en == ans:
+                return e.label_
+            if en and (en in ans or ans in en):
+                o = min(len(en), len(ans)) / max(len(en), len(ans))
+                if o > overlap:
+                    best, overlap = e.label_, o
+        if best is not None and overlap >= 0.5:
+            return best
+    t = (c.answer_type or "").strip()
+    if t.lower() in _TYPE_LABELS:
+        return _TYPE_LABELS[t.lower()]
+    if t.upper() in _LABELS:
+        return t.upper()
+    for rx, label in _SHAPE:
+        if rx.search(c.answer):
+            return label
+    return None
+
+
+def type_disagreement(stem: str, label: str | None) -> str | None:
+    """Why the stem's question word does not fit an answer labelled ``label`` (None: it fits,
+    or the stem asks for no particular type, or the label is unknown)."""
+    hits = [(m.start(), labels, what) for rx, labels, what in _QWORDS for m in [rx.search(stem)] if m]
+    if not hits or label is None:
+        return None
+    _, labels, what = min(hits, key=lambda h: h[0])
+    if label in labels:
+        return None
+    return f"the question asks for {what} but the answer is {label}"
+
+
+def unresolved_reference(stem: str, doc: Any) -> str | None:
+    """Why the stem cannot stand alone (None: it can)."""
+    body = _META_THIS.sub("", stem)
+    m = _PRONOUN_START.search(body)
+    if m:
+        return f"opens with the pronoun {m.group(0).strip()!r}"
+    names = [(e.start_char, e.end_char) for e in getattr(doc, "ents", ()) if e.label_ in _NAME_LABELS]
+    names += [(t.idx, t.idx + len(t)) for t in (doc if doc is not None else ()) if is_name_token(t) and t.i > 0]
+    dangling = _DANGLING.search(body)
+    if dangling:
+        return f"{dangling.group(0).strip(' ,?.!;:')!r} points at nothing in the question"
+    p = _PRONOUN.search(stem)
+    if p and not names:  # a name after the pronoun may resolve it too ("As part of his routine, X ...")
+        return f"{p.group(0)!r} refers to no one named in the question"
+    labels = {e.label_ for e in getattr(doc, "ents", ())}
+    for d in _DEFINITE.finditer(stem):
+        kind = next(k for k in ("person", "org", "place") if d.group(k))
+        if not labels & _ROLE_LABELS[kind]:
+            return f"{d.group(0)!r} with no {kind} named in the question"
+    if not names:
+        return "the question names no person, organisation, place or event"
+    return None
+
+
+def giveaway(c: Candidate) -> str | None:
+    """Why the stem or the options' form gives the answer away (None: they do not)."""
+    answer = c.answer.strip()
+    others = c.distractors()
+    stem_words = {w.lower() for w in _WORDS.findall(c.question)}
+    other_words = {w.lower() for x in others for w in _WORDS.findall(x)}
+    for w in _WORDS.findall(answer):
+        lw = w.lower()
+        if lw not in _STOP and (len(lw) >= 3 or lw.isdigit()) and lw in stem_words and lw not in other_words:
+            return f"the stem contains {w!r} from the answer"
+    initials = "".join(w[0] for w in answer.split() if w[:1].isupper() and w.lower() not in _STOP)
+    if len(initials) >= 2 and re.search(rf"\b{re.escape(initials)}\b", c.question):
+        return f"the stem contains the answer's initials {initials!r}"
+    for acronym in re.findall(r"\(([A-Z]{2,6})\)", c.question):  # "The Federal ____ (FAA)"
+        if len(initials) >= 2 and initials in acronym:
+            return f"the stem's {acronym!r} spells the answer's initials {initials!r}"
+    if answer.isupper() and 2 <= len(answer) <= 6 and answer.isalpha():
+        caps = re.findall(r"\b[A-Z][a-z]+(?:\s+(?:of|for|and|the)?\s*[A-Z][a-z]+)+", c.question)
+        for phrase in caps:
+            if "".join(w[0] for w in phrase.split() if w[0].isupper()) == answer:
+                return f"the stem spells out the answer {answer!r} ({phrase!r})"
+    if len(others) >= 2:
+        shape = _shape(answer)
+        shapes = {_shape(x) for x in others}
+        if len(shapes) == 1 and shape not in shapes:
+            return f"the answer is the only option of its form ({_describe(shape)})"
+        counts = {len(x.split()) for x in others}
+        if len(counts) == 1 and abs(len(answer.split()) - next(iter(counts))) >= 2:
+            return f"the answer has {len(answer.split())} words, every other option {next(iter(counts))}"
+    return None
+
+
+def _shape(text: str) -> tuple[bool, bool, bool]:
+    t = text.strip()
+    return (any(ch.isdigit() for ch in t), t[:1].isupper(), t.isupper() and any(ch.isalpha() for ch in t))
+
+
+def _describe(shape: tuple[bool, bool, bool]) -> str:
+    digits, upper, caps = shape
+    return ", ".join(["with digits" if digits else "without digits",
+                      "all capitals" if caps else ("capitalised" if upper else "lower case")])
+
+
+def _norm(text: str) -> str:
+    return " ".join(w.lower() for w in _WORDS.findall(text) if w.lower() not in ("the", "a", "an"))

@@ -1,0 +1,203 @@
+"""The human review loop: review sheets out, verdicts back into a snapshot's quality evidence.
+
+:func:`write_sheet` draws a seeded sample of a snapshot's questions and writes it as CSV and
+JSONL with one empty column per criterion of the review guide (``clear``, ``answerable``,
+``answer_correct``, ``distractors_ok``, ``no_giveaway``, ``day_news``, ``publishable``) plus
+``reviewer`` and ``notes``. :func:`import_sheets` reads filled sheets (one or several
+reviewers), checks every row, and records a :class:`~okgen.snapshot.quality.ReviewSummary` in
+the snapshot's ``quality.json``: the usable (publishable) rate with its Wilson 95 % interval
+(scipy) and, with several reviewers, their agreement (Cohen's kappa from scikit-learn when it
+is installed, and raw pairwise agreement). Nothing is written unless every row is valid.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from okgen.errors import ConfigError, OkgenError
+from okgen.files import atomic_write_text
+from okgen.hashing import sha256_file
+from okgen.settings import Workspace
+
+CRITERIA = ("clear", "answerable", "answer_correct", "distractors_ok", "no_giveaway", "day_news", "publishable")
+LETTERS = "ABCD"
+COLUMNS = ("snapshot", "question_id", "source", "question", "A", "B", "C", "D", "marked_answer", "source_excerpt",
+           *CRITERIA, "reviewer", "notes")
+EXCERPT_CHARS = 700
+
+
+def write_sheet(snapshot: Any, out_dir: str | Path, *, sample: int = 80, seed: int = 0) -> tuple[Path, Path]:
+    """Write ``review-<hash12>-s<seed>.csv`` and ``.jsonl`` for a seeded sample of questions.
+
+    Returns:
+        The CSV and JSONL paths.
+    """
+    m = snapshot.manifest
+    qs = sorted(snapshot.questions, key=lambda q: q.id)
+    if not qs:
+        raise OkgenError(f"snapshot {snapshot.name} has no questions to review")
+    picked = sorted(random.Random(seed).sample(range(len(qs)), min(sample, len(qs))))
+    arts = snapshot.articles_by_id
+    rows = []
+    for q in (qs[i] for i in picked):
+        a = arts.get(q.article_id)
+        excerpt = q.evidence or (a.text[:EXCERPT_CHARS] if a is not None else "")
+        row = {"snapshot": m.content_hash, "question_id": q.id, "source": q.source, "question": q.question}
+        row.update({LETTERS[i]: (q.choices[i] if i < len(q.choices) else "") for i in range(4)})
+        row.update({"marked_answer": f"{LETTERS[q.answer_index]}: {q.answer}",
+                    "source_excerpt": (f"{a.title} -- " if a is not None else "") + excerpt[:EXCERPT_CHARS]})
+        row.update({c: "" for c in CRITERIA})
+        row.update(reviewer="", notes="")
+        rows.append(row)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = f"review-{m.content_hash[:12]}-s{seed}"
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=COLUMNS)
+    w.writeheader()
+    w.writerows(rows)
+    csv_path, jsonl_path = out / f"{stem}.csv", out / f"{stem}.jsonl"
+    atomic_write_text(csv_path, buf.getvalue())
+    atomic_write_text(jsonl_path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    return csv_path, jsonl_path
+
+
+def read_sheet(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of a filled sheet (CSV, or JSONL by its ``.jsonl`` extension).
+
+    Raises:
+        OkgenError: unreadable file, missing columns, a criterion not 0/1, no reviewer.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise OkgenError(f"{p}: cannot read the review sheet ({e})") from None
+    if p.suffix.lower() in (".jsonl", ".ndjson"):
+        rows = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise OkgenError(f"{p}:{n}: not JSON ({e.msg})") from None
+            if not isinstance(row, dict):
+                raise OkgenError(f"{p}:{n}: a row must be a JSON object")
+            rows.append(row)
+        header = set().union(*(r.keys() for r in rows)) if rows else set()
+    else:
+        reader = csv.DictReader(io.StringIO(text))
+        header = set(reader.fieldnames or ())
+        rows = list(reader)
+    missing = [c for c in ("snapshot", "question_id", *CRITERIA, "reviewer") if c not in header]
+    if missing:
+        raise OkgenError(f"{p}: missing column(s) {', '.join(missing)} (write a sheet with `okgen review SIG`)")
+    if not rows:
+        raise OkgenError(f"{p}: no rows")
+    out = []
+    for n, row in enumerate(rows, 2 if p.suffix.lower() not in (".jsonl", ".ndjson") else 1):
+        rec: dict[str, Any] = {"snapshot": str(row["snapshot"]).strip(), "question_id": str(row["question_id"]).strip(),
+                               "reviewer": str(row.get("reviewer") or "").strip()}
+        if not rec["reviewer"]:
+            raise OkgenError(f"{p}: row {n} ({rec['question_id']}) has no reviewer")
+        for c in CRITERIA:
+            v = str(row.get(c, "")).strip()
+            if v not in ("0", "1"):
+                raise OkgenError(f"{p}: row {n} ({rec['question_id']}): {c} must be 0 or 1, got {v!r}")
+            rec[c] = int(v)
+        out.append(rec)
+    return out
+
+
+def import_sheets(paths: Sequence[str | Path], ws: Workspace) -> tuple[Any, Any]:
+    """Check filled sheets and record their verdicts in the snapshot's ``quality.json``.
+
+    All sheets must review the same snapshot; a later import replaces the recorded review.
+
+    Returns:
+        (snapshot, the recorded ReviewSummary).
+
+    Raises:
+        OkgenError: bad input (nothing is written).
+        NotFoundError: the sheets' snapshot is not in the workspace.
+    """
+    from okgen.snapshot.quality import compute_quality, load_quality, with_review, write_quality
+    from okgen.snapshot.store import resolve
+
+    rows = [r for p in paths for r in read_sheet(p)]
+    snaps = {r["snapshot"] for r in rows}
+    if len(snaps) != 1:
+        raise OkgenError(f"the sheets review {len(snaps)} snapshots ({', '.join(sorted(s[:12] for s in snaps))}); import one at a time")
+    snap = resolve(next(iter(snaps)), ws)
+    ids = {q.id for q in snap.questions}
+    unknown = sorted({r["question_id"] for r in rows} - ids)
+    if unknown:
+        raise OkgenError(f"{len(unknown)} question id(s) are not in snapshot {snap.name} (first: {unknown[0]})")
+    seen: dict[tuple[str, str], int] = {}
+    for r in rows:
+        key = (r["reviewer"], r["question_id"])
+        if key in seen:
+            raise OkgenError(f"reviewer {r['reviewer']!r} rated question {r['question_id']} twice")
+        seen[key] = r["publishable"]
+    summary = summarize(rows, [sha256_file(p) for p in paths])
+    m = snap.manifest
+    quality = load_quality(snap.path, m.content_hash) or compute_quality(
+        snap.questions, snap.corpus, m.funnel, m.content_hash, m.seed)
+    write_quality(snap.path, with_review(quality, summary))
+    return snap, summary
+
+
+def summarize(rows: Sequence[dict[str, Any]], sheets: Sequence[str] = ()) -> Any:
+    """The review summary of checked rows: counts, usable rate with its Wilson 95 % interval,
+    and the reviewers' agreement on ``publishable``."""
+    try:
+        from scipy.stats import binomtest
+    except ImportError:
+        raise ConfigError('recording reviews needs scipy (Wilson interval): pip install "okgen[review]"') from None
+
+    from okgen.snapshot.quality import CriterionCount, ReviewSummary
+
+    n = len(rows)
+    usable = sum(r["publishable"] for r in rows)
+    ci = binomtest(usable, n).proportion_ci(confidence_level=0.95, method="wilson")
+    reviewers = sorted({r["reviewer"] for r in rows})
+    return ReviewSummary(
+        reviewers=tuple(reviewers), items=len({r["question_id"] for r in rows}), ratings=n,
+        criteria={c: CriterionCount(yes=sum(r[c] for r in rows), rated=n) for c in CRITERIA},
+        usable=usable, usable_rate=round(usable / n, 4), usable_ci95=(round(ci.low, 4), round(ci.high, 4)),
+        agreement=agreement(rows) if len(reviewers) > 1 else None, sheets=tuple(sheets))
+
+
+def agreement(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Agreement on ``publishable`` per reviewer pair, over the questions both rated: ``raw``
+    (share of equal ratings, all pairs pooled) and ``kappa <a>/<b>`` (Cohen's kappa, scikit-learn,
+    when installed and both reviewers used both ratings)."""
+    by: dict[str, dict[str, int]] = {}
+    for r in rows:
+        by.setdefault(r["reviewer"], {})[r["question_id"]] = r["publishable"]
+    try:
+        from sklearn.metrics import cohen_kappa_score
+    except ImportError:  # optional: raw agreement only
+        cohen_kappa_score = None
+    out: dict[str, float] = {}
+    same = total = 0
+    for a, b in itertools.combinations(sorted(by), 2):
+        common = sorted(set(by[a]) & set(by[b]))
+        if not common:
+            continue
+        xa, xb = [by[a][q] for q in common], [by[b][q] for q in common]
+        same += sum(x == y for x, y in zip(xa, xb))
+        total += len(common)
+        if cohen_kappa_score is not None and len(set(xa)) > 1 and len(set(xb)) > 1:
+            out[f"kappa {a}/{b}"] = round(float(cohen_kappa_score(xa, xb)), 4)
+    if total:
+        out["raw"] = round(same / total, 4)
+    return out

@@ -1,0 +1,312 @@
+"""Quality evidence of a snapshot: ``quality.json`` beside its manifest.
+
+Computed when the snapshot is built (:func:`compute_quality`), from the generation funnel and
+the snapshot's own questions and corpus: the rate of every quality gate, the stem-article
+overlap, the distractors' type agreement, the answer-type mix, per-outlet counts and a seeded
+reading sample. Human review verdicts (``okgen review import``) are added later.
+
+``quality.json`` is **not** part of the content hash nor listed among the manifest's files
+(reviews are added after a snapshot is published, and evidence about the data is not the
+data); it names the content hash it describes, and :func:`load_quality` refuses one that
+belongs to another snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from okgen.errors import ConfigError, OkgenError
+from okgen.files import atomic_write_text
+from okgen.schema import Article, Question
+
+log = logging.getLogger(__name__)
+
+QUALITY = "quality.json"
+SCHEMA_VERSION = 1
+SAMPLE_SIZE = 20
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class GateRate(_Frozen):
+    """How often one gate failed among the day's candidates."""
+
+    failed: int
+    """Candidates that failed it (a candidate failing several gates counts under each)."""
+    rejected: int
+    """Candidates it dropped (their first failure)."""
+    rate: float
+    """``failed`` / all candidates of the day."""
+
+
+class SampleItem(_Frozen):
+    """One question of the reading sample."""
+
+    id: str
+    """Question id."""
+    source: str
+    """Outlet."""
+    question: str
+    """The stem."""
+    choices: tuple[str, ...]
+    """Options in the snapshot's order."""
+    answer: str
+    """The marked answer."""
+
+
+class CriterionCount(_Frozen):
+    """One review criterion over the reviewed items."""
+
+    yes: int
+    """Ratings of 1."""
+    rated: int
+    """Ratings given (0 or 1)."""
+
+
+class ReviewSummary(_Frozen):
+    """Human review verdicts recorded by ``okgen review import``."""
+
+    reviewers: tuple[str, ...]
+    """Reviewer names, sorted."""
+    items: int
+    """Distinct questions reviewed."""
+    ratings: int
+    """Rows imported (one per reviewer and question)."""
+    criteria: dict[str, CriterionCount]
+    """Counts of every criterion over all ratings."""
+    usable: int
+    """Ratings with ``publishable`` = 1."""
+    usable_rate: float
+    """``usable`` / ratings."""
+    usable_ci95: tuple[float, float]
+    """Wilson 95 % interval of the usable rate (``scipy.stats.binomtest(...).proportion_ci``)."""
+    agreement: dict[str, float] | None = None
+    """With several reviewers: Cohen's kappa of ``publishable`` per reviewer pair (scikit-learn)
+    on the questions both rated, and ``raw`` pairwise percentage agreement; None with one."""
+    sheets: tuple[str, ...] = ()
+    """SHA-256 of every imported sheet file."""
+
+
+class QualityEvidence(_Frozen):
+    """``quality.json``: the evidence of a snapshot's question quality."""
+
+    schema_version: int = SCHEMA_VERSION
+    """Version of this record's layout."""
+    content_hash: str
+    """Content hash of the snapshot it describes."""
+    questions: int
+    """Questions in the snapshot."""
+    candidates: int
+    """Candidates generated for the day (0 when the funnel was not recorded)."""
+    gates: dict[str, GateRate]
+    """Every check and quality gate that failed at least once, by name (funnel order)."""
+    day_level: dict[str, int]
+    """Dropped across the day: ``near_duplicate``, ``near_duplicate_recent``, ``outlet_balance``."""
+    nlp: str | None
+    """spaCy pipeline of the overlap and type measures (None: spaCy missing, measures not taken)."""
+    stem_overlap: dict[str, Any] | None
+    """Longest run of consecutive non-name tokens each stem shares with its article:
+    ``histogram`` (run length -> questions), ``median``, ``max``, ``over_limit`` (runs > ``limit``)
+    and ``over_limit_rate``; None without article texts or spaCy."""
+    distractor_type_agreement: dict[str, Any] | None
+    """Each distractor's spaCy entity label (option parsed alone) against the answer's, over
+    questions whose answer has a label: ``distractors``, ``agreeing``, ``rate``."""
+    answer_types: dict[str, int]
+    """Questions by the answer's spaCy entity label (``none`` when it has none)."""
+    outlets: dict[str, int]
+    """Questions per outlet."""
+    sample_seed: int
+    """Seed of the reading sample."""
+    sample: tuple[SampleItem, ...]
+    """A seeded sample of questions to read."""
+    review: ReviewSummary | None = None
+    """Human review verdicts, once imported."""
+
+
+def compute_quality(questions: Sequence[Question], corpus: Sequence[Article], funnel: dict[str, Any] | None,
+                    content_hash: str, seed: int, *, nlp: Any = None, sample_size: int = SAMPLE_SIZE) -> QualityEvidence:
+    """Compute a snapshot's quality evidence.
+
+    Args:
+        questions: the snapshot's questions.
+        corpus: its corpus (texts used for the overlap when present).
+        funnel: the generation funnel (gate rates), or None.
+        content_hash: the snapshot's content hash.
+        seed: the snapshot seed (the reading sample's).
+        nlp: a spaCy pipeline; None loads the default one, and without spaCy the overlap and
+            type measures are left out (logged).
+        sample_size: questions in the reading sample.
+    """
+    f = funnel or {}
+    cands = int(f.get("candidates", 0) or 0)
+    fails = f.get("check_failures", {}) or {}
+    rejected = (f.get("checks", {}) or {}).get("rejected", {}) or {}
+    gates = {k: GateRate(failed=int(v), rejected=int(rejected.get(k, 0)), rate=round(v / cands, 4) if cands else 0.0)
+             for k, v in fails.items()}
+    d, b = f.get("dedup", {}) or {}, f.get("balance", {}) or {}
+    day = {"near_duplicate": int(d.get("near_duplicate", 0)), "near_duplicate_recent": int(d.get("near_duplicate_recent", 0)),
+           "outlet_balance": int(b.get("outlet_balance", 0))}
+    if nlp is None:
+        try:
+            from okgen.generate.nlp import load_pipeline
+
+            nlp = load_pipeline()
+        except ConfigError as e:
+            log.warning("quality evidence without spaCy measures: %s", e)
+    overlap = agreement = None
+    answer_types: Counter[str] = Counter()
+    pipeline = None
+    if nlp is not None:
+        from okgen.generate.nlp import pipeline_id
+
+        pipeline = pipeline_id(nlp)
+        overlap, agreement, answer_types = _nlp_measures(questions, corpus, nlp)
+    rng = random.Random(seed)
+    picked = sorted(rng.sample(range(len(questions)), min(sample_size, len(questions))))
+    sample = tuple(SampleItem(id=q.id, source=q.source, question=q.question, choices=tuple(q.choices), answer=q.answer)
+                   for q in (questions[i] for i in picked))
+    return QualityEvidence(content_hash=content_hash, questions=len(questions), candidates=cands, gates=gates,
+                           day_level=day, nlp=pipeline, stem_overlap=overlap, distractor_type_agreement=agreement,
+                           answer_types=dict(sorted(answer_types.items())),
+                           outlets=dict(sorted(Counter(q.source for q in questions).items())),
+                           sample_seed=seed, sample=sample)
+
+
+def _label(doc: Any) -> str:
+    best, size = "none", 0
+    for e in doc.ents:
+        if len(e.text) > size:
+            best, size = e.label_, len(e.text)
+    return best if size * 2 >= len(doc.text.strip()) else "none"
+
+
+def _nlp_measures(questions: Sequence[Question], corpus: Sequence[Article], nlp: Any):
+    from okgen.generate.overlap import MAX_SHARED_RUN, longest_shared_run
+
+    disable = [p for p in ("parser", "lemmatizer", "attribute_ruler") if p in nlp.pipe_names]
+    texts = {a.id: f"{a.title}\n{a.text}" for a in corpus if a.text}
+    have_text = all(q.article_id in texts for q in questions) and bool(questions)
+    options = list(dict.fromkeys(c for q in questions for c in q.choices))  # each distinct option parsed once
+    docs = list(nlp.pipe([*(q.question for q in questions), *options], disable=disable, batch_size=128))
+    stems = docs[: len(questions)]
+    label_of = {o: _label(d) for o, d in zip(options, docs[len(questions):])}
+    overlap = None
+    if have_text:
+        runs = [longest_shared_run(q.question, texts[q.article_id], doc=d) for q, d in zip(questions, stems)]
+        over = sum(r > MAX_SHARED_RUN for r in runs)
+        overlap = {"limit": MAX_SHARED_RUN, "histogram": {str(k): v for k, v in sorted(Counter(runs).items())},
+                   "median": statistics.median(runs), "max": max(runs), "over_limit": over,
+                   "over_limit_rate": round(over / len(runs), 4)}
+    answer_types: Counter[str] = Counter()
+    total = agree = 0
+    for q in questions:
+        labels = [label_of[c] for c in q.choices]
+        a = labels[q.answer_index]
+        answer_types[a] += 1
+        if a == "none":
+            continue
+        others = [x for j, x in enumerate(labels) if j != q.answer_index]
+        total += len(others)
+        agree += sum(x == a for x in others)
+    agreement = {"distractors": total, "agreeing": agree, "rate": round(agree / total, 4) if total else None}
+    return overlap, agreement, answer_types
+
+
+def write_quality(folder: Path, q: QualityEvidence) -> Path:
+    """Write ``quality.json`` into a snapshot folder (atomically)."""
+    path = Path(folder) / QUALITY
+    atomic_write_text(path, json.dumps(q.model_dump(mode="json"), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    return path
+
+
+def load_quality(folder: Path, content_hash: str) -> QualityEvidence | None:
+    """Read a snapshot's ``quality.json`` (None when it has none).
+
+    Raises:
+        OkgenError: the file is malformed or describes another snapshot.
+    """
+    path = Path(folder) / QUALITY
+    if not path.is_file():
+        return None
+    try:
+        q = QualityEvidence.model_validate_json(path.read_bytes())
+    except ValidationError as e:
+        raise OkgenError(f"{path}: not a valid quality record ({e.errors()[0]['msg']})") from None
+    if q.content_hash != content_hash:
+        raise OkgenError(f"{path} describes snapshot {q.content_hash[:12]}, not this one ({content_hash[:12]})")
+    return q
+
+
+def render_quality(q: QualityEvidence) -> list[str]:
+    """Readable lines for ``okgen snapshot show``, the data card and reports."""
+    lines = [f"questions {q.questions} from {q.candidates} candidates" + (f" (nlp {q.nlp})" if q.nlp else "")]
+    if q.gates:
+        lines.append("gate failures: " + ", ".join(f"{k} {g.failed} ({g.rate:.1%})" for k, g in q.gates.items()))
+    if any(q.day_level.values()):
+        lines.append("dropped across the day: " + ", ".join(f"{k} {v}" for k, v in q.day_level.items() if v))
+    if q.stem_overlap:
+        o = q.stem_overlap
+        lines.append(f"stem-article overlap: median run {o['median']}, max {o['max']}, "
+                     f"{o['over_limit']} stems over {o['limit']} ({o['over_limit_rate']:.1%})")
+    if q.distractor_type_agreement and q.distractor_type_agreement.get("rate") is not None:
+        t = q.distractor_type_agreement
+        lines.append(f"distractor type agreement: {t['agreeing']}/{t['distractors']} ({t['rate']:.1%})")
+    if q.answer_types:
+        lines.append("answer types: " + ", ".join(f"{k} {v}" for k, v in sorted(q.answer_types.items(), key=lambda kv: -kv[1])))
+    lines.append("outlets: " + ", ".join(f"{k} {v}" for k, v in sorted(q.outlets.items(), key=lambda kv: -kv[1])))
+    r = q.review
+    if r is not None:
+        lo, hi = r.usable_ci95
+        lines.append(f"review: {r.usable}/{r.ratings} usable ({r.usable_rate:.1%}, 95% CI {lo:.1%}-{hi:.1%}) "
+                     f"over {r.items} questions by {', '.join(r.reviewers)}")
+        if r.agreement:
+            lines.append("reviewer agreement: " + ", ".join(f"{k} {v:.2f}" for k, v in r.agreement.items()))
+    return lines
+
+
+def quality_of_snapshots(refs: Sequence[str], ws: Any) -> dict[str, QualityEvidence]:
+    """The quality evidence of every snapshot in ``refs`` found in the workspace (hash prefixes,
+    signatures...); those not found locally or without evidence are left out."""
+    from okgen.snapshot.store import resolve
+
+    out = {}
+    for ref in dict.fromkeys(refs):
+        try:
+            snap = resolve(ref, ws, extract=False)
+            q = load_quality(snap.path, snap.manifest.content_hash)
+        except OkgenError:
+            continue
+        if q is not None:
+            out[ref] = q
+    return out
+
+
+def render_quality_markdown(evidence: dict[str, QualityEvidence]) -> str:
+    """A ``## Question quality`` section for reports (empty when there is no evidence)."""
+    if not evidence:
+        return ""
+    out = ["", "## Question quality", ""]
+    for ref, q in evidence.items():
+        out.append(f"- `{ref}`: " + "; ".join(render_quality(q)[:1] + [x for x in render_quality(q) if x.startswith("review")]))
+    return "\n".join(out) + "\n"
+
+
+def with_review(q: QualityEvidence, review: ReviewSummary) -> QualityEvidence:
+    """The evidence with its review summary replaced."""
+    return q.model_copy(update={"review": review})
+
+
+__all__ = ["QUALITY", "CriterionCount", "Field", "GateRate", "QualityEvidence", "ReviewSummary", "SampleItem",
+           "compute_quality", "load_quality", "quality_of_snapshots", "render_quality", "render_quality_markdown",
+           "with_review", "write_quality"]

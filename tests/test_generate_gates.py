@@ -1,0 +1,240 @@
+"""The quality gates on small hand-written news sentences: each gate tripped, and passed."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from okgen.generate.checks import near_duplicates
+from okgen.generate.dayset import balance_outlets, outlet_caps
+from okgen.generate.gates import GATES, apply_gates
+from okgen.generate.overlap import MAX_SHARED_RUN, longest_shared_run
+from okgen.generate.records import Candidate
+from okgen.hashing import sha256_text
+from okgen.schema import Article
+
+spacy = pytest.importorskip("spacy")
+
+DAY = dt.date(2026, 11, 21)
+TEXT = (
+    "Norvik Shipping said on Tuesday that it would cut 1,200 jobs across its European ports after a sharp fall "
+    "in container traffic. Chief executive Marta Lindqvist told reporters in Rotterdam that the cuts were "
+    "painful but necessary. The company expects the restructuring to save 140 million euros a year. "
+    "Unions in the Netherlands called a strike for next week. Photo by Jan de Vries/Getty Images. "
+    "Sign up for our newsletter to get the latest shipping news in your inbox."
+)
+ARTICLE = Article(id="a1", url="https://example.org/a1", canonical_url="https://example.org/a1", source="example",
+                  title="Norvik Shipping to cut 1,200 jobs", published_at=dt.datetime(2026, 11, 21, 9, tzinfo=dt.timezone.utc),
+                  fetched_at=dt.datetime(2026, 11, 21, 10, tzinfo=dt.timezone.utc), language="en", text=TEXT,
+                  text_sha256=sha256_text(TEXT), extractor="test", date=DAY)
+
+GOOD = dict(
+    question="How many jobs did Norvik Shipping announce it would cut at its European ports in November 2026?",
+    choices=["1,200", "800", "2,500", "450"], answer="1,200", answer_type="CARDINAL",
+    evidence="Norvik Shipping said on Tuesday that it would cut 1,200 jobs across its European ports",
+)
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    from okgen.generate.nlp import load_pipeline
+
+    try:
+        return load_pipeline()
+    except Exception as e:  # noqa: BLE001 - no pipeline installed: these tests need one
+        pytest.skip(f"no spaCy pipeline: {e}")
+
+
+def gate(nlp, **kw) -> Candidate:
+    c = Candidate(article_id="a1", index=0, **{**GOOD, **kw})
+    apply_gates(ARTICLE, [c], nlp=nlp)
+    return c
+
+
+def failed(c: Candidate) -> dict[str, str]:
+    return {v.name: v.reason or "" for v in c.verdicts if not v.passed}
+
+
+def test_a_good_question_passes_every_gate(nlp):
+    c = gate(nlp)
+    assert [v.name for v in c.verdicts] == list(GATES)
+    assert failed(c) == {} and c.kept
+
+
+def test_boilerplate(nlp):
+    c = gate(nlp, evidence="Photo by Jan de Vries/Getty Images.")
+    assert "boilerplate" in failed(c) and c.rejected_by == "boilerplate"
+    c = gate(nlp, question="Which newsletter brings the latest shipping news to your inbox, as reported in November 2026?",
+             evidence="Sign up for our newsletter to get the latest shipping news in your inbox.")
+    assert "page furniture" in failed(c)["boilerplate"]
+
+
+def test_fluency_in_the_stem_and_every_option(nlp):
+    c = gate(nlp, question="How many jobs did Norvik Shippinghas cut at its ports in RotterdamThe week of November 2026?")
+    assert "run-together" in failed(c)["fluency"]
+    c = gate(nlp, choices=["1,200", "800", "WORLD WORLD A", "450"])
+    assert "WORLD WORLD A" in failed(c)["fluency"]
+    c = gate(nlp, choices=["1,200", "800", "(2,500", "450"])
+    assert "unbalanced" in failed(c)["fluency"]
+    c = gate(nlp, question="Jobs at Norvik Shipping ports in November 2026")
+    assert "not a question" in failed(c)["fluency"]
+    # CamelCase brands and ordinary words are not run-together.
+    c = gate(nlp, question="How many jobs did Norvik Shipping, a YouTube and LinkedIn advertiser, cut in November 2026?")
+    assert "fluency" not in failed(c)
+
+
+def test_giveaway(nlp):
+    c = gate(nlp, question="Who leads Norvik Shipping as its chief executive, Marta or another manager, in November 2026?",
+             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
+             answer_type="PERSON", evidence="Chief executive Marta Lindqvist told reporters")
+    assert "Marta" in failed(c)["giveaway"]
+    c = gate(nlp, question="Which NSL vessel operator announced 1,200 job cuts at its European ports in November 2026?",
+             choices=["Norvik Shipping Lines", "Baltic Freight", "Atlas Ports", "Hansa Cargo"],
+             answer="Norvik Shipping Lines", answer_type="ORG", evidence=GOOD["evidence"])
+    assert "initials" in failed(c)["giveaway"]
+    c = gate(nlp, choices=["1,200", "many", "several", "some"])
+    assert "only option of its form" in failed(c)["giveaway"]
+
+
+def test_type_agreement(nlp):
+    c = gate(nlp, question="Which company said in November 2026 that its restructuring was painful but necessary?",
+             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
+             answer_type=None, evidence="Chief executive Marta Lindqvist told reporters in Rotterdam")
+    assert "organisation but the answer is PERSON" in failed(c)["type_agreement"]
+    c = gate(nlp, question="When did unions in the Netherlands call a strike against Norvik Shipping's job cuts?",
+             choices=["1,200", "800", "2,500", "450"])
+    assert "date" in failed(c)["type_agreement"]
+    c = gate(nlp, question="Who told reporters in Rotterdam in November 2026 that Norvik Shipping's cuts were necessary?",
+             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
+             answer_type=None, evidence="Chief executive Marta Lindqvist told reporters in Rotterdam")
+    assert "type_agreement" not in failed(c)
+
+
+def test_self_contained(nlp):
+    c = gate(nlp, question="How many jobs did he say would go at the ports in November 2026?")
+    assert "refers to no one named" in failed(c)["self_contained"]
+    c = gate(nlp, question="It said how many jobs would go at European ports in November 2026?")
+    assert "opens with the pronoun" in failed(c)["self_contained"]
+    c = gate(nlp, question="How many jobs did the company say it would cut at its ports in November 2026?")
+    assert "'the company' with no org named" in failed(c)["self_contained"]
+    c = gate(nlp, question="How many jobs did Norvik Shipping say its chief would cut at the ports in November 2026?")
+    assert "self_contained" not in failed(c)
+
+
+def test_stem_overlap_counts_ordinary_tokens_only(nlp):
+    copied = "Who told reporters in Rotterdam that the cuts were painful but necessary at Norvik Shipping in November 2026?"
+    c = gate(nlp, question=copied)
+    assert "stem_overlap" in failed(c)
+    assert longest_shared_run(copied, TEXT, nlp=nlp) > MAX_SHARED_RUN
+    # Names inside a shared run do not count: only ordinary words do.
+    assert longest_shared_run("Chief executive Marta Lindqvist told reporters in Rotterdam?", TEXT,
+                              names=["Marta Lindqvist", "Rotterdam"]) == 5
+    assert longest_shared_run("Chief executive Marta Lindqvist told reporters in Rotterdam?", TEXT, names=[]) == 8
+    assert longest_shared_run("Nothing here matches at all", TEXT, names=[]) <= 1
+
+
+def test_malformed_and_already_rejected_candidates_are_not_gated(nlp):
+    c = Candidate(article_id="a1", index=0, **GOOD)
+    c.add("schema", False, reason="missing choices")
+    apply_gates(ARTICLE, [c], nlp=nlp)
+    assert [v.name for v in c.verdicts] == ["schema"]
+
+
+def test_near_duplicates_of_recent_days():
+    items = [("Which shipping firm said it would cut 1,200 port jobs in November 2026?", "Norvik Shipping"),
+             ("How many port jobs did Norvik Shipping say it would cut in November 2026?", "1,200")]
+    prior = [("Which firm said in November 2026 it would cut 1,200 jobs at its ports?", "Norvik Shipping")]
+    assert near_duplicates(items, prior=prior) == {0: -1}
+    assert near_duplicates(items) == {}
+
+
+def test_outlet_balance_caps_each_outlet_and_spreads_its_questions():
+    cands = [Candidate(article_id=f"big{i % 10}", index=i) for i in range(60)]
+    cands += [Candidate(article_id=f"o{j}-{i}", index=i) for j in range(12) for i in range(3)]
+    sources = ["big"] * 60 + [f"outlet{j}" for j in range(12) for _ in range(3)]
+    keep = balance_outlets(cands, sources, 0.2, seed=1)
+    cap = outlet_caps(sources, 0.2)["big"]
+    assert cap == 20  # ceil(0.2 x 96); 13 outlets: twice an even share is 15
+    assert sum(k for k, s in zip(keep, sources) if s == "big") == cap
+    assert all(k for k, s in zip(keep, sources) if s != "big")
+    kept_articles = {c.article_id for c, k, s in zip(cands, keep, sources) if k and s == "big"}
+    assert len(kept_articles) == 10  # round-robin over the outlet's articles
+    assert keep == balance_outlets(cands, sources, 0.2, seed=1)  # seeded
+    assert all(balance_outlets(cands, sources, 1.0, seed=1))  # 1 turns the cap off
+
+
+def test_an_llm_run_gates_its_candidates_before_the_validator(workspace, nlp):
+    """Gates apply to every generator: an LLM generator whose questions copy article sentences
+    (the scripted server replays the extractive generator's cloze stems) has them dropped by
+    ``stem_overlap`` before the validator is asked, and the funnel names every drop."""
+    from okgen.generate.pipeline import run_generate
+    from okgen.testing.llm_agents import AgentResponder
+    from okgen.testing.news import fixture_articles
+    from okgen.testing.openai_server import OpenAIServer
+
+    articles = fixture_articles()
+    r = AgentResponder(articles, seed=5)
+    with OpenAIServer(responder=r) as srv:
+        spec = f"openai/fake,base_url={srv.base_url}"
+        res = run_generate(DAY, workspace, articles, generator=spec, validator=spec, seed=3, concurrency=4,
+                           config={"generate": {"quality_gates": True}})
+        calls = srv.calls["chat"]
+    f = res.funnel
+    gated = [c for c in res.candidates if any(v.name == "stem_overlap" for v in c.verdicts)]
+    assert gated and f["check_failures"].get("stem_overlap", 0) >= 1
+    assert f["candidates"] == f["checks"]["passed"] + sum(f["checks"]["rejected"].values())
+    assert set(f["checks"]["rejected"]) <= {*GATES, "schema", "question_count", "four_distinct_choices",
+                                            "answer_in_choices", "answer_in_article", "evidence_in_article",
+                                            "no_article_reference", "explicit_date", "length_bounds", "short_answer",
+                                            "giveaway_length", "giveaway_type"}
+    generator_calls = f["articles"]["generated"] + sum(f["articles"]["failed"].values())
+    # One validator call per candidate that passed the checks and the gates, none for the others.
+    assert calls == generator_calls + f["checks"]["passed"]
+    for q in res.questions:
+        assert {v.name for v in q.verdicts} >= set(GATES)
+
+
+def test_headline_pieces_and_bios_are_caught(nlp):
+    from okgen.generate.fluency import fluency_problems
+
+    assert fluency_problems("Playing Elizabeth Bennet", nlp, option=True)
+    assert fluency_problems("Crew Finally", nlp, option=True)
+    assert not fluency_problems("Reading Borough Council", nlp, option=True)
+    assert not fluency_problems("Marta Lindqvist", nlp, option=True)
+    c = gate(nlp, question="Who is a politics writer at the Norvik Gazette in Oslo, as reported in November 2026?",
+             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
+             answer_type="PERSON", evidence="Marta Lindqvist is a politics writer at the Norvik Gazette.")
+    assert "boilerplate" in failed(c)
+
+
+def test_more_unresolved_references_and_glued_dates(nlp):
+    from okgen.generate.fluency import fluency_problems
+
+    assert fluency_problems("Octoberthat", nlp, option=True) and fluency_problems("Januaryand", nlp, option=True)
+    assert not fluency_problems("October", nlp, option=True)
+    c = gate(nlp, question="Which port has Norvik Shipping so far failed to replace after that?")
+    assert "points at nothing" in failed(c)["self_contained"]
+    c = gate(nlp, question="How many jobs were cut at the ports in November 2026?")
+    assert "names no person" in failed(c)["self_contained"]
+    c = gate(nlp, question="Who is Deputy Editor at the Norvik Gazette, as reported in November 2026?",
+             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
+             answer_type="PERSON", evidence="Marta Lindqvist is Deputy Editor at the Norvik Gazette.")
+    assert "boilerplate" in failed(c)
+
+
+def test_review_misses_are_caught(nlp):
+    c = gate(nlp, question="Which agency said, according to the Norvik ____ (NMA), that the port was safe in November 2026?",
+             choices=["Maritime Authority", "Port Council", "Harbour Board", "Coast Office"], answer="Maritime Authority",
+             answer_type="ORG", evidence="the Norvik Maritime Authority (NMA) said the port was safe")
+    assert "spells the answer's initials" in failed(c)["giveaway"]
+    c = gate(nlp, question='Which amount completes this statement from Norvik Shipping in November 2026: "It\'s now ____, a 30% rise"?',
+             choices=["$499", "$399", "$699", "$299"], answer="$499", answer_type="MONEY", evidence="It's now $499, a 30% rise.")
+    assert "opens with the pronoun" in failed(c)["self_contained"]
+    c = gate(nlp, question="In which year did the British actor join Norvik Shipping's board, as reported in November 2026?",
+             choices=["2021", "2019", "2018", "2017"], answer="2021", answer_type="DATE", evidence="in 2021")
+    assert "the British actor" in failed(c)["self_contained"]
+    c = gate(nlp, question="Who has reached out to Norvik Shipping for comment, as reported in November 2026?",
+             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
+             answer_type="PERSON", evidence="Marta Lindqvist has reached out to Norvik Shipping for comment.")
+    assert "boilerplate" in failed(c)

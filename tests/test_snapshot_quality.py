@@ -1,0 +1,147 @@
+"""quality.json on a built snapshot, and the review loop: sheet out, verdicts in, bad input refused."""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+from collections import Counter
+
+import pytest
+
+from okgen.cli.main import main
+from okgen.generate.review import COLUMNS, CRITERIA
+from okgen.snapshot.quality import QUALITY, QualityEvidence, load_quality
+from okgen.snapshot.verify import verify_folder
+
+pytest.importorskip("spacy")
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    try:
+        with pytest.raises(SystemExit) as e:
+            main(list(args))
+    finally:
+        root = logging.getLogger()
+        for h in [h for h in root.handlers if getattr(h, "_okgen", False)]:
+            root.removeHandler(h)
+    out = capsys.readouterr()
+    return e.value.code, out.out, out.err
+
+
+FUNNEL = {"candidates": 50, "checks": {"passed": 40, "rejected": {"stem_overlap": 6, "fluency": 4}},
+          "check_failures": {"stem_overlap": 9, "fluency": 4}, "dedup": {"kept": 38, "near_duplicate": 2,
+                                                                      "near_duplicate_recent": 0},
+          "balance": {"kept": 38, "outlet_balance": 0, "by_outlet": {}}}
+
+
+def test_quality_json_is_written_beside_the_manifest_and_verified(make_snapshot):
+    snap = make_snapshot(funnel=FUNNEL)
+    m = snap.manifest
+    path = snap.path / QUALITY
+    assert path.is_file() and QUALITY not in m.files  # outside the content hash and the file list
+    q = load_quality(snap.path, m.content_hash)
+    assert q is not None and q.content_hash == m.content_hash and q.questions == len(snap.questions)
+    assert q.gates["stem_overlap"].failed == 9 and q.gates["stem_overlap"].rejected == 6
+    assert q.gates["stem_overlap"].rate == pytest.approx(9 / 50)
+    assert q.day_level["near_duplicate"] == 2
+    assert q.outlets == dict(Counter(x.source for x in snap.questions))
+    assert sum(q.answer_types.values()) == len(snap.questions)
+    o = q.stem_overlap
+    assert o is not None and sum(o["histogram"].values()) == len(snap.questions) and o["max"] >= o["median"]
+    t = q.distractor_type_agreement
+    assert t is not None and 0 <= t["agreeing"] <= t["distractors"]
+    ids = {x.id for x in snap.questions}
+    assert len(q.sample) == min(20, len(ids)) and {s.id for s in q.sample} <= ids
+    assert "## Quality evidence" in (snap.path / "README.md").read_text()
+    assert verify_folder(snap.path).ok
+    # Evidence about another snapshot is refused on load and reported by verify.
+    data = json.loads(path.read_text())
+    data["content_hash"] = "f" * 64
+    path.write_text(json.dumps(data))
+    rep = verify_folder(snap.path)
+    assert not rep.ok and any(QUALITY in str(p) for p in rep.problems)
+
+
+def test_the_same_snapshot_gives_the_same_sample(make_snapshot, workspace, tmp_path):
+    a = make_snapshot()
+    first = QualityEvidence.model_validate_json((a.path / QUALITY).read_bytes())
+    b = make_snapshot(out_dir=tmp_path / "again", register_it=False, archive=False)
+    second = QualityEvidence.model_validate_json((b.path / QUALITY).read_bytes())
+    assert first.sample == second.sample and first.sample_seed == 13
+
+
+def fill(path, reviewer: str, publishable) -> None:
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    for i, r in enumerate(rows):
+        for c in CRITERIA:
+            r[c] = "1"
+        r["publishable"] = str(publishable(i))
+        r["reviewer"] = reviewer
+    with path.open("w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def test_review_sheet_round_trip_with_two_reviewers(make_snapshot, tmp_path, capsys):
+    from scipy.stats import binomtest
+
+    snap = make_snapshot()
+    code, out, err = run_cli(capsys, "review", snap.signature.short, "--sample", "12", "--seed", "5",
+                             "--out", str(tmp_path / "rev"))
+    assert code == 0, err
+    sheet = tmp_path / "rev" / f"review-{snap.manifest.content_hash[:12]}-s5.csv"
+    jsonl = sheet.with_suffix(".jsonl")
+    rows = list(csv.DictReader(sheet.open(encoding="utf-8")))
+    assert len(rows) == 12 and list(rows[0]) == list(COLUMNS)
+    assert [json.loads(x)["question_id"] for x in jsonl.read_text().splitlines()] == [r["question_id"] for r in rows]
+    by_id = {q.id: q for q in snap.questions}
+    for r in rows:
+        q = by_id[r["question_id"]]
+        assert r["marked_answer"] == f"{'ABCD'[q.answer_index]}: {q.answer}" and [r[x] for x in "ABCD"] == list(q.choices)
+        assert all(r[c] == "" for c in CRITERIA)
+    b = tmp_path / "b.csv"
+    b.write_bytes(sheet.read_bytes())
+    fill(sheet, "ana", lambda i: int(i % 3 != 0))  # 8 of 12
+    fill(b, "ben", lambda i: int(i % 4 != 0))  # 9 of 12
+    code, out, err = run_cli(capsys, "review", "import", str(sheet), str(b))
+    assert code == 0, err
+    r = load_quality(snap.path, snap.manifest.content_hash).review
+    assert r.reviewers == ("ana", "ben") and r.items == 12 and r.ratings == 24 and r.usable == 17
+    ci = binomtest(17, 24).proportion_ci(method="wilson")
+    assert r.usable_ci95 == (round(ci.low, 4), round(ci.high, 4))
+    assert r.criteria["clear"].yes == 24
+    same = sum(int(i % 3 != 0) == int(i % 4 != 0) for i in range(12))
+    assert r.agreement["raw"] == round(same / 12, 4) and "kappa ana/ben" in r.agreement
+    code, out, _ = run_cli(capsys, "snapshot", "show", snap.signature.short)
+    assert code == 0 and "review: 17/24 usable" in out and "reviewer agreement" in out
+    # Reports (okgen report) show the evidence of the runs' snapshots found in the workspace.
+    from okgen.settings import Workspace
+    from okgen.snapshot.quality import quality_of_snapshots, render_quality_markdown
+
+    short = snap.manifest.content_hash[:12]
+    found = quality_of_snapshots([short, "0123456789ab"], Workspace.from_env())
+    assert list(found) == [short] and "review: 17/24 usable" in render_quality_markdown(found)
+
+
+@pytest.mark.parametrize("breakage, message", [
+    (lambda rows: [{k: v for k, v in r.items() if k != "day_news"} for r in rows], "missing column(s) day_news"),
+    (lambda rows: [{**r, "question_id": "0000000000000000"} for r in rows], "not in snapshot"),
+    (lambda rows: [{**r, "publishable": "2"} for r in rows], "publishable must be 0 or 1"),
+    (lambda rows: [{**r, "reviewer": ""} for r in rows], "has no reviewer"),
+])
+def test_bad_sheets_are_one_line_errors_and_write_nothing(make_snapshot, tmp_path, capsys, breakage, message):
+    snap = make_snapshot()
+    assert run_cli(capsys, "review", snap.signature.short, "--sample", "5", "--out", str(tmp_path))[0] == 0
+    sheet = next(tmp_path.glob("review-*.csv"))
+    fill(sheet, "ana", lambda i: 1)
+    rows = breakage(list(csv.DictReader(sheet.open(encoding="utf-8"))))
+    with sheet.open("w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    before = (snap.path / QUALITY).read_bytes()
+    code, out, err = run_cli(capsys, "review", "import", str(sheet))
+    assert code == 1 and message in err and len(err.strip().splitlines()) == 1
+    assert (snap.path / QUALITY).read_bytes() == before
