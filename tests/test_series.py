@@ -9,25 +9,13 @@ import sys
 import pytest
 
 from okgen.errors import ConfigError, IntegrityError
-from okgen.schema import AgentInfo
 from okgen.series.publish import archive_series, publish_series, pull_series
 from okgen.series.store import build_series, list_series, resolve_series, series_dir, verify_series
 from okgen.settings import Workspace
 from okgen.signature import SeriesSignature
-from okgen.testing.corpus import make_articles, make_questions
+from okgen.testing.series import day_snapshot
 
 D0 = dt.date(2026, 3, 1)
-
-
-def day_snapshot(ws, date, generator="synthetic-v1", n_articles=8):
-    from okgen.snapshot.build import build_snapshot
-
-    seed = date.toordinal() % 1000
-    arts, facts = make_articles(n_articles, date, days=2, seed=seed)
-    qs = make_questions(arts, facts, date, seed=seed, per_article=1)
-    return build_snapshot(qs, arts, date=date, generator=AgentInfo(model=generator), prompt_hash="0" * 12,
-                          feeds_hash="1" * 12, seed=seed, windows=(1, 2), workspace=ws,
-                          timestamp=dt.datetime(date.year, date.month, date.day, 6, tzinfo=dt.timezone.utc))
 
 
 def cli(*args, home):
