@@ -66,9 +66,11 @@ def timeline(runs: tuple[str, ...], bucket: str, ma_window: int, estimate_cutoff
     if want_json(json_out):
         echo_json({**to_json(tls, settings), "files": {k: str(v) for k, v in files.items()}})
         return
-    echo_table([{k: (f"{v:.4f}" if isinstance(v, float) else v) for k, v in r.items()
-                 if k in ("model", "run", "bucket", "n", "accuracy", "ci_low", "ci_high", "moving_average",
-                          "chance_corrected", "gap_oracle_minus_none", "probe_known")} for r in table_rows(tls)])
+    short = {"model": "model", "run": "run", "bucket": "bucket", "n": "n", "accuracy": "acc", "ci_low": "ci_lo",
+             "ci_high": "ci_hi", "moving_average": "MA", "chance_corrected": "chance-corr", "gap_oracle_minus_none": "gap",
+             "probe_known": "probe"}
+    echo_table([{short[k]: (f"{v:.4f}" if isinstance(v, float) else v) for k, v in r.items() if k in short}
+                for r in table_rows(tls)])
     for tl in tls:
         if tl.cutoff is not None:
             click.echo(f"{tl.model} / {tl.run}: {describe_cutoff(tl.cutoff)}")

@@ -98,7 +98,7 @@ def build_series(ws: Workspace, name: str, start: dt.date, end: dt.date, *, allo
     for f in CHECKED_FIELDS:
         if len(values[f]) > 1 and f not in allow_differ:
             firsts = {v: next(str(s.manifest.date) for s in snaps if _field_values(s)[f] == v) for v in values[f]}
-            seen = "; ".join(f"{v} (from {d})" for v, d in firsts.items())
+            seen = "; ".join(f"{v[:12] if f in ('prompts', 'feeds') else v} (from {d})" for v, d in firsts.items())
             raise ConfigError(f"members differ in {f}: {seen}; pass --allow-differ {f} if that is intended")
     for s in snaps:
         rep = verify_folder(s.path)
@@ -109,7 +109,9 @@ def build_series(ws: Workspace, name: str, start: dt.date, end: dt.date, *, allo
     chash = combined_hash(members)
 
     def one(f: str) -> str:
-        return values[f][0] if len(values[f]) == 1 else MIXED
+        if len(values[f]) > 1:
+            return MIXED
+        return values[f][0][:12] if f in ("prompts", "feeds") else values[f][0]  # as snapshot signatures show them
 
     sig = SeriesSignature(name=name, start=start, end=end, days=len(members), missing=len(missing),
                           generator=one("generator"), validator=one("validator"), prompt_hash=one("prompts"),
