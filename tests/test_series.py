@@ -109,3 +109,25 @@ def test_publish_pull_round_trip_signed(workspace, four_days, tmp_path):
     with pytest.raises(IntegrityError, match="SHA-256"):
         pull_series("march", str(dest), third)
     assert not (series_dir(third) / "march").exists()
+
+
+def test_cli_ls_show_and_archive(workspace, four_days, tmp_path):
+    import json
+
+    r = cli("--json", "series", "build", "march", "--from", str(D0), "--to", str(D0 + dt.timedelta(days=3)),
+            home=workspace.home)
+    assert r.returncode == 0, r.stderr
+    built = json.loads(r.stdout)
+    r = cli("--json", "series", "ls", home=workspace.home)
+    assert json.loads(r.stdout) == [{"name": "march", "from": str(D0), "to": str(D0 + dt.timedelta(days=3)), "days": 4,
+                                     "missing": 0, "questions": sum(x["questions"] for x in built["members"]),
+                                     "hash": built["content_hash"][:12]}]
+    short = SeriesSignature.parse(built["signature"]).short
+    r = cli("series", "show", short, home=workspace.home)
+    assert r.returncode == 0 and built["signature"] in r.stdout and str(D0 + dt.timedelta(days=2)) in r.stdout
+    r = cli("series", "show", "nosuch", home=workspace.home)
+    assert r.returncode == 1 and "no series matches 'nosuch'" in r.stderr and "march" in r.stderr
+    r = cli("series", "archive", "march", "--out", str(tmp_path / "arch"), home=workspace.home)
+    assert r.returncode == 0 and (tmp_path / "arch" / "march.series.tar.gz").is_file()
+    r = cli("series", "build", "bad name", "--from", str(D0), "--to", str(D0), home=workspace.home)
+    assert r.returncode == 1 and "bad series name" in r.stderr
