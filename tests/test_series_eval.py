@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from okgen.errors import IntegrityError
+from okgen.errors import ConfigError, IntegrityError
 from okgen.eval.runner import EvalOptions, RunSpec
 from okgen.models.base import parse_model_spec
 from okgen.models.random_backend import RandomBackend
@@ -77,6 +77,9 @@ def test_series_eval_scores_every_day_once_and_resumes_after_a_kill(workspace, s
     third = CountingBackend(spec, workspace)
     again = run_series_eval("march", spec, runs, opts, workspace=workspace, out=out, backend=third)
     assert third.scored == 0 and again.scored_now == 0 and all(d["done_before"] for d in again.days)
+    with pytest.raises(ConfigError, match="differs in scoring"):  # another scoring is not silently "done"
+        run_series_eval("march", spec, runs, EvalOptions(scoring="loglik-full"), workspace=workspace, out=out,
+                        backend=third)
     docs = read_outcomes([out])
     assert len(docs) == DAYS * len(runs)
     rows = [r for d in docs for r in d["rows"]]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from okgen.errors import IntegrityError
+from okgen.errors import ConfigError, IntegrityError
 from okgen.eval.runner import EvalOptions, RunSpec, model_slug, read_predictions, run_eval
 from okgen.files import atomic_write_text, pretty_json
 from okgen.models.base import Backend, ModelSpec, parse_model_spec
@@ -98,6 +98,9 @@ def run_series_eval(ref: str, model: str | ModelSpec, runs: Sequence[RunSpec], o
     root = Path(out) if out else ws.data_dir / "runs" / "series" / manifest.name / model_slug(spec)
     root.mkdir(parents=True, exist_ok=True)
     result = SeriesEvalOutcome(root, manifest.name, spec.text)
+    ident = {"model": spec.text, "scoring": opts.scoring, "format": opts.fmt, "template": opts.template,
+             "limit": opts.limit, "seed": opts.seed, "temperature": opts.temperature, "max_tokens": opts.max_tokens,
+             "judge": opts.judge}
     owned = backend is None
     try:
         for snap in member_snapshots(manifest, ws):
@@ -106,6 +109,7 @@ def run_series_eval(ref: str, model: str | ModelSpec, runs: Sequence[RunSpec], o
                     rs = RunSpec(rs.setting, rs.retriever, snap.signature.window, rs.k)
                 run_dir = root / str(snap.manifest.date) / rs.slug()
                 if (run_dir / OUTCOMES).is_file() and not opts.overwrite:
+                    _check_same_run(run_dir / OUTCOMES, ident)
                     result.days.append({"date": str(snap.manifest.date), "run": rs.slug(), "scored_now": 0, "done_before": True})
                     continue
                 if backend is None:
@@ -120,7 +124,8 @@ def run_series_eval(ref: str, model: str | ModelSpec, runs: Sequence[RunSpec], o
                        "series_signature": manifest.signature, "model": spec.text, "run": rs.slug(),
                        "setting": rs.setting, "snapshot_date": str(snap.manifest.date),
                        "snapshot_signature": snap.manifest.signature, "eval_signature": o.record.signature,
-                       "eval_date": str(utcnow().date()), "accuracy": o.record.accuracy, "rows": rows}
+                       "eval_date": str(utcnow().date()), "options": ident, "accuracy": o.record.accuracy,
+                       "rows": rows}
                 atomic_write_text(run_dir / OUTCOMES, pretty_json(doc))
                 result.days.append({"date": str(snap.manifest.date), "run": rs.slug(), "scored_now": o.scored_now,
                                     "resumed": o.resumed, "accuracy": o.record.accuracy, "n": o.record.n,
@@ -132,6 +137,22 @@ def run_series_eval(ref: str, model: str | ModelSpec, runs: Sequence[RunSpec], o
         {"kind": "okgen-series-run", "series": manifest.name, "series_signature": manifest.signature,
          "model": spec.text, "runs": [rs.slug() for rs in runs], "updated_at": utcnow().isoformat()}, indent=2) + "\n")
     return result
+
+
+def _check_same_run(path: Path, ident: dict[str, Any]) -> None:
+    """A finished day-run is reused only for the same model and options.
+
+    Raises:
+        ConfigError: the folder holds a run with other options (they are named).
+    """
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8")).get("options", {})
+    except (OSError, ValueError):
+        raise ConfigError(f"{path}: corrupted; use --overwrite to score that day again") from None
+    diff = sorted(k for k in ident if stored.get(k) != ident[k])
+    if diff:
+        raise ConfigError(f"{path.parent} holds a run with other options (differs in {', '.join(diff)}); "
+                          "use another --out or --overwrite")
 
 
 def read_outcomes(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
