@@ -125,6 +125,10 @@ def test_cli_ls_show_and_archive(workspace, four_days, tmp_path):
     short = SeriesSignature.parse(built["signature"]).short
     r = cli("series", "show", short, home=workspace.home)
     assert r.returncode == 0 and built["signature"] in r.stdout and str(D0 + dt.timedelta(days=2)) in r.stdout
+    r = cli("signature", "check", "--short", built["signature"], home=workspace.home)
+    assert r.returncode == 0 and r.stdout.strip() == short
+    r = cli("signature", "explain", short, home=workspace.home)
+    assert r.returncode == 0 and "series signature" in r.stdout and "combined" not in r.stderr
     r = cli("series", "show", "nosuch", home=workspace.home)
     assert r.returncode == 1 and "no series matches 'nosuch'" in r.stderr and "march" in r.stderr
     r = cli("series", "archive", "march", "--out", str(tmp_path / "arch"), home=workspace.home)
