@@ -62,7 +62,7 @@ def timeline(runs: tuple[str, ...], bucket: str, ma_window: int, estimate_cutoff
     settings = {"bucket": bucket, "ma_window": ma_window, "since": since, "exclude_probe_known": exclude_probe_known,
                 "min_side": min_side, "min_drop": min_drop, "n_boot": n_boot, "seed": seed}
     folder = Path(out) if out else get_ctx().workspace.data_dir / "reports" / "timeline"
-    files = write_outputs(tls, folder, settings, plot_it=not no_plot)
+    files = write_outputs(tls, folder, settings, plot_it=not no_plot, bucket=bucket, ma_window=ma_window)
     if want_json(json_out):
         echo_json({**to_json(tls, settings), "files": {k: str(v) for k, v in files.items()}})
         return

@@ -160,11 +160,13 @@ def to_json(timelines: Sequence[Timeline], settings: dict[str, Any]) -> dict[str
          "buckets": tl.rows, "cutoff": None if tl.cutoff is None else tl.cutoff.to_dict()} for tl in timelines]}
 
 
-def plot(timelines: Sequence[Timeline], path: Path, *, title: str = "Accuracy over time") -> Path:
+def plot(timelines: Sequence[Timeline], path: Path, *, title: str = "Accuracy over time", bucket: str = "month",
+         ma_window: int = MA_WINDOW) -> Path:
     """Accuracy per bucket with 95% intervals, the moving average, chance, claimed and estimated cutoffs."""
     import matplotlib
 
     matplotlib.use("Agg")
+    import matplotlib.dates as mdates
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(10, 5.5), dpi=120)
@@ -176,7 +178,7 @@ def plot(timelines: Sequence[Timeline], path: Path, *, title: str = "Accuracy ov
         hi = [r["ci_high"] - r["accuracy"] for r in tl.rows]
         label = f"{tl.model} / {tl.run}"
         ax.errorbar(x, y, yerr=[lo, hi], fmt=marker, color=color, ms=5, capsize=3, lw=1, alpha=0.9, label=label)
-        ax.plot(x, [r["moving_average"] for r in tl.rows], "-", color=color, lw=2, label=f"{label}: moving average")
+        ax.plot(x, [r["moving_average"] for r in tl.rows], "-", color=color, lw=2, label=f"{label}: moving average ({ma_window} {bucket}s)")
         if tl.claimed is not None:
             ax.axvline(tl.claimed, color=color, ls=":", lw=1.5, label=f"{tl.model}: claimed cutoff {tl.claimed}")
         est = tl.cutoff
@@ -188,11 +190,14 @@ def plot(timelines: Sequence[Timeline], path: Path, *, title: str = "Accuracy ov
         ax.axhline(chance, color="black", ls="-.", lw=1, label=f"chance ({chance:.2f})")
     ax.set_ylim(0, 1)
     ax.set_ylabel("accuracy")
-    ax.set_xlabel("question date")
+    ax.set_xlabel(f"question date ({bucket} buckets)")
     ax.set_title(title)
+    span = max((len(tl.rows) for tl in timelines), default=0)
+    locator = mdates.DayLocator() if bucket == "day" and span <= 31 else mdates.AutoDateLocator()
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="best")
-    fig.autofmt_xdate()
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
@@ -200,7 +205,8 @@ def plot(timelines: Sequence[Timeline], path: Path, *, title: str = "Accuracy ov
     return path
 
 
-def write_outputs(timelines: Sequence[Timeline], out: Path, settings: dict[str, Any], *, plot_it: bool = True) -> dict[str, Path]:
+def write_outputs(timelines: Sequence[Timeline], out: Path, settings: dict[str, Any], *, plot_it: bool = True,
+                  bucket: str = "month", ma_window: int = MA_WINDOW) -> dict[str, Path]:
     """Write timeline.md, timeline.csv, timeline.json and timeline.png into ``out``."""
     from okgen.files import atomic_write_text
 
@@ -211,5 +217,5 @@ def write_outputs(timelines: Sequence[Timeline], out: Path, settings: dict[str, 
     atomic_write_text(files["csv"], to_csv(rows))
     atomic_write_text(files["json"], json.dumps(to_json(timelines, settings), indent=2, default=str) + "\n")
     if plot_it:
-        files["plot"] = plot(timelines, out / "timeline.png")
+        files["plot"] = plot(timelines, out / "timeline.png", bucket=bucket, ma_window=ma_window)
     return files
