@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from okgen.errors import ConfigError, IntegrityError
-from okgen.eval.runner import EvalOptions, RunSpec, model_slug, read_predictions, run_eval
+from okgen.eval.runner import (
+    SPEED_OPTIONS,
+    EvalOptions,
+    RunSpec,
+    model_slug,
+    read_predictions,
+    run_eval,
+)
 from okgen.files import atomic_write_text, pretty_json
 from okgen.models.base import Backend, ModelSpec, parse_model_spec
 from okgen.schema import Prediction, Question, utcnow
@@ -98,7 +105,8 @@ def run_series_eval(ref: str, model: str | ModelSpec, runs: Sequence[RunSpec], o
     root = Path(out) if out else ws.data_dir / "runs" / "series" / manifest.name / model_slug(spec)
     root.mkdir(parents=True, exist_ok=True)
     result = SeriesEvalOutcome(root, manifest.name, spec.text)
-    ident = {"model": spec.text, "scoring": opts.scoring, "format": opts.fmt, "template": opts.template,
+    model_options = {k: v for k, v in sorted(spec.options.items()) if k not in SPEED_OPTIONS}
+    ident = {"model": spec.name, "model_options": model_options, "scoring": opts.scoring, "format": opts.fmt, "template": opts.template,
              "limit": opts.limit, "seed": opts.seed, "temperature": opts.temperature, "max_tokens": opts.max_tokens,
              "judge": opts.judge}
     owned = backend is None
