@@ -170,6 +170,9 @@ def plot(timelines: Sequence[Timeline], path: Path, *, title: str = "Accuracy ov
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(10, 5.5), dpi=120)
+    all_x = [dt.date.fromisoformat(r["bucket"]) for tl in timelines for r in tl.rows]
+    xmin, xmax = (min(all_x), max(all_x)) if all_x else (dt.date.min, dt.date.max)
+    claimed_done: set[str] = set()
     for i, tl in enumerate(timelines):
         color, marker = PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)]
         x = [dt.date.fromisoformat(r["bucket"]) for r in tl.rows]
@@ -179,8 +182,14 @@ def plot(timelines: Sequence[Timeline], path: Path, *, title: str = "Accuracy ov
         label = f"{tl.model} / {tl.run}"
         ax.errorbar(x, y, yerr=[lo, hi], fmt=marker, color=color, ms=5, capsize=3, lw=1, alpha=0.9, label=label)
         ax.plot(x, [r["moving_average"] for r in tl.rows], "-", color=color, lw=2, label=f"{label}: moving average ({ma_window} {bucket}s)")
-        if tl.claimed is not None:
-            ax.axvline(tl.claimed, color=color, ls=":", lw=1.5, label=f"{tl.model}: claimed cutoff {tl.claimed}")
+        if tl.claimed is not None and tl.model not in claimed_done:
+            claimed_done.add(tl.model)
+            if xmin <= tl.claimed <= xmax:
+                ax.axvline(tl.claimed, color=color, ls=":", lw=1.5, label=f"{tl.model}: claimed cutoff {tl.claimed}")
+            else:  # a line far outside the data would squeeze the data into a corner
+                side = "before" if tl.claimed < xmin else "after"
+                ax.plot([], [], color=color, ls=":", lw=1.5,
+                        label=f"{tl.model}: claimed cutoff {tl.claimed} ({side} the plotted range)")
         est = tl.cutoff
         if est is not None and est.hard.identified:
             ax.axvline(est.hard.cutoff, color=color, ls="--", lw=1.5, label=f"{label}: estimated cutoff {est.hard.cutoff}")
@@ -192,8 +201,7 @@ def plot(timelines: Sequence[Timeline], path: Path, *, title: str = "Accuracy ov
     ax.set_ylabel("accuracy")
     ax.set_xlabel(f"question date ({bucket} buckets)")
     ax.set_title(title)
-    span = max((len(tl.rows) for tl in timelines), default=0)
-    locator = mdates.DayLocator() if bucket == "day" and span <= 31 else mdates.AutoDateLocator()
+    locator = mdates.DayLocator() if bucket == "day" and (xmax - xmin).days <= 31 else mdates.AutoDateLocator()
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
     ax.grid(alpha=0.3)
