@@ -438,3 +438,81 @@ def parse_any(text: str) -> Signature:
 def looks_like_signature(text: str) -> bool:
     """True when ``text`` has the ``key:value|key:value`` shape (not necessarily valid)."""
     return SEP in text and KV in text
+
+
+class SeriesSignature(_SignatureBase):
+    """A series signature: an ordered run of daily snapshots, pinned by their content hashes.
+
+    Fields that were allowed to differ between members (``okgen series build --allow-differ``)
+    and do differ read ``mixed``.
+    """
+
+    KIND: ClassVar[str] = "series signature"
+    FIELDS: ClassVar[tuple[tuple[str, str, str], ...]] = (
+        ("name", "series", "sr"),
+        ("start", "from", "fr"),
+        ("end", "to", "to"),
+        ("days", "days", "nd"),
+        ("missing", "missing", "ms"),
+        ("generator", "gen", "g"),
+        ("validator", "val", "vl"),
+        ("prompt_hash", "prompt", "ph"),
+        ("feeds_hash", "feeds", "fh"),
+        ("questions", "n", "n"),
+        ("content_hash", "hash", "h"),
+        ("version", "version", "v"),
+    )
+
+    name: str
+    """Series name."""
+    start: dt.date
+    """First news date of the series."""
+    end: dt.date
+    """Last news date of the series."""
+    days: int
+    """Number of member snapshots (one per day)."""
+    missing: int
+    """Days between ``from`` and ``to`` without a snapshot (0 unless gaps were allowed)."""
+    generator: str
+    """Generator model of every member, or ``mixed``."""
+    validator: str
+    """Validator model of every member (``none`` when none ran), or ``mixed``."""
+    prompt_hash: str
+    """Prompt hash of every member, or ``mixed``."""
+    feeds_hash: str
+    """Feed-list hash of every member, or ``mixed``."""
+    questions: int
+    """Questions in all members together."""
+    content_hash: str
+    """SHA-256 over the ordered (date, snapshot signature, content hash) of every member."""
+    version: str
+    """okgen version that built the series."""
+
+    @field_validator("days", "missing", "questions")
+    @classmethod
+    def _non_negative(cls, v: int) -> int:
+        if v < 0:
+            raise ValueError("must be >= 0")
+        return v
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$", v):
+            raise ValueError("a series name is 1-100 letters, digits, '.', '_' or '-'")
+        return v
+
+    @field_validator("content_hash")
+    @classmethod
+    def _sha256(cls, v: str) -> str:
+        return _hex(v, "content hash", 64, 64)
+
+    @property
+    def short_hash(self) -> str:
+        """First 12 hex digits of the combined hash."""
+        return self.content_hash[:12]
+
+
+def looks_like_series_signature(text: str) -> bool:
+    """True when ``text`` starts with a series key (``series:`` or ``sr:``)."""
+    return looks_like_signature(text) and str(text).strip().split(KV, 1)[0] in ("series", "sr")

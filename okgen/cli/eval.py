@@ -22,8 +22,10 @@ def _ints(value: str | None, name: str) -> list[int]:
 
 
 @click.command("eval")
-@click.option("--signature", "-s", "ref", required=True,
+@click.option("--signature", "-s", "ref", default=None,
               help="Snapshot: signature (long or short), content hash, folder or .tar.gz archive.")
+@click.option("--series", "series_ref", default=None,
+              help="Score every snapshot of a series instead (name or series signature); the model is loaded once.")
 @click.option("--model", "-m", required=True, help="Model spec backend/model[,key=value...], e.g. hf/Qwen/Qwen2.5-0.5B-Instruct.")
 @click.option("--setting", default="none", show_default=True,
               help="none, oracle or retrieval; comma-separated to run several with one loaded model.")
@@ -46,7 +48,7 @@ def _ints(value: str | None, name: str) -> list[int]:
               help="Run folder (one run) or parent of run folders (default: data/runs/<snapshot>/<model>/).")
 @click.option("--overwrite", is_flag=True, help="Start again instead of resuming an existing run folder.")
 @json_option
-def eval_cmd(ref: str, model: str, setting: str, retriever: str, window: str | None, ks: str, scoring: str, fmt: str,
+def eval_cmd(ref: str | None, series_ref: str | None, model: str, setting: str, retriever: str, window: str | None, ks: str, scoring: str, fmt: str,
              template: str | None, judge: str | None, limit: int | None, seed: int, temperature: float,
              max_tokens: int | None, chunk: int, out: str | None, overwrite: bool, json_out: bool) -> None:
     """Score a model on a snapshot: accuracy with a 95% CI, by source and answer position.
@@ -58,10 +60,15 @@ def eval_cmd(ref: str, model: str, setting: str, retriever: str, window: str | N
       okgen eval -s SIG -m vllm/meta-llama/Llama-3.1-8B-Instruct,tensor_parallel_size=2 \\
           --setting retrieval --retriever bm25 --window 1,5,10 --k 1,5,10
       okgen eval -s SIG -m openai/gpt-4.1-mini --scoring generate --format open --judge default
+      okgen eval --series april -m hf/HuggingFaceTB/SmolLM2-135M-Instruct --setting none,oracle
     """
     from okgen.eval.runner import EvalOptions, plan_runs, run_eval
 
     ws = get_ctx().workspace
+    if (ref is None) == (series_ref is None):
+        raise click.UsageError("give exactly one of --signature and --series")
+    if series_ref is not None:
+        ref = ""
     given = _eval_signature(ref)
     if given is not None:  # reproduce a reported score: its settings unless overridden
         ctx = click.get_current_context()
@@ -94,6 +101,11 @@ def eval_cmd(ref: str, model: str, setting: str, retriever: str, window: str | N
     runs = plan_runs(_csv(setting), _csv(retriever) or ["bm25"], _ints(window, "window"), _ints(ks, "k") or [5])
     opts = EvalOptions(scoring=scoring, fmt=fmt, template=template, limit=limit, seed=seed, temperature=temperature,
                        max_tokens=max_tokens, judge=judge, chunk_size=chunk, overwrite=overwrite)
+    if series_ref is not None:
+        from okgen.cli.timeline import echo_series_eval
+
+        echo_series_eval(series_ref, model, runs, opts, ws, out, want_json(json_out))
+        return
     outcomes = run_eval(ref, model, runs, opts, workspace=ws, out=out)
     if want_json(json_out):
         echo_json([{"path": str(o.path), "scored_now": o.scored_now, "resumed": o.resumed,

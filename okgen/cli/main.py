@@ -35,6 +35,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "index": ("okgen.cli.index", "index", "Build retrieval indexes over news windows."),
     "retrieval-eval": ("okgen.cli.retrieval_eval", "retrieval_eval", "Compare retrievers by hit rate and MRR."),
     "eval": ("okgen.cli.eval", "eval_cmd", "Score a model on a snapshot."),
+    "series": ("okgen.cli.series", "series", "Build, list, show, verify, publish and pull series of daily snapshots."),
+    "timeline": ("okgen.cli.timeline", "timeline", "Accuracy over time, moving averages and cutoff estimates from series runs."),
     "report": ("okgen.cli.report", "report", "Render tables and plots from eval runs."),
     "export": ("okgen.cli.export", "export", "Export a snapshot for lm-eval, Hugging Face datasets or inspect_ai."),
     "schedule": ("okgen.cli.schedule", "schedule", "Run `okgen daily` every day with APScheduler."),

@@ -16,13 +16,11 @@ def signature() -> None:
 @click.argument("sig")
 @json_option
 def explain(sig: str, json_out: bool) -> None:
-    """Print every field of a snapshot or eval signature as a table.
+    """Print every field of a snapshot, eval or series signature as a table.
 
     Example: okgen signature explain 'd:2026-11-21|w:10|g:extractive-v1|...'
     """
-    from okgen.signature import parse_any
-
-    parsed = parse_any(sig)
+    parsed = _parse(sig)
     rows = parsed.explain()
     if want_json(json_out):
         echo_json({"kind": parsed.KIND, "long": parsed.format(), "short": parsed.short, "fields": rows})
@@ -36,10 +34,14 @@ def explain(sig: str, json_out: bool) -> None:
 @json_option
 def check(sig: str, as_short: bool, json_out: bool) -> None:
     """Parse a signature and print it in canonical form (exit 1 when it is malformed)."""
-    from okgen.signature import parse_any
-
-    parsed = parse_any(sig)
+    parsed = _parse(sig)
     if want_json(json_out):
         echo_json({"kind": parsed.KIND, "valid": True, "long": parsed.format(), "short": parsed.short})
         return
     click.echo(parsed.short if as_short else parsed.format())
+
+
+def _parse(sig: str):
+    from okgen.signature import SeriesSignature, looks_like_series_signature, parse_any
+
+    return SeriesSignature.parse(sig) if looks_like_series_signature(sig) else parse_any(sig)

@@ -1,0 +1,67 @@
+"""Timelines from outcome files: probe-flagged questions kept and marked (or excluded), --since,
+the knowledge gap, the cutoff on a clear drop, and the disagreement flag."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pytest
+
+from okgen.errors import ConfigError
+from okgen.series.timeline import build_timelines, parse_claimed, table_rows, to_csv, to_markdown
+
+START = dt.date(2025, 1, 1)
+
+
+def docs(model="hf/m", run="none", days=60, drop_at=30, pre=0.8, post=0.4, per_day=40, soft_flat=False, seed=0):
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(days):
+        d = START + dt.timedelta(days=i)
+        p = pre if i < drop_at else post
+        rows = []
+        for j in range(per_day):
+            ok = bool(rng.random() < p)
+            rows.append({"question_id": f"{i}-{j}", "date": str(d), "correct": ok, "n_choices": 4,
+                         "soft_gold": 0.25 if soft_flat else (0.9 if ok else 0.1), "probe_known": j < 5 and i < drop_at,
+                         "source": "x", "error": None})
+        out.append({"kind": "okgen-series-outcomes", "model": model, "run": run, "eval_date": "2026-11-25",
+                    "snapshot_date": str(d), "rows": rows})
+    return out
+
+
+def test_probe_flags_kept_and_marked_or_excluded_and_since():
+    (tl,) = build_timelines(docs(), bucket="week")
+    assert sum(r["probe_known"] for r in tl.rows) == 30 * 5
+    (ex,) = build_timelines(docs(), bucket="week", exclude_probe_known=True)
+    assert sum(r["probe_known"] for r in ex.rows) == 0 and sum(r["n"] for r in ex.rows) == 60 * 40 - 150
+    (late,) = build_timelines(docs(), bucket="day", since=START + dt.timedelta(days=50))
+    assert [r["bucket"] for r in late.rows][0] == str(START + dt.timedelta(days=50)) and len(late.rows) == 10
+    with pytest.raises(ConfigError, match="no questions left"):
+        build_timelines(docs(), since=START + dt.timedelta(days=400))
+
+
+def test_gap_cutoff_claimed_and_tables():
+    both = docs(run="none") + docs(run="oracle", pre=0.9, post=0.9, seed=1)
+    tls = build_timelines(both, bucket="month", estimate=True, claimed=parse_claimed(["hf/m=2024-12"]), n_boot=300)
+    by = {t.run: t for t in tls}
+    jan = by["none"].rows[0]
+    assert jan["gap_oracle_minus_none"] == pytest.approx(by["oracle"].rows[0]["accuracy"] - jan["accuracy"])
+    h = by["none"].cutoff.hard
+    assert h.identified and h.cutoff_ci[0] <= START + dt.timedelta(days=30) <= h.cutoff_ci[1]
+    assert not by["none"].cutoff.disagree
+    assert not by["oracle"].cutoff.hard.identified  # no drop with the article in hand
+    assert by["none"].claimed == dt.date(2024, 12, 1)
+    rows = table_rows(tls)
+    assert to_csv(rows).count("\n") == len(rows) + 1
+    md = to_markdown(rows, tls)
+    assert "estimated cutoff" in md and "cutoff not identified" in md
+    with pytest.raises(ConfigError, match="MODEL=YYYY-MM"):
+        parse_claimed(["2024-06"])
+
+
+def test_soft_scores_that_do_not_move_are_flagged():
+    (tl,) = build_timelines(docs(soft_flat=True), bucket="day", estimate=True, n_boot=300)
+    assert tl.cutoff.hard.identified and not tl.cutoff.soft.identified
+    assert tl.cutoff.disagree and "disagree" in tl.cutoff.notes[0]
