@@ -204,6 +204,19 @@ class VectorStore:
         return int(n), int(size)
 
 
+def collect_vectors(workspace, before: dt.date, *, dry_run: bool = False) -> tuple[int, int]:
+    """``okgen gc``'s part: drop stored vectors last used by windows dated before ``before``.
+
+    Returns:
+        (vectors dropped, bytes of vector data).
+    """
+    path = store_path(workspace)
+    if not path.is_file():
+        return 0, 0
+    with VectorStore(path) as store:
+        return store.collect(before, dry_run=dry_run)
+
+
 def _json(identity: dict[str, Any]) -> str:
     import json
 
