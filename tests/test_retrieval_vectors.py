@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _articles(n: int, days: int = 3):
-    words = "harbour council ferry drought coffee museum volcano ash runner record bank rate bees".split()
+    words = ["harbour", "council", "ferry", "drought", "coffee", "museum", "volcano", "ash", "runner", "record", "bank", "rate", "bees"]
     return [article(f"Story {i} about {words[i % len(words)]}",
                     " ".join(words[(i + j) % len(words)] for j in range(40 + i)), D - dt.timedelta(days=i % days))
             for i in range(n)]
