@@ -4,7 +4,7 @@ Library code calls :func:`bar` (a ``tqdm`` object: iterate it or ``update`` it):
 
 * stderr is a terminal: tqdm's bar on stderr (off with ``OKGEN_NO_PROGRESS=1``);
 * otherwise (cron, CI, ``2> log``): one line on the ``okgen.progress`` logger at INFO every
-  :data:`LOG_EVERY` seconds of work, ``desc: done/total (pct), rate, elapsed, ETA``, and a
+  :data:`LOG_EVERY` seconds of work (``OKGEN_PROGRESS_SECONDS`` changes it), ``desc: done/total (pct), rate, elapsed, ETA``, and a
   last line when a job that logged a line ends;
 * ``-q`` (``OKGEN_QUIET=1``, or the ``okgen.progress`` logger set above INFO): neither.
 
@@ -63,7 +63,7 @@ class LogBar(tqdm):
         self._logger, self._logged_n, self._lines = logger, None, 0
         kw.update(file=io.StringIO(), mininterval=interval, maxinterval=max(interval, kw.get("maxinterval", 10.0)),
                   miniters=1, delay=0, leave=True, dynamic_ncols=False)
-        self._booting = True
+        self._booting, self._closing = True, False
         super().__init__(*args, **kw)
         self._booting = False
         if clock is not None:
@@ -74,10 +74,10 @@ class LogBar(tqdm):
         """The progress line for the current state."""
         d = self.format_dict
         fmt = LOG_FORMAT if d.get("total") else LOG_FORMAT_NO_TOTAL
-        return self.format_meter(**{**d, "bar_format": fmt, "ncols": None})
+        return " ".join(self.format_meter(**{**d, "bar_format": fmt, "ncols": None}).split())
 
     def display(self, msg: str | None = None, pos: int | None = None) -> bool:
-        if self._booting or self.n == self._logged_n or self.n == 0:
+        if self._booting or self._closing or self.n == self._logged_n or self.n == 0:
             return True
         self._logged_n = self.n
         self._lines += 1
@@ -89,8 +89,7 @@ class LogBar(tqdm):
             return
         if self._lines and self.n != self._logged_n:  # a long job: say where it ended
             self.display()
-        self._lines = 0
-        self.leave = False  # nothing to draw on the (discarded) file
+        self._lines, self._closing = 0, True  # tqdm's close redraws: nothing to draw here
         super().close()
 
 
@@ -105,4 +104,12 @@ def bar(iterable: Iterable[T] | None = None, *, total: int | None = None, desc: 
 
         return auto(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False, **kw)
     silent = quiet() or not log.isEnabledFor(logging.INFO)
-    return LogBar(iterable, total=total, desc=desc, unit=unit, disable=silent, clock=clock, **kw)
+    return LogBar(iterable, total=total, desc=desc, unit=unit, disable=silent, clock=clock, interval=interval(), **kw)
+
+
+def interval() -> float:
+    """Seconds between progress lines: ``OKGEN_PROGRESS_SECONDS``, else :data:`LOG_EVERY`."""
+    try:
+        return max(0.0, float(os.environ.get("OKGEN_PROGRESS_SECONDS", LOG_EVERY)))
+    except ValueError:
+        return LOG_EVERY
