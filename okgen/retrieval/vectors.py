@@ -21,6 +21,7 @@ window's date, and reports how many vectors were encoded and how many reused.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import hashlib
@@ -47,11 +48,13 @@ CREATE TABLE IF NOT EXISTS encoders (
     key TEXT PRIMARY KEY,
     identity TEXT NOT NULL,
     dim INTEGER NOT NULL,
+    dtype TEXT NOT NULL,
     created_at TEXT NOT NULL DEFAULT (datetime('now'))
 );
 CREATE TABLE IF NOT EXISTS vectors (
     encoder TEXT NOT NULL,
     text_sha256 TEXT NOT NULL,
+    rows INTEGER NOT NULL,
     vec BLOB NOT NULL,
     used_on TEXT NOT NULL,
     PRIMARY KEY (encoder, text_sha256)
@@ -113,7 +116,8 @@ class VectorStore:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")  # a killed process loses nothing committed
@@ -134,47 +138,55 @@ class VectorStore:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def register(self, key: str, identity: dict[str, Any], dim: int) -> None:
-        """Record an encoder's identity and dimension; refuse a key seen with another dimension."""
-        row = self.db.execute("SELECT dim FROM encoders WHERE key = ?", (key,)).fetchone()
+    def register(self, key: str, identity: dict[str, Any], dim: int, dtype: str = "float32") -> None:
+        """Record an encoder's identity, dimension and dtype; refuse a key seen with others."""
+        row = self.db.execute("SELECT dim, dtype FROM encoders WHERE key = ?", (key,)).fetchone()
         if row is None:
-            self.db.execute("INSERT OR IGNORE INTO encoders (key, identity, dim) VALUES (?, ?, ?)",
-                            (key, _json(identity), dim))
-        elif row[0] != dim:
-            raise IntegrityError(f"{self.path}: encoder {key} stored {row[0]}-dim vectors, now gives {dim}")
+            self.db.execute("INSERT OR IGNORE INTO encoders (key, identity, dim, dtype) VALUES (?, ?, ?, ?)",
+                            (key, _json(identity), dim, dtype))
+        elif (row[0], row[1]) != (dim, dtype):
+            raise IntegrityError(f"{self.path}: encoder {key} stored {row[0]}-dim {row[1]} vectors, now gives {dim}-dim {dtype}")
 
-    def dim(self, key: str) -> int | None:
-        """The dimension of an encoder's vectors (None when it has none stored)."""
-        row = self.db.execute("SELECT dim FROM encoders WHERE key = ?", (key,)).fetchone()
-        return None if row is None else int(row[0])
+    def layout(self, key: str) -> tuple[int, str] | None:
+        """(dimension, dtype) of an encoder's vectors (None when it has none stored)."""
+        row = self.db.execute("SELECT dim, dtype FROM encoders WHERE key = ?", (key,)).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
 
     def get_many(self, key: str, shas: Sequence[str]) -> dict[str, np.ndarray]:
-        """The stored vectors of ``shas`` for encoder ``key`` (absent ones left out)."""
-        dim = self.dim(key)
+        """The stored arrays of ``shas`` for encoder ``key`` (absent ones left out).
+
+        Each is ``(rows, dim)``: one row for a text's vector, one per token for token embeddings.
+        """
+        lay = self.layout(key)
         out: dict[str, np.ndarray] = {}
-        if dim is None:
+        if lay is None:
             return out
+        dim, dtype = lay
+        width = dim * np.dtype(dtype).itemsize
         unique = list(dict.fromkeys(shas))
         for s in range(0, len(unique), _CHUNK):
             part = unique[s:s + _CHUNK]
             marks = ",".join("?" * len(part))
-            for sha, blob in self.db.execute(
-                    f"SELECT text_sha256, vec FROM vectors WHERE encoder = ? AND text_sha256 IN ({marks})", (key, *part)):
-                if len(blob) == dim * 4:  # anything else is not a whole vector: encode it again
-                    out[sha] = np.frombuffer(blob, dtype=np.float32)
+            for sha, rows, blob in self.db.execute(
+                    f"SELECT text_sha256, rows, vec FROM vectors WHERE encoder = ? AND text_sha256 IN ({marks})",
+                    (key, *part)):
+                if rows > 0 and len(blob) == rows * width:  # anything else is not whole: encode it again
+                    out[sha] = np.frombuffer(blob, dtype=dtype).reshape(rows, dim)
         return out
 
-    def put_many(self, key: str, shas: Sequence[str], vecs: np.ndarray, used_on: dt.date) -> None:
-        """Store vectors, all in one transaction (a kill leaves all of them or none)."""
-        vecs = np.ascontiguousarray(vecs, dtype=np.float32)
+    def put_many(self, key: str, shas: Sequence[str], arrays: Sequence[np.ndarray], used_on: dt.date) -> None:
+        """Store arrays (one ``(rows, dim)`` or ``(dim,)`` per text), all in one transaction."""
         day = used_on.isoformat()
+        rows = []
+        for sha, a in zip(shas, arrays):
+            a = np.ascontiguousarray(a)
+            rows.append((key, sha, 1 if a.ndim == 1 else a.shape[0], a.tobytes(), day))
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.executemany(
-                "INSERT INTO vectors (encoder, text_sha256, vec, used_on) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (encoder, text_sha256) DO UPDATE SET vec = excluded.vec, "
-                "used_on = max(used_on, excluded.used_on)",
-                [(key, sha, v.tobytes(), day) for sha, v in zip(shas, vecs)])
+                "INSERT INTO vectors (encoder, text_sha256, rows, vec, used_on) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (encoder, text_sha256) DO UPDATE SET rows = excluded.rows, vec = excluded.vec, "
+                "used_on = max(used_on, excluded.used_on)", rows)
 
     def touch(self, key: str, shas: Sequence[str], used_on: dt.date) -> None:
         """Mark vectors as used by a window dated ``used_on`` (keeps the latest date)."""
@@ -223,13 +235,42 @@ def _json(identity: dict[str, Any]) -> str:
     return json.dumps(identity, sort_keys=True, ensure_ascii=False)
 
 
+def _fill(store: VectorStore, identity: dict[str, Any], texts: Sequence[str],
+          encode: Callable[[list[str]], Sequence[np.ndarray]], *, batch_size: int, used_on: dt.date, desc: str,
+          dtype: str) -> tuple[list[str], dict[str, np.ndarray], EncodeCounts]:
+    """Look every text up, encode and commit the missing ones batch by batch; (shas, arrays by sha, counts)."""
+    shas = [sha256_text(t) for t in texts]
+    key = encoder_key(identity)
+    found = store.get_many(key, shas)
+    first: dict[str, int] = {}
+    for i, sha in enumerate(shas):
+        if sha not in found:
+            first.setdefault(sha, i)
+    # Longest first, as sentence-transformers orders a batch: similar lengths, least padding.
+    todo = sorted(first.items(), key=lambda kv: -len(texts[kv[1]]))
+    counts = EncodeCounts(encoded=len(todo), reused=sum(1 for s in shas if s in found))
+    if todo:
+        log.info("%s: %d texts, %d new to encode, %d vectors reused", desc, len(texts), len(todo), counts.reused)
+        with bar(total=len(todo), desc=desc, unit="text") as pb:
+            for s in range(0, len(todo), batch_size):
+                part = todo[s:s + batch_size]
+                arrays = [np.ascontiguousarray(a, dtype=dtype) for a in encode([texts[i] for _, i in part])]
+                store.register(key, identity, int(arrays[0].shape[-1]), dtype)
+                store.put_many(key, [sha for sha, _ in part], arrays, used_on)
+                found.update((sha, a.reshape(-1, a.shape[-1])) for (sha, _), a in zip(part, arrays))
+                pb.update(len(part))
+    if counts.reused:
+        store.touch(key, [s for s in dict.fromkeys(shas) if s not in first], used_on)
+    return shas, found, counts
+
+
 def encode_with_store(store: VectorStore | None, identity: dict[str, Any], texts: Sequence[str],
                       encode: Callable[[list[str]], np.ndarray], *, batch_size: int, used_on: dt.date,
                       desc: str = "encode") -> tuple[np.ndarray, EncodeCounts]:
     """Vectors of ``texts``: stored ones reused, the others encoded, committed batch by batch.
 
     Args:
-        store: the store (None: encode everything, store nothing).
+        store: the store (None: a throw-away one in memory).
         identity: the encoder identity (see :func:`encoder_key`).
         texts: texts to encode (duplicates are encoded once).
         encode: the encoder, list of texts -> float32 array (one row per text).
@@ -240,31 +281,20 @@ def encode_with_store(store: VectorStore | None, identity: dict[str, Any], texts
     Returns:
         (array with one row per text, counts encoded / reused).
     """
-    shas = [sha256_text(t) for t in texts]
-    key = encoder_key(identity)
-    found = store.get_many(key, shas) if store is not None else {}
-    first = {}
-    for i, sha in enumerate(shas):
-        if sha not in found:
-            first.setdefault(sha, i)
-    # Longest first, as sentence-transformers orders a batch: similar lengths, least padding.
-    todo = sorted(first.items(), key=lambda kv: -len(texts[kv[1]]))
-    counts = EncodeCounts(encoded=len(todo), reused=len(texts) - sum(1 for s in shas if s not in found))
-    fresh: dict[str, np.ndarray] = {}
-    if todo:
-        log.info("%s: %d texts, %d new to encode, %d vectors reused", desc, len(texts), len(todo), counts.reused)
-        with bar(total=len(todo), desc=desc, unit="text") as pb:
-            for s in range(0, len(todo), batch_size):
-                part = todo[s:s + batch_size]
-                vecs = np.ascontiguousarray(encode([texts[i] for _, i in part]), dtype=np.float32)
-                if store is not None:
-                    store.register(key, identity, int(vecs.shape[1]))
-                    store.put_many(key, [sha for sha, _ in part], vecs, used_on)
-                fresh.update((sha, v) for (sha, _), v in zip(part, vecs))
-                pb.update(len(part))
-    if store is not None and found:
-        store.touch(key, list(found), used_on)
     if not texts:
-        return np.zeros((0, 1), dtype=np.float32), counts
-    lookup = {**found, **fresh}
-    return np.ascontiguousarray(np.stack([lookup[s] for s in shas]), dtype=np.float32), counts
+        return np.zeros((0, 1), dtype=np.float32), EncodeCounts()
+    with contextlib.ExitStack() as stack:
+        if store is None:
+            store = stack.enter_context(VectorStore(":memory:"))
+        shas, found, counts = _fill(store, identity, texts, encode, batch_size=batch_size, used_on=used_on, desc=desc,
+                                    dtype="float32")
+    return np.ascontiguousarray(np.concatenate([found[s] for s in shas]), dtype=np.float32), counts
+
+
+def tokens_with_store(store: VectorStore, identity: dict[str, Any], texts: Sequence[str],
+                      encode: Callable[[list[str]], Sequence[np.ndarray]], *, batch_size: int, used_on: dt.date,
+                      desc: str = "encode") -> tuple[list[np.ndarray], EncodeCounts]:
+    """Token embeddings (one float16 ``(tokens, dim)`` array per text), like :func:`encode_with_store`."""
+    shas, found, counts = _fill(store, identity, texts, encode, batch_size=batch_size, used_on=used_on, desc=desc,
+                                dtype="float16")
+    return [found[s] for s in shas], counts
