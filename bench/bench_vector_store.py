@@ -114,7 +114,9 @@ def main() -> None:
                     store = VectorStore(folder / "v.sqlite")
                     store.register("k", {"bench": 1}, args.dim)
                     put = lambda s, v, store=store: store.put_many("k", s, v, DAY)  # noqa: E731
-                    get = lambda store=store: np.stack([store.get_many("k", window)[s][0] for s in window])  # noqa: E731
+                    def get(store=store):
+                        found = store.get_many("k", window)
+                        return np.concatenate([found[s] for s in window])
                     drop = lambda store=store: store.collect(dt.date(2025, 4, 14))  # noqa: E731
                 else:
                     store = MemmapStore(folder, args.dim)
@@ -129,7 +131,7 @@ def main() -> None:
                 r_times.append(time.perf_counter() - t0)
                 assert got.shape == (args.window, args.dim)
                 if name == "sqlite":  # mark one day old, as gc sees it
-                    store.db.executemany("UPDATE vectors SET used_on = '2025-04-01' WHERE text_sha256 = ?",
+                    store.db.executemany("UPDATE vectors SET used_on = '2025-04-01' WHERE encoder = 'k' AND text_sha256 = ?",
                                          [(k,) for k in keys[:args.gc]])
                 t0 = time.perf_counter()
                 drop()

@@ -58,7 +58,7 @@ CREATE TABLE IF NOT EXISTS vectors (
     vec BLOB NOT NULL,
     used_on TEXT NOT NULL,
     PRIMARY KEY (encoder, text_sha256)
-) WITHOUT ROWID;
+);
 CREATE INDEX IF NOT EXISTS vectors_used_on ON vectors (used_on);
 """
 
@@ -213,6 +213,7 @@ class VectorStore:
                 self.db.execute("DELETE FROM vectors WHERE used_on < ?", (day,))
                 self.db.execute("DELETE FROM encoders WHERE key NOT IN (SELECT DISTINCT encoder FROM vectors)")
             self.db.execute("VACUUM")
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # give the space back, WAL included
         return int(n), int(size)
 
 
