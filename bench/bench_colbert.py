@@ -123,8 +123,10 @@ def main() -> None:
         print(f"1 day: {len(articles)} articles, {len(texts)} passages, {n_tokens:,} tokens")
         print(f"one encoding pass {t_enc:.1f} s | okgen index build {t_ours:.1f} s | ratio {ratio:.2f}x "
               f"(target <= 1.5x: {'PASS' if ratio <= 1.5 else 'FAIL'})")
-        print("  okgen build by phase: encode + sample (setup) {setup:.1f} s, k-means (train) {train:.1f} s, "
-              "compress + save (index) {index:.1f} s, IVF (finalize) {finalize:.1f} s".format(**breakdown))
+        breakdown["encode"] = t_ours - sum(breakdown.values())  # okgen encodes into its store before colbert-ai runs
+        print("  okgen build by phase: encode into the store {encode:.1f} s, sample (setup) {setup:.1f} s, "
+              "k-means (train) {train:.1f} s, compress + save (index) {index:.1f} s, IVF (finalize) {finalize:.1f} s"
+              .format(**breakdown))
         if van:
             print(f"colbert-ai's own indexer {min(van):.1f} s | ratio {min(van) / t_enc:.2f}x (for reference)")
 

@@ -1,30 +1,115 @@
-"""Progress bars for long work: tqdm on stderr, shown only when stderr is a terminal.
+"""Progress of long work: a tqdm bar on a terminal, periodic log lines elsewhere.
 
-Library code calls :func:`bar`; ``OKGEN_QUIET=1`` or ``OKGEN_NO_PROGRESS=1`` turns bars off.
+Library code calls :func:`bar` (a ``tqdm`` object: iterate it or ``update`` it):
+
+* stderr is a terminal: tqdm's bar on stderr (off with ``OKGEN_NO_PROGRESS=1``);
+* otherwise (cron, CI, ``2> log``): one line on the ``okgen.progress`` logger at INFO every
+  :data:`LOG_EVERY` seconds of work (``OKGEN_PROGRESS_SECONDS`` changes it), ``desc: done/total (pct), rate, elapsed, ETA``, and a
+  last line when a job that logged a line ends;
+* ``-q`` (``OKGEN_QUIET=1``, or the ``okgen.progress`` logger set above INFO): neither.
+
+The log lines come from a tqdm subclass, so rate and ETA are tqdm's own (smoothed) figures;
+its clock can be replaced (``clock=``) for tests.
 """
 
 from __future__ import annotations
 
+import io
+import logging
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from tqdm.std import tqdm
+
 T = TypeVar("T")
+LOGGER = "okgen.progress"
+LOG_EVERY = 10.0
+LOG_FORMAT = "{desc}: {n_fmt}/{total_fmt} ({percentage:.0f}%), {rate_fmt}, elapsed {elapsed}, ETA {remaining}"
+LOG_FORMAT_NO_TOTAL = "{desc}: {n_fmt}, {rate_fmt}, elapsed {elapsed}"
+_TRUE = ("1", "true", "yes")
+
+log = logging.getLogger(LOGGER)
+
+
+def quiet() -> bool:
+    """Whether progress is silenced (``OKGEN_QUIET``, or ``-q``: the progress logger set above INFO)."""
+    if os.environ.get("OKGEN_QUIET", "").lower() in _TRUE:
+        return True
+    return log.level > logging.INFO
 
 
 def enabled() -> bool:
-    """Whether bars are shown."""
-    if os.environ.get("OKGEN_NO_PROGRESS", "").lower() in ("1", "true", "yes"):
-        return False
-    if os.environ.get("OKGEN_QUIET", "").lower() in ("1", "true", "yes"):
+    """Whether a terminal bar is shown (stderr is a terminal, not quiet, not ``OKGEN_NO_PROGRESS``)."""
+    if quiet() or os.environ.get("OKGEN_NO_PROGRESS", "").lower() in _TRUE:
         return False
     return sys.stderr.isatty()
 
 
-def bar(iterable: Iterable[T] | None = None, *, total: int | None = None, desc: str = "", unit: str = "it", **kw: Any):
-    """A tqdm bar on stderr (disabled when not a terminal). Use as iterator or context manager."""
-    from tqdm.auto import tqdm
+class LogBar(tqdm):
+    """A tqdm that logs one line every ``interval`` seconds instead of drawing a bar.
 
-    return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, disable=not enabled(),
-                dynamic_ncols=True, leave=False, **kw)
+    Args:
+        logger: where lines go (INFO).
+        interval: seconds between lines.
+        clock: a ``time.time``-like function (tests pass a fake one).
+    """
+
+    monitor_interval = 0  # no tqdm monitor thread: lines are written from update()
+
+    def __init__(self, *args: Any, logger: logging.Logger = log, interval: float = LOG_EVERY,
+                 clock: Callable[[], float] | None = None, **kw: Any):
+        self._logger, self._logged_n, self._lines = logger, None, 0
+        kw.update(file=io.StringIO(), mininterval=interval, maxinterval=max(interval, kw.get("maxinterval", 10.0)),
+                  miniters=1, delay=0, leave=True, dynamic_ncols=False)
+        self._booting, self._closing = True, False
+        super().__init__(*args, **kw)
+        self._booting = False
+        if clock is not None:
+            self._time = clock
+            self.start_t = self.last_print_t = clock()
+
+    def line(self) -> str:
+        """The progress line for the current state."""
+        d = self.format_dict
+        fmt = LOG_FORMAT if d.get("total") else LOG_FORMAT_NO_TOTAL
+        return " ".join(self.format_meter(**{**d, "bar_format": fmt, "ncols": None}).split())
+
+    def display(self, msg: str | None = None, pos: int | None = None) -> bool:
+        if self._booting or self._closing or self.n == self._logged_n or self.n == 0:
+            return True
+        self._logged_n = self.n
+        self._lines += 1
+        self._logger.info("%s", self.line())
+        return True
+
+    def close(self) -> None:
+        if self.disable:
+            return
+        if self._lines and self.n != self._logged_n:  # a long job: say where it ended
+            self.display()
+        self._lines, self._closing = 0, True  # tqdm's close redraws: nothing to draw here
+        super().close()
+
+
+def bar(iterable: Iterable[T] | None = None, *, total: int | None = None, desc: str = "", unit: str = "it",
+        clock: Callable[[], float] | None = None, **kw: Any) -> tqdm:
+    """Progress for ``total`` steps: a terminal bar, periodic log lines, or nothing (see module doc).
+
+    Use as an iterator or a context manager (``with bar(total=n) as pb: pb.update(k)``).
+    """
+    if enabled():
+        from tqdm.auto import tqdm as auto
+
+        return auto(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False, **kw)
+    silent = quiet() or not log.isEnabledFor(logging.INFO)
+    return LogBar(iterable, total=total, desc=desc, unit=unit, disable=silent, clock=clock, interval=interval(), **kw)
+
+
+def interval() -> float:
+    """Seconds between progress lines: ``OKGEN_PROGRESS_SECONDS``, else :data:`LOG_EVERY`."""
+    try:
+        return max(0.0, float(os.environ.get("OKGEN_PROGRESS_SECONDS", LOG_EVERY)))
+    except ValueError:
+        return LOG_EVERY

@@ -153,3 +153,30 @@ def test_plot_without_matplotlib_is_one_line_and_the_rest_is_written(workspace, 
     assert str(e.value) == 'matplotlib is needed for the retrieval plot but is not installed: pip install "okgen[plot]"'
     paths = report.save(tmp_path / "out")
     assert set(paths) == {"json", "markdown"} and paths["markdown"].is_file()
+
+
+def test_dense_build_and_eval_print_encoded_and_reused_counts_and_progress_lines(capsys, workspace, snap, monkeypatch):
+    monkeypatch.setenv("OKGEN_PROGRESS_SECONDS", "0")  # a line per batch instead of every 10 s of work
+    ref = snap.manifest.content_hash[:12]
+    code, out, err = run(capsys, "index", "build", "--signature", ref, "--retriever", "dpr", "--window", "1,5", "--json")
+    assert code == 0, err
+    one, five = json.loads(out)
+    assert (one["encoded"], one["reused"]) == (one["units"], 0)
+    assert (five["encoded"], five["reused"]) == (five["units"] - one["units"], one["units"])
+    assert f"dpr, 5-day window: {five['encoded']} passages encoded, {one['units']} vectors reused" in err
+    assert f"dpr: encode passages: {one['units']}/{one['units']} (100%)" in err and "ETA" in err
+    code, out, err = run(capsys, "retrieval-eval", "--signature", ref, "--retrievers", "dpr,bm25", "--windows", "1,5,10",
+                         "--k", "1", "--json", "--no-plot")
+    assert code == 0, err
+    cells = {(c["retriever"], c["window"]): c for c in json.loads(out)["cells"]}
+    n, ten = len(snap.questions), cells[("dpr", 10)]
+    assert (ten["encoded_units"], ten["reused_vectors"]) == (ten["num_units"] - five["units"], five["units"])
+    # one snapshot, one set of queries: encoded for the first window, reused by the others
+    assert [(cells[("dpr", w)]["encoded_queries"], cells[("dpr", w)]["reused_queries"]) for w in (1, 5, 10)] == \
+        [(n, 0), (0, n), (0, n)]
+    assert cells[("bm25", 1)]["encoded_units"] is None
+    assert f"dpr, 10-day window: {ten['encoded_units']} passages encoded, {five['units']} reused; 0 queries encoded" in err
+    assert "retrieval-eval: 6/6 (100%)" in err
+    code, out, err = run(capsys, "-q", "index", "build", "--signature", ref, "--retriever", "dpr", "--window", "10",
+                         "--rebuild", "--json")
+    assert code == 0 and json.loads(out)[0]["reused"] == ten["num_units"] and "okgen.progress" not in err

@@ -134,3 +134,24 @@ def test_small_block_codec_assigns_the_same_centroids():
     for c in codecs:
         c.centroids, c.use_gpu = centroids, False
     assert torch.equal(codecs[0].compress_into_codes(embs, "cpu"), codecs[1].compress_into_codes(embs, "cpu"))
+
+
+@pytest.mark.slow
+def test_colbert_token_embeddings_come_from_the_store_and_give_the_same_index(tiny, tmp_path):
+    import torch
+
+    _, snap, _, spec = tiny
+    ws = Workspace(tmp_path / "fresh")
+    one = open_index(snap, "colbert", 1, ws, spec=spec)
+    assert (one.encode_counts.encoded, one.encode_counts.reused) == (one.num_units, 0)
+    five = open_index(snap, "colbert", 5, ws, spec=spec)
+    assert (five.encode_counts.encoded, five.encode_counts.reused) == (five.num_units - one.num_units, one.num_units)
+    cold = {p.name: torch.load(p) for p in (five.folder / "plaid").glob("*.pt")}
+    again = open_index(snap, "colbert", 5, ws, spec=spec, rebuild=True)
+    assert (again.encode_counts.encoded, again.encode_counts.reused) == (0, five.num_units)
+    warm = {p.name: torch.load(p) for p in (again.folder / "plaid").glob("*.pt")}
+    assert cold.keys() == warm.keys() and {"centroids.pt", "0.codes.pt", "0.residuals.pt"} <= set(cold)
+    for name, t in cold.items():  # built from stored embeddings: the same index, file by file
+        assert torch.equal(t[0] if isinstance(t, tuple) else t, warm[name][0] if isinstance(t, tuple) else warm[name]), name
+    q = snap.questions[0]
+    assert five.search([q.question], 3)[0] == again.search([q.question], 3)[0]

@@ -154,21 +154,16 @@ def test_minilm_indexes_non_english_text(tmp_path):
     assert hits[0][0].doc_id == arts[0].id and hits[3][0].doc_id == arts[3].id
 
 
-def test_windows_share_document_vectors_within_a_process(tmp_path, para, caplog):
-    import logging
-
+def test_windows_share_document_vectors_through_the_store(tmp_path, para):
     import numpy as np
 
-    from okgen.retrieval import dense
-
     _, snap, _ = para
-    dense._DOC_VECTORS.clear()
     ws = Workspace(tmp_path)
     one = open_index(snap, "dpr", 1, ws)
-    with caplog.at_level(logging.DEBUG, logger="okgen.retrieval.dense"):
-        five = open_index(snap, "dpr", 5, ws)
-    reused = [r.getMessage() for r in caplog.records if "reused" in r.getMessage()]
-    assert reused == [f"dpr: {five.num_units - one.num_units} of {five.num_units} passages encoded, the rest reused"]
+    five = open_index(snap, "dpr", 5, ws)
+    assert (one.encode_counts.encoded, one.encode_counts.reused) == (one.num_units, 0)
+    assert (five.encode_counts.encoded, five.encode_counts.reused) == (five.num_units - one.num_units, one.num_units)
+    assert five.manifest.info["vectors"] == {"encoded": five.num_units - one.num_units, "reused": one.num_units}
     stored = five.retriever.index.reconstruct_n(0, five.num_units)
     fresh = five.retriever.encode([u.text for u in five._units], queries=False)
     assert np.allclose(stored, fresh, atol=1e-5)

