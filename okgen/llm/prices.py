@@ -1,64 +1,59 @@
-"""Token prices (USD per million tokens) for cost accounting and ``--max-cost`` budgets.
+"""Token cost of API calls, and the spending limit behind ``--max-cost``.
 
-The packaged table (``okgen/data/prices.toml``) lists list prices for common API models; users
-extend or override it with a ``[prices]`` table in ``okgen.toml`` or a TOML file of their own
-(``okgen generate --prices FILE``). A model missing from the table costs 0 and is warned about
-once, so a budget is never silently wrong without a warning. :class:`Budget` is the spending
-limit behind ``--max-cost``.
+A call's cost is, in order: the override table (``[prices."MODEL"]`` in okgen.toml or a
+``--prices FILE``, USD per million tokens), the cost the server reports in its usage (OpenRouter
+and others), then the maintained price database of ``genai-prices`` (model matched for the
+provider of the base URL). A model priced by none costs 0, with one warning.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import re
 import threading
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from okgen.errors import ConfigError
-from okgen.settings import load_config, tomllib
+from okgen.settings import load_config
 
 log = logging.getLogger(__name__)
-_WARN_LOCK = threading.Lock()
+
+OPENAI_URL = "https://api.openai.com/v1"
 
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million input and output tokens."""
+    """USD per million input and output tokens (and cached input tokens, when it differs)."""
 
     input: float
     output: float
     cached_input: float | None = None
 
 
-# What may follow a priced family name in a model id and still mean that family: a dated or
-# versioned snapshot (``gpt-4.1-2025-04-14``, ``claude-3-5-sonnet-20241022``, ``-0613``) or
-# ``-latest``/``-preview``. ``o3-pro`` or ``gpt-5-pro`` are other models, priced differently.
-_SNAPSHOT = re.compile(r"(?:-(?:\d{4}-\d{2}-\d{2}|\d{4}|\d{8}|latest|preview))+", re.I)
-
-
 class PriceTable:
-    """Model -> :class:`Price`, matched exactly, then as a dated snapshot of a priced family.
+    """The override table, backed by ``genai-prices``.
 
     Args:
-        prices: model name -> ``{"input": x, "output": y}``.
+        prices: model name -> ``{"input": x, "output": y[, "cached_input": z]}``.
     """
 
     def __init__(self, prices: dict[str, Any] | None = None):
         self._prices: dict[str, Price] = {}
         self._warned: set[str] = set()
+        self._lock = threading.Lock()
         if prices:
             self.update(prices)
 
     @classmethod
     def default(cls, extra: dict[str, Any] | None = None, files: list[str | Path] | None = None) -> PriceTable:
-        """The packaged table, extended by ``extra`` and TOML ``files`` (later wins)."""
+        """A table of the overrides in TOML ``files`` and then ``extra`` (later wins).
+
+        Raises:
+            ConfigError: a missing file or a malformed entry.
+        """
         table = cls()
-        text = resources.files("okgen").joinpath("data/prices.toml").read_text(encoding="utf-8")
-        table.update(tomllib.loads(text).get("prices", {}))
         for f in files or []:
             cfg = load_config(f)
             if not cfg and not Path(f).exists():
@@ -69,7 +64,7 @@ class PriceTable:
         return table
 
     def update(self, prices: dict[str, Any]) -> None:
-        """Add or replace entries.
+        """Add or replace overrides.
 
         Raises:
             ConfigError: ``prices`` is not a table of model -> {input, output}.
@@ -80,54 +75,64 @@ class PriceTable:
             try:
                 self._prices[model] = Price(float(p["input"]), float(p["output"]),
                                             float(p["cached_input"]) if p.get("cached_input") is not None else None)
-            except (KeyError, TypeError, ValueError):
+            except (KeyError, TypeError, ValueError, AttributeError):
                 raise ConfigError(f"price of {model!r} needs numeric 'input' and 'output' (USD per 1M tokens)") from None
 
-    def lookup(self, model: str) -> Price | None:
-        """The price of ``model``: exact, with the provider prefix stripped, or as a snapshot of the
-        longest priced name it extends (``gpt-4.1-2025-04-14`` is ``gpt-4.1``; ``o3-pro`` is not
-        ``o3``)."""
-        for name in (model, model.split("/", 1)[-1]):
-            if name in self._prices:
-                return self._prices[name]
-        name = model.split("/", 1)[-1]
-        best = max((m for m in self._prices if name.startswith(m) and _SNAPSHOT.fullmatch(name[len(m):])),
-                   key=len, default=None)
-        return self._prices[best] if best else None
+    def override(self, model: str) -> Price | None:
+        """The override of ``model`` (also without a ``provider/`` prefix)."""
+        return self._prices.get(model) or self._prices.get(model.split("/", 1)[-1])
 
-    def cost(self, model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
-        """USD cost of one call (0 with a one-time warning for an unknown model).
+    def priced(self, model: str, endpoint: str | None = None) -> bool:
+        """True when the override table or ``genai-prices`` knows the model (at that endpoint)."""
+        return self.override(model) is not None or _genai(model, endpoint, 1, 1, 0) is not None
+
+    def cost(self, model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, *,
+             endpoint: str | None = None, reported: Any = None, warn: bool = True) -> float:
+        """USD of one call.
 
         Args:
-            model: model name.
+            model: the model's name.
             prompt_tokens: input tokens, including ``cached_tokens``.
             completion_tokens: output tokens.
-            cached_tokens: input tokens the provider served from its prompt cache (billed at
-                ``cached_input`` when the table gives one).
+            cached_tokens: input tokens served from the provider's prompt cache.
+            endpoint: the base URL (None: OpenAI); picks the provider in ``genai-prices``.
+            reported: the cost the server reported in its usage, if any.
+            warn: warn once when nothing prices the model.
         """
-        p = self.lookup(model)
-        if p is None:
-            with _WARN_LOCK:
+        p = self.override(model)
+        if p is not None:
+            cached = min(max(0, cached_tokens), prompt_tokens) if p.cached_input is not None else 0
+            return ((prompt_tokens - cached) * p.input + cached * (p.cached_input or 0.0)
+                    + completion_tokens * p.output) / 1_000_000
+        if isinstance(reported, int | float) and not isinstance(reported, bool) and math.isfinite(reported):
+            return max(0.0, float(reported))
+        got = _genai(model, endpoint, prompt_tokens, completion_tokens, cached_tokens)
+        if got is not None:
+            return got
+        if warn:
+            with self._lock:
                 first = model not in self._warned
                 self._warned.add(model)
             if first:
                 log.warning("no price known for %s: its cost counts as 0 (add it under [prices] in okgen.toml)", model)
-            return 0.0
-        cached = min(max(0, cached_tokens), prompt_tokens) if p.cached_input is not None else 0
-        return ((prompt_tokens - cached) * p.input + cached * (p.cached_input or 0.0)
-                + completion_tokens * p.output) / 1_000_000
+        return 0.0
 
-    def known(self) -> dict[str, Price]:
-        """Every priced model name, sorted."""
-        return dict(sorted(self._prices.items()))
+
+def _genai(model: str, endpoint: str | None, prompt: int, completion: int, cached: int) -> float | None:
+    from genai_prices import Usage, calc_price
+
+    usage = Usage(input_tokens=prompt, output_tokens=completion, cache_read_tokens=min(cached, prompt) or None)
+    try:
+        return float(calc_price(usage, model, provider_api_url=endpoint or OPENAI_URL).total_price)
+    except LookupError:
+        return None
 
 
 class Budget:
-    """A spending limit in USD, shared by every client of a run (thread-safe).
+    """A spending limit in USD shared by every model of a run (thread-safe).
 
-    A call may start only while ``spent + reserved < limit``; it reserves an estimate of its
-    cost until it finishes and is then charged its real cost. So no call starts once the limit
-    is reached, and the overshoot is bounded by the calls already in flight.
+    A call may start only while ``spent + reserved < limit``; it reserves an estimate until it
+    finishes and is then charged its real cost, so the overshoot is bounded by the calls in flight.
 
     Args:
         limit: USD; None for no limit (the budget then only counts).
