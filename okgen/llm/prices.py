@@ -14,6 +14,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from okgen.errors import ConfigError
 from okgen.settings import load_config
@@ -109,7 +110,7 @@ class PriceTable:
         got = _genai(model, endpoint, prompt_tokens, completion_tokens, cached_tokens)
         if got is not None:
             return got
-        if warn:
+        if warn and not _local(endpoint):  # a server on this machine costs nothing: no warning
             with self._lock:
                 first = model not in self._warned
                 self._warned.add(model)
@@ -119,13 +120,27 @@ class PriceTable:
 
 
 def _genai(model: str, endpoint: str | None, prompt: int, completion: int, cached: int) -> float | None:
+    if (model, endpoint) in _UNPRICED or _local(endpoint):
+        return None  # a model on this machine has no list price (and the price data is not loaded)
     from genai_prices import Usage, calc_price
 
     usage = Usage(input_tokens=prompt, output_tokens=completion, cache_read_tokens=min(cached, prompt) or None)
     try:
         return float(calc_price(usage, model, provider_api_url=endpoint or OPENAI_URL).total_price)
     except LookupError:
+        _UNPRICED.add((model, endpoint))
         return None
+
+
+_UNPRICED: set[tuple[str, str | None]] = set()
+
+
+def _local(endpoint: str | None) -> bool:
+    """True for a server on this machine (or ``in-process``)."""
+    if endpoint is None:
+        return False
+    host = urlsplit(endpoint).hostname or endpoint
+    return host in ("localhost", "in-process", "::1", "0.0.0.0") or host.startswith("127.")  # noqa: S104
 
 
 class Budget:
