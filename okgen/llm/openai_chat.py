@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 
 MODES = ("structured", "json", "text")  # strongest first
 MAX_WAIT = 60.0
+# SDK clients by (event loop, base URL, key, timeout) -> (client, ids of the models using it).
+_CLIENTS: dict[tuple[Any, ...], tuple[Any, set[int]]] = {}
 # The mode learnt per (endpoint, model) in this process.
 _LEARNT: dict[tuple[str, str], str] = {}
 _FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|structured output|guided", re.IGNORECASE)
@@ -88,7 +90,7 @@ class OpenAIChat(ChatModel):
         self._api_key = key
         self._asked = {"auto": "structured", "json": "json", "text": "text"}[structured]
         self._sleep = sleep
-        self._clients: dict[Any, Any] = {}
+        self._keys: set[tuple[Any, ...]] = set()
 
     @property
     def endpoint(self) -> str:
@@ -109,23 +111,32 @@ class OpenAIChat(ChatModel):
         return self.prices.priced(self.model, self.endpoint)
 
     def client(self) -> Any:
-        """The SDK's async client of the running event loop (its own retries off: ours decide)."""
+        """The SDK's async client of the running event loop, shared by the models of one server
+        (one connection pool, one TLS context); its own retries are off: ours decide."""
         import asyncio
 
         import openai
 
-        loop = asyncio.get_running_loop()
-        c = self._clients.get(loop)
-        if c is None:
-            c = openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
-            self._clients = {loop: c}
-        return c
+        key = (asyncio.get_running_loop(), self.base_url, self._api_key, self.timeout)
+        entry = _CLIENTS.get(key)
+        if entry is None:
+            entry = _CLIENTS[key] = (openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
+                                                        timeout=self.timeout, max_retries=0), set())
+        entry[1].add(id(self))
+        self._keys.add(key)
+        return entry[0]
 
     async def aclose(self) -> None:
-        """Close the HTTP client."""
-        clients, self._clients = list(self._clients.values()), {}
-        for c in clients:
-            await c.close()
+        """Stop using the shared HTTP client; the last of its users closes it."""
+        keys, self._keys = self._keys, set()
+        for key in keys:
+            entry = _CLIENTS.get(key)
+            if entry is None:
+                continue
+            entry[1].discard(id(self))
+            if not entry[1]:
+                del _CLIENTS[key]
+                await entry[0].close()
 
     def _cost(self, raw: dict[str, Any]) -> float:
         usage = raw.get("usage") if isinstance(raw.get("usage"), dict) else {}
