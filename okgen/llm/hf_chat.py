@@ -105,7 +105,7 @@ class HFChat(ChatModel):
         """Generate one batch (same decoding) and answer in the shape of OpenAI chat completions."""
         torch, tok, r0 = self.torch, self.tokenizer, reqs[0]
         enc = tok([self.render(r) for r in reqs], return_tensors="pt", padding=True, add_special_tokens=False)
-        enc = {k: v.to(self.device) for k, v in enc.items()}
+        enc = {k: enc[k].to(self.device) for k in ("input_ids", "attention_mask")}
         gen: dict[str, Any] = {"max_new_tokens": r0.max_tokens or DEFAULT_MAX_NEW_TOKENS, "pad_token_id": tok.pad_token_id}
         if r0.temperature > 0:
             gen.update(do_sample=True, temperature=r0.temperature, top_p=r0.top_p)
