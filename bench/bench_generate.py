@@ -103,7 +103,7 @@ def bare_sdk(url: str, arts, candidates, concurrency: int, ws: Workspace, seed: 
 
     async def main() -> float:
         sem = asyncio.Semaphore(concurrency)
-        client = openai.AsyncOpenAI(base_url=url, api_key="bench")
+        client = openai.AsyncOpenAI(base_url=url, api_key="bench", timeout=120.0)  # okgen's default timeout
 
         async def call(r) -> None:
             async with sem:

