@@ -126,7 +126,9 @@ def test_generate_and_validate_through_a_server_refusing_json_schema(workspace, 
         return Reply(content=choice["message"]["content"], finish_reason=choice["finish_reason"], usage=out["usage"])
 
     with OpenAIServer(responder=answer, model="smollm2", refuse_json_schema=True) as srv:
-        spec = f"openai/smollm2,base_url={srv.base_url}"
+        # The server answers one request at a time on a CPU: a long timeout (a timed-out request
+        # is not sent again, and would leave its article for a rerun).
+        spec = f"openai/smollm2,base_url={srv.base_url},timeout=1800"
         res = run_generate(DAY, workspace, news, generator=f"{spec},{GEN_OPTS}", validator=f"{spec},{VAL_OPTS}",
                            per_article=2, concurrency=4, progress=False)
         formats = [(r.get("response_format") or {}).get("type") for r in srv.requests]
