@@ -138,3 +138,27 @@ def test_generate_and_validate_through_a_server_refusing_json_schema(workspace, 
     refused = formats.count("json_schema")
     assert 1 <= refused <= len(news) and set(formats[refused:]) == {"json_object"}
     assert res.funnel["usage"]["calls"] == len(formats) - refused  # a refused call is no generation
+
+
+def test_validator_in_process_on_a_real_question(smollm2, news):
+    """The generator above rarely gets a question past the checks: the validator is asked directly."""
+    from okgen.generate.agents import load_agent, packaged_agents_dir
+    from okgen.generate.llm_generator import decoding_from
+    from okgen.generate.records import Candidate
+    from okgen.generate.validator import ERROR, LLMValidator
+    from okgen.llm import chat_model, run_sync
+
+    model, opts = chat_model(f"hf/{smollm2},{VAL_OPTS}")
+    spec = load_agent("validator", packaged_agents_dir())
+    val = LLMValidator(spec, model, decoding_from(spec, opts, 1))
+    a = news[0]
+    c = Candidate(article_id=a.id, index=0, question=f"Which outlet published \"{a.title}\" on April 10, 2025?",
+                  choices=[a.source, "Reuters", "BBC News", "Le Monde"], answer=a.source, short_answer=a.source,
+                  rationale="The article's outlet.", evidence=a.text[:80])
+    res = run_sync(val.ajudge(a, c, seed=1))
+    assert not res.transient and res.prompt_tokens > 0 and res.completion_tokens > 0
+    val.apply(c, res)
+    names = {v.name for v in c.verdicts}
+    # Either every criterion was judged, or the unusable answer is one named verdict that drops it.
+    assert names == {n for n, _ in val.criteria} or (names == {ERROR} and not c.kept)
+    print(f"validator: {res.error_kind or 'ok'}; verdicts {[(v.name, v.passed) for v in c.verdicts]}")
