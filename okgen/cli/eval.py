@@ -37,7 +37,7 @@ def _ints(value: str | None, name: str) -> list[int]:
 @click.option("--format", "fmt", type=click.Choice(["mc", "open"]), default="mc", show_default=True,
               help="mc: multiple choice; open: short answer (needs --scoring generate).")
 @click.option("--template", default=None, help="Prompt template (default: mc-v1 / open-v1).")
-@click.option("--judge", default=None, help="LLM judge of open-answer misses: openai/MODEL[,base_url=...] or 'default'.")
+@click.option("--judge", default=None, help="LLM judge of open-answer misses: a model spec (openai/MODEL[,base_url=...], hf/PATH, vllm/ID) or 'default'.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Score only the first N questions.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Evaluation seed (sampling, bootstrap).")
 @click.option("--temperature", type=click.FloatRange(min=0), default=0.0, show_default=True, help="Generation temperature (0: greedy).")

@@ -68,10 +68,10 @@ def _settings(cfg: dict[str, Any]) -> dict[str, Any]:
 @click.command("generate")
 @click.option("--date", "date", type=_Date(), required=True, help="News date (YYYY-MM-DD, today, yesterday).")
 @click.option("--generator", default=None, metavar="SPEC",
-              help="extractive (offline, the default) or openai/MODEL[,base_url=URL,key=value...].")
-@click.option("--validator", default=None, metavar="SPEC", help="openai/MODEL[,...] or none (the default).")
+              help="extractive (offline, the default), openai/MODEL[,base_url=URL,key=value...], hf/PATH[,...] (in-process) or vllm/ID.")
+@click.option("--validator", default=None, metavar="SPEC", help="A model spec (openai/MODEL[,...], hf/PATH, vllm/ID) or none (the default).")
 @click.option("--probe", "probes", multiple=True, metavar="SPEC",
-              help="Freshness probe model (openai/MODEL...); repeat for several.")
+              help="Freshness probe model spec (openai/MODEL..., hf/PATH, vllm/ID); repeat for several.")
 @click.option("--drop-known/--flag-known", default=None,
               help="Drop questions every probe answers correctly, or only flag them (default: the probe spec).")
 @click.option("--per-article", type=click.IntRange(1, 50), default=None, help="Questions per article (default 5).")
@@ -106,6 +106,7 @@ def generate(date: dt.date | str, generator: str | None, validator: str | None, 
       okgen generate --date 2026-11-21
       okgen generate --date 2026-11-21 --generator openai/gpt-4.1-mini --validator openai/gpt-4.1 --max-cost 5
       okgen generate --date 2026-11-21 --generator openai/Qwen2.5-7B-Instruct,base_url=http://127.0.0.1:8000/v1
+      okgen generate --date 2026-11-21 --generator hf//data/models/SmolLM2-135M-Instruct,max_tokens=512
     """
     from okgen.errors import BudgetExceeded, OkgenError
     from okgen.files import read_jsonl, write_jsonl

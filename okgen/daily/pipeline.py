@@ -146,20 +146,19 @@ def check_model_specs(generator: str | None, validator: str | None, probes: Sequ
     Raises:
         ConfigError: the first bad spec, naming the option and the known ones.
     """
-    from okgen.models.openai_api import CLIENT_OPTIONS
+    from okgen.llm import BACKEND_OPTIONS, DECODING_OPTIONS
     from okgen.models.registry import parse_model_spec
-    from okgen.schema import Decoding
 
-    known = sorted({*CLIENT_OPTIONS, *Decoding.model_fields})
     roles = [("--generator", generator), ("--validator", validator), *(("--probe", p) for p in probes)]
     for flag, spec in roles:
         if spec is None or spec in ("", "none") or (flag == "--generator" and spec in EXTRACTIVE):
             continue
         ms = parse_model_spec(spec)
-        if ms.backend != "openai":
+        if ms.backend not in BACKEND_OPTIONS:
             what = "'extractive' or " if flag == "--generator" else ""
-            raise ConfigError(f"{flag} {spec!r}: use {what}openai/MODEL[,base_url=URL,...] "
+            raise ConfigError(f"{flag} {spec!r}: use {what}openai/MODEL[,base_url=URL,...], hf/PATH or vllm/ID "
                               f"(the {ms.backend!r} backend is for okgen eval)")
+        known = sorted({*BACKEND_OPTIONS[ms.backend], *DECODING_OPTIONS})
         for key, value in ms.options.items():
             if key not in known:
                 raise ConfigError(f"{flag} {spec!r}: unknown option {key!r} (known: {', '.join(known)})")

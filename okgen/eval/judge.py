@@ -4,7 +4,7 @@ The judge is an agent spec (``agents/judge/``: ``spec.toml``, ``system.md``, ``u
 copy ships in the package and is used when the workspace has none). Its name in the eval
 signature is ``<backend>/<model>@<hash of the spec folder>``, so a different model or an
 edited prompt gives a different signature. It runs on any OpenAI-compatible server through
-:class:`~okgen.models.openai_api.OpenAIClient` (cached, retried, structured output).
+:class:`~okgen.llm.ChatModel` of any backend (cached, retried, structured output).
 """
 
 from __future__ import annotations
@@ -78,35 +78,31 @@ class JudgeSpec:
 
 
 class Judge:
-    """An LLM judge on an OpenAI-compatible server.
+    """An LLM judge on any chat backend.
 
     Args:
-        model_spec: ``openai/MODEL[,base_url=...,api_key_env=...]`` (``default``: the spec's model).
+        model_spec: ``openai/MODEL[,base_url=...,api_key_env=...]``, ``hf/PATH`` or ``vllm/ID``
+            (``default``: the spec's model).
         workspace: for the spec folder and the response cache.
     """
 
     def __init__(self, model_spec: str, workspace: Any = None):
+        from okgen.llm import chat_model
         from okgen.models.cache import ResponseCache
-        from okgen.models.openai_api import OpenAIClient
 
         self.spec = JudgeSpec.load(judge_folder(workspace))
         if model_spec in ("default", ""):
             model_spec = self.spec.spec.get("defaults", {}).get("model", "")
         ms = parse_model_spec(model_spec)
-        if ms.backend != "openai":
-            raise ConfigError(f"the judge runs on an OpenAI-compatible server: use openai/MODEL[,base_url=...], got {model_spec!r}")
-        o = ms.options
         cache = ResponseCache(Path(workspace.cache_dir) / "llm.sqlite") if workspace is not None else None
         self.cache = cache
-        self.client = OpenAIClient(ms.model, base_url=o.get("base_url"), api_key_env=str(o.get("api_key_env", "OPENAI_API_KEY")),
-                                   concurrency=ms.int_opt("concurrency", 8), max_retries=ms.int_opt("max_retries", 6),
-                                   cache=cache)
+        self.client, overrides = chat_model(ms, concurrency=8, cache=cache)
         self.name = f"{ms.name}@{self.spec.hash}"
-        self.decoding = self.spec.spec.get("decoding", {})
+        self.decoding = {**self.spec.spec.get("decoding", {}), **overrides}
 
     def decide(self, items: Sequence[tuple[str, str, str]]) -> list[tuple[bool | None, str]]:
         """Judge ``(question, reference, answer)`` triples; ``(None, error)`` where the call failed."""
-        from okgen.models.openai_api import ChatRequest
+        from okgen.llm import ChatRequest
 
         reqs = []
         for question, reference, answer in items:

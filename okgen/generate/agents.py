@@ -25,7 +25,7 @@ from okgen.hashing import sha256_files
 from okgen.settings import Workspace, tomllib
 
 if TYPE_CHECKING:
-    from okgen.models.openai_api import OpenAIClient
+    from okgen.llm import ChatModel
     from okgen.schema import Decoding
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -164,11 +164,11 @@ class ModelAgent:
 
     Args:
         spec: the agent spec.
-        client: the model's client.
+        client: the model (any backend of :mod:`okgen.llm`).
         decoding: decoding parameters.
     """
 
-    def __init__(self, spec: AgentSpec, client: OpenAIClient, decoding: Decoding):
+    def __init__(self, spec: AgentSpec, client: ChatModel, decoding: Decoding):
         self.spec = spec
         self.client = client
         self.decoding = decoding

@@ -1,4 +1,4 @@
-"""The LLM question generator: one chat call per article through :class:`OpenAIClient`.
+"""The LLM question generator: one chat call per article through a :class:`~okgen.llm.ChatModel`.
 
 The answer is parsed leniently so that one bad item does not cost the others: the envelope is
 read as JSON, each question is validated on its own (``schema`` verdict), items beyond the
@@ -21,8 +21,8 @@ from okgen.files import describe_validation_error
 from okgen.generate.agents import AgentSpec
 from okgen.generate.records import Candidate, Usage
 from okgen.generate.text import format_date
-from okgen.models.jsonfix import JSONExtractError, extract_json
-from okgen.models.openai_api import ChatRequest, ChatResult, OpenAIClient
+from okgen.llm import ChatModel, ChatRequest, ChatResult
+from okgen.llm.base import repair_json
 from okgen.schema import AgentInfo, Article, Decoding
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -94,7 +94,7 @@ def cut_text(text: str, limit: int) -> str:
 
 
 class LLMGenerator:
-    """Question generator backed by an OpenAI-compatible model.
+    """Question generator backed by a chat model (any backend).
 
     Args:
         spec: the ``generator`` agent spec.
@@ -102,7 +102,7 @@ class LLMGenerator:
         decoding: decoding parameters (from the spec and the model spec).
     """
 
-    def __init__(self, spec: AgentSpec, client: OpenAIClient, decoding: Decoding):
+    def __init__(self, spec: AgentSpec, client: ChatModel, decoding: Decoding):
         self.spec = spec
         self.client = client
         self.decoding = decoding
@@ -110,8 +110,8 @@ class LLMGenerator:
 
     @property
     def info(self) -> AgentInfo:
-        """Identity for the signature: ``openai/MODEL`` and the spec hash."""
-        return AgentInfo(model=f"openai/{self.client.model}", spec_hash=self.spec.spec_hash, decoding=self.decoding)
+        """Identity for the signature: ``backend/MODEL`` and the spec hash."""
+        return AgentInfo(model=self.client.name, spec_hash=self.spec.spec_hash, decoding=self.decoding)
 
     def request(self, article: Article, n: int) -> ChatRequest:
         """The chat request for one article."""
@@ -143,16 +143,17 @@ def parse_outcome(res: ChatResult, article_id: str, n: int) -> GenOutcome:
         out.error_kind, out.error, out.transient = res.error_kind, res.error, True
         return out
     elif res.error_kind in ("schema", "length"):
-        try:
-            data = extract_json(res.text, allow_truncated=res.error_kind == "length")
-        except JSONExtractError as e:
-            out.error_kind, out.error = res.error_kind, f"{res.error} ({e})"
+        data = repair_json(res.text or "")  # a cut answer keeps its complete questions
+        if data is None:
+            out.error_kind, out.error = res.error_kind, f"{res.error} (no JSON in the answer)"
             return out
         items = data.get("questions") if isinstance(data, dict) else data if isinstance(data, list) else None
         if not isinstance(items, list):
             out.error_kind, out.error = "schema", "the answer holds no list of questions"
             return out
         out.truncated = res.error_kind == "length"
+        if out.truncated:
+            items = items[:-1]  # the question being written when the answer was cut (repaired, not whole)
     else:
         out.error_kind, out.error = res.error_kind or "bad_response", res.error
         return out

@@ -46,8 +46,7 @@ from okgen.generate.records import ArticleResult, Candidate
 from okgen.generate.runner import RunState, build_agents, process_articles
 from okgen.generate.store import GenerateStore
 from okgen.hashing import sha256_json
-from okgen.models.openai_api import run_sync
-from okgen.models.pricing import Budget, PriceTable
+from okgen.llm import Budget, PriceTable, run_sync
 from okgen.schema import AgentInfo, Article, Question
 from okgen.settings import Workspace
 
@@ -180,7 +179,7 @@ def run_generate(
                           drop_known=drop_known if drop_known is not None else gcfg.get("drop_known"),
                           client_options=client_options)
     if budget.limit is not None:
-        unpriced = sorted({c.model for c in agents.clients if price_table.lookup(c.model) is None})
+        unpriced = sorted({c.model for c in agents.clients if hasattr(c, "priced") and not c.priced()})
         if unpriced:
             run_sync(agents.aclose())
             raise ConfigError(f"--max-cost needs a price for every model, and {', '.join(unpriced)} has none: add "
@@ -250,6 +249,8 @@ def run_generate(
             funnel = build_funnel(date, len(targets), results, state.pending, survivors, dict(positions),
                                   validator=val_info is not None, probes=len(probe_infos), stopped=state.stopped,
                                   resumed=resumed, run_usage=state.usage, pending_errors=state.last_error)
+            if agents.clients:  # the structured-output mode each model ended on (learnt from its server)
+                funnel["output_modes"] = agents.output_modes()
             if funnel["articles"]["pending"] == 0:
                 store.save_assembly(run_key, fingerprint, _QUESTIONS.dump_json(questions).decode(), funnel)
     finally:

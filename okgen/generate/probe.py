@@ -16,7 +16,7 @@ from typing import Any
 from okgen.generate.agents import ModelAgent
 from okgen.generate.positions import LETTERS, display_order
 from okgen.generate.records import Candidate
-from okgen.models.openai_api import ChatRequest, ChatResult
+from okgen.llm import ChatRequest, ChatResult
 from okgen.schema import AgentInfo
 
 KNOWN = "probe_known"
@@ -45,12 +45,12 @@ class Probe(ModelAgent):
     @property
     def name(self) -> str:
         """Verdict name of this probe: ``probe:openai/MODEL``, numbered when a model is probed twice."""
-        return self.label or f"probe:openai/{self.client.model}"
+        return self.label or f"probe:{self.client.name}"
 
     @property
     def info(self) -> AgentInfo:
         """Identity for the manifest."""
-        return AgentInfo(model=f"openai/{self.client.model}", spec_hash=self.spec.spec_hash, decoding=self.decoding)
+        return AgentInfo(model=self.client.name, spec_hash=self.spec.spec_hash, decoding=self.decoding)
 
     def request(self, c: Candidate, seed: int) -> tuple[ChatRequest, list[int]]:
         """The question without context, its choices in a seeded order, and that order."""

@@ -85,7 +85,7 @@ class Usage(BaseModel):
     errors: dict[str, int] = Field(default_factory=dict)
 
     def add_result(self, res: Any) -> None:
-        """Add a :class:`~okgen.models.openai_api.ChatResult` (one refused by the budget was never
+        """Add a :class:`~okgen.llm.ChatResult` (one refused by the budget was never
         sent: it is counted under ``errors`` only)."""
         if not res.sent:
             self.errors["budget"] = self.errors.get("budget", 0) + 1

@@ -27,14 +27,15 @@ from okgen.generate.probe import Probe, apply_probes
 from okgen.generate.records import ArticleResult, Usage
 from okgen.generate.text import normalize
 from okgen.generate.validator import LLMValidator
+from okgen.llm import DECODING_OPTIONS, Budget, ChatResult, PriceTable, chat_model
+from okgen.models.base import parse_model_spec
 from okgen.models.cache import ResponseCache
-from okgen.models.openai_api import ChatResult, client_from_spec
-from okgen.models.pricing import Budget, PriceTable
 from okgen.schema import Article
 
 log = logging.getLogger(__name__)
 
 EXTRACTIVE_NAMES = ("extractive", "extractive-v1")
+MODEL_BACKENDS = ("openai/", "hf/", "vllm/")
 # Articles open at once, per call slot: enough for the generator calls to run well ahead of
 # validation, few enough that finished articles are written steadily.
 OPEN_ARTICLES = 4
@@ -60,6 +61,12 @@ class Agents:
         out = [a.client for a in (self.generator, self.validator) if a is not None and hasattr(a, "client")]
         return out + [p.client for p in self.probes]
 
+    def output_modes(self) -> dict[str, str]:
+        """Role -> the structured-output mode its model used (``structured``, ``json``, ``text``, ``guided``)."""
+        roles = [("generator", self.generator), ("validator", self.validator)]
+        roles += [(f"probe{i}", p) for i, p in enumerate(self.probes)]
+        return {r: a.client.mode for r, a in roles if a is not None and hasattr(a, "client")}
+
     async def aclose(self) -> None:
         """Close every client's connections."""
         for c in self.clients:
@@ -77,32 +84,39 @@ def build_agents(root: Any, *, generator: str, validator: str | None, probes: Se
     kw = dict(concurrency=concurrency, cache=cache, prices=prices, budget=budget, **(client_options or {}))
     endpoints: dict[str, Any] = {}
 
-    def llm(spec_str: str, role: str) -> tuple[Any, Any]:
-        client, rest = client_from_spec(spec_str, **kw)
-        endpoints[role] = client.base_url
-        return client, rest
+    loaded: dict[str, Any] = {}
+
+    def llm(spec_str: str, role: str) -> tuple[Any, dict[str, str]]:
+        ms = parse_model_spec(spec_str)
+        # One in-process model serves every role that names it (decoding options apart).
+        key = repr((ms.backend, ms.model, sorted((k, str(v)) for k, v in ms.options.items() if k not in DECODING_OPTIONS)))
+        if ms.backend == "openai" or key not in loaded:
+            loaded[key] = chat_model(ms, **kw)[0]
+        client = loaded[key]
+        endpoints[role] = client.endpoint
+        return client, {k: str(v) for k, v in ms.options.items() if k in DECODING_OPTIONS}
 
     specs: list[AgentSpec] = []
     gen_name = (generator or "extractive").strip()
     if gen_name in EXTRACTIVE_NAMES:
         spec = load_agent("extractive", root)
         gen: ExtractiveGenerator | LLMGenerator = ExtractiveGenerator(spec, seed)
-    elif gen_name.startswith("openai/"):
+    elif gen_name.startswith(MODEL_BACKENDS):
         spec = load_agent("generator", root)
         client, rest = llm(gen_name, "generator")
         gen = LLMGenerator(spec, client, decoding_from(spec, rest, seed))
-        _no_leftovers(gen_name, rest)
     else:
-        raise ConfigError(f"unknown generator {gen_name!r}: use 'extractive' or 'openai/MODEL[,base_url=URL,...]'")
+        raise ConfigError(f"unknown generator {gen_name!r}: use 'extractive', 'openai/MODEL[,base_url=URL,...]', "
+                          "'hf/PATH' or 'vllm/ID'")
     specs.append(spec)
     val = None
     if not is_off(validator):
-        if not validator.startswith("openai/"):
-            raise ConfigError(f"unknown validator {validator!r}: use 'openai/MODEL[,base_url=URL,...]' or 'none'")
+        if not validator.startswith(MODEL_BACKENDS):
+            raise ConfigError(f"unknown validator {validator!r}: use 'openai/MODEL[,base_url=URL,...]', 'hf/PATH', "
+                              "'vllm/ID' or 'none'")
         vspec = load_agent("validator", root)
         client, rest = llm(validator, "validator")
         val = LLMValidator(vspec, client, decoding_from(vspec, rest, seed))
-        _no_leftovers(validator, rest)
         specs.append(vspec)
     plist: list[Probe] = []
     probes = [p for p in probes if not is_off(p)]  # "--probe none" turns off the probes of okgen.toml
@@ -114,7 +128,6 @@ def build_agents(root: Any, *, generator: str, validator: str | None, probes: Se
         for i, p in enumerate(probes):
             client, rest = llm(p, f"probe{i}")
             plist.append(Probe(pspec, client, decoding_from(pspec, rest, seed)))
-            _no_leftovers(p, rest)
         names = [p.name for p in plist]
         for i, p in enumerate(plist):  # one model probed twice (two servers, two temperatures): keep the verdicts apart
             if names.count(names[i]) > 1:
@@ -125,13 +138,6 @@ def build_agents(root: Any, *, generator: str, validator: str | None, probes: Se
 def is_off(spec: str | None) -> bool:
     """True for "no agent": None, "", "none", "no", "off"."""
     return not spec or spec.strip().lower() in ("none", "no", "off")
-
-
-def _no_leftovers(spec: str, rest: dict[str, str]) -> None:
-    if rest:
-        raise ConfigError(f"unknown option(s) {', '.join(sorted(rest))} in model spec {spec!r} "
-                          "(known: base_url, api_key_env, timeout, max_retries, structured, concurrency, "
-                          "temperature, top_p, max_tokens, seed)")
 
 
 class PriorityLimiter:

@@ -23,7 +23,7 @@ from okgen.generate.llm_generator import cut_text
 from okgen.generate.positions import LETTERS, display_order
 from okgen.generate.records import Candidate
 from okgen.generate.text import format_date
-from okgen.models.openai_api import ChatRequest, ChatResult, OpenAIClient
+from okgen.llm import ChatModel, ChatRequest, ChatResult
 from okgen.schema import AgentInfo, Article, Decoding
 
 ERROR = "validator_error"
@@ -37,9 +37,9 @@ class CriterionVerdict(BaseModel):
 
 
 class LLMValidator(ModelAgent):
-    """Validator backed by an OpenAI-compatible model (``spec`` is the ``validator`` agent spec)."""
+    """Validator backed by a chat model (any backend) (``spec`` is the ``validator`` agent spec)."""
 
-    def __init__(self, spec: AgentSpec, client: OpenAIClient, decoding: Decoding):
+    def __init__(self, spec: AgentSpec, client: ChatModel, decoding: Decoding):
         super().__init__(spec, client, decoding)
         self.max_chars = int(spec.section("prompt").get("max_article_chars", 12000))
         crit = spec.data.get("criteria") or []
@@ -55,7 +55,7 @@ class LLMValidator(ModelAgent):
     @property
     def info(self) -> AgentInfo:
         """Identity for the signature."""
-        return AgentInfo(model=f"openai/{self.client.model}", spec_hash=self.spec.spec_hash, decoding=self.decoding)
+        return AgentInfo(model=self.client.name, spec_hash=self.spec.spec_hash, decoding=self.decoding)
 
     @cached_property
     def schema(self) -> type[BaseModel]:

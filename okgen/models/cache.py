@@ -4,7 +4,7 @@ The key covers the model, every decoding parameter, the messages and the output 
 rerun of the same work costs nothing and gives the same answers. Only successful HTTP answers
 are stored (an invalid JSON answer is a successful answer and is cached too, so the rerun drops
 the same items). Sampling without a seed is never cached (the caller decides; see
-``OpenAIClient._cacheable``). The cache lives in the workspace at ``data/cache/llm.sqlite``.
+:class:`okgen.llm.ChatModel`). The cache lives in the workspace at ``data/cache/llm.sqlite``.
 """
 
 from __future__ import annotations

@@ -15,17 +15,19 @@ Spec: ``openai/MODEL[,key=value...]``. Options: ``base_url`` (None: OpenAI),
 * ``generate``: chat completions, greedy unless a temperature is given (seeded).
 
 Retries, concurrency, usage accounting and the SQLite response cache come from
-:mod:`okgen.models.openai_api`.
+:mod:`okgen.llm.openai_chat`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import random
 from collections.abc import Sequence
 from typing import Any
 
+from okgen.llm import ChatRequest, ChatResult, run_sync
+from okgen.llm.base import CallError
+from okgen.llm.openai_chat import OpenAIChat
 from okgen.models.base import (
     NEG_INF,
     Backend,
@@ -36,16 +38,6 @@ from okgen.models.base import (
     estimate_tokens,
 )
 from okgen.models.cache import ResponseCache, request_key
-from okgen.models.openai_api import (
-    MAX_BACKOFF,
-    RETRY_STATUS,
-    ChatRequest,
-    ChatResult,
-    OpenAIClient,
-    _retry_after,
-    _server_id,
-    run_sync,
-)
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +59,7 @@ class OpenAIBackend(Backend):
         self.cache = None
         if o.get("cache", True) and workspace is not None:
             self.cache = ResponseCache(workspace.cache_dir / "llm.sqlite")
-        self.client = OpenAIClient(
+        self.client = OpenAIChat(
             spec.model, base_url=o.get("base_url"), api_key_env=str(o.get("api_key_env", "OPENAI_API_KEY")),
             concurrency=spec.int_opt("concurrency", 16), max_retries=spec.int_opt("max_retries", 6),
             timeout=spec.float_opt("timeout", 120.0), cache=self.cache, structured="text")
@@ -125,45 +117,32 @@ class OpenAIBackend(Backend):
 
     # -- /v1/completions ----------------------------------------------------------------
     async def _completions_many(self, jobs: list[tuple[str, str]]) -> list[tuple[float, int, str | None]]:
-        client = self.client._new_client()  # the chat client's settings and TLS context
         sem = asyncio.Semaphore(self.client.concurrency)
 
         async def one(ctx: str, cont: str) -> tuple[float, int, str | None]:
             async with sem:
-                return await self._completion(client, ctx, cont)
+                return await self._completion(ctx, cont)
 
         try:
             return list(await asyncio.gather(*(one(c, x) for c, x in jobs)))
         finally:
-            await client.close()
+            await self.client.aclose()
 
-    async def _completion(self, client: Any, ctx: str, cont: str) -> tuple[float, int, str | None]:
-        import openai
-
+    async def _completion(self, ctx: str, cont: str) -> tuple[float, int, str | None]:
         payload = {"model": self.spec.model, "prompt": ctx + cont, "max_tokens": 1, "temperature": 0.0,
                    "logprobs": 1, "echo": True, "seed": self._seed()}
-        key = (request_key({"endpoint": "completions", "server": _server_id(self.client.base_url), **payload})
+        key = (request_key({"endpoint": "completions", "server": self.client.endpoint, **payload})
                if self.cache is not None else None)
         raw = self.cache.get(key) if key is not None else None
-        attempt = 0
-        while raw is None:
+        if raw is None:
+            c = self.client
             try:
-                resp = await client.completions.with_raw_response.create(**payload)
-                raw = resp.http_response.json()
-                self.completion_calls += 1
-                if key is not None:
-                    self.cache.put(key, self.spec.model, payload, raw)
-            except (openai.APIConnectionError, openai.APITimeoutError, openai.APIStatusError) as e:
-                status = getattr(e, "status_code", None)
-                if status is not None and status not in RETRY_STATUS and status < 500:
-                    return NEG_INF, 0, f"HTTP {status} from /v1/completions: {str(e)[:200]}"
-                if attempt >= self.client.max_retries:
-                    return NEG_INF, 0, f"/v1/completions failed after {attempt} retries: {str(e)[:200]}"
-                wait = _retry_after(getattr(e, "response", None))
-                if wait is None:
-                    wait = min(MAX_BACKOFF, self.client.backoff_base * 2 ** attempt) * (0.5 + random.random() / 2)  # noqa: S311
-                attempt += 1
-                await asyncio.sleep(wait)
+                raw = await c.call(lambda: c.raw(c.client().completions.with_raw_response.create(**payload)))
+            except CallError as e:
+                return NEG_INF, 0, f"/v1/completions failed: {str(e)[:200]}"
+            self.completion_calls += 1
+            if key is not None:
+                self.cache.put(key, self.spec.model, payload, raw)
         return _echo_loglik(raw, len(ctx), len(ctx) + len(cont))
 
     # -- identity ---------------------------------------------------------------------

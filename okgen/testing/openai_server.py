@@ -55,6 +55,11 @@ class Reply:
     usage: dict[str, int] | None = None
 
 
+# What llama.cpp's server answers to a json_schema response format (an internal error naming it).
+LLAMA_CPP_REFUSAL = {"error": {"code": 500, "type": "server_error",
+                               "message": "response_format type must be one of \"text\" or \"json_object\", "
+                                          "but got: json_schema"}}
+
 Responder = Callable[[dict[str, Any], str], "Reply | str"]
 
 
@@ -76,11 +81,15 @@ class OpenAIServer:
             ``endpoint`` is ``"chat"`` or ``"completions"``.
         latency: seconds added to every answer.
         model: model name reported by ``/v1/models``.
+        refuse_json_schema: answer a ``json_schema`` response format with HTTP 500, as
+            llama.cpp's server does (it takes ``text`` and ``json_object`` with a ``schema``).
     """
 
-    def __init__(self, responder: Responder | None = None, latency: float = 0.0, model: str = "fake-model"):
+    def __init__(self, responder: Responder | None = None, latency: float = 0.0, model: str = "fake-model",
+                 refuse_json_schema: bool = False):
         self.responder = responder
         self.model = model
+        self.refuse_json_schema = refuse_json_schema
         self.requests: list[dict[str, Any]] = []
         self.calls: Counter[str] = Counter()
         self._script: deque[Reply] = deque()
@@ -140,6 +149,9 @@ class OpenAIServer:
         with self._lock:
             self.requests.append(payload)
             self.calls[endpoint] += 1
+            fmt = payload.get("response_format") if isinstance(payload.get("response_format"), dict) else {}
+            if self.refuse_json_schema and fmt.get("type") not in (None, "text", "json_object"):
+                return Route(status=500, body=json.dumps(LLAMA_CPP_REFUSAL), content_type="application/json")
             reply = self._script.popleft() if self._script else None
         if reply is None:
             if self.responder is None:

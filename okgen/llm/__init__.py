@@ -1,0 +1,84 @@
+"""One chat-model layer for every agent (generator, validator, freshness probe, judge).
+
+``chat_model("openai/gpt-4.1-mini")``, ``chat_model("hf/HuggingFaceTB/SmolLM2-135M-Instruct")`` or
+``chat_model("vllm/meta-llama/Llama-3.1-8B-Instruct")`` gives a :class:`ChatModel` whose
+``await complete(messages, schema=None, **decoding)`` returns ``(parsed output or text, result)``;
+``achat``/``complete_many`` take :class:`ChatRequest` s. The spec is the one ``okgen eval --model``
+takes (:func:`okgen.models.base.parse_model_spec`). Backends are imported on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from okgen.errors import ConfigError
+from okgen.llm.base import TRANSIENT_KINDS, ChatModel, ChatRequest, ChatResult, Stats, run_sync
+from okgen.llm.prices import Budget, PriceTable
+from okgen.models.base import ModelSpec, parse_model_spec
+from okgen.registry import Registry
+
+CHAT_BACKENDS = Registry("chat backend", {
+    "openai": "okgen.llm.openai_chat:OpenAIChat",
+    "hf": "okgen.llm.hf_chat:HFChat",
+    "vllm": "okgen.llm.vllm_chat:VLLMChat",
+})
+# Spec options that are decoding, for the caller (the rest configure the backend).
+DECODING_OPTIONS = ("temperature", "top_p", "max_tokens", "seed")
+# Spec options each backend takes (besides the decoding ones).
+BACKEND_OPTIONS = {
+    "openai": ("base_url", "api_key_env", "timeout", "max_retries", "structured", "concurrency"),
+    "hf": ("device", "dtype", "batch_size", "gguf_file", "revision", "trust_remote_code"),
+    "vllm": ("dtype", "batch_size", "tensor_parallel_size", "gpu_memory_utilization", "max_model_len",
+             "revision", "trust_remote_code"),
+}
+
+
+def chat_model(spec: str | ModelSpec, **kw: Any) -> tuple[ChatModel, dict[str, str]]:
+    """Build the chat model a spec names.
+
+    Args:
+        spec: ``openai/NAME[,base_url=URL,...]``, ``hf/PATH[,device=cuda,...]`` or ``vllm/ID[,...]``.
+        **kw: :class:`ChatModel` options (concurrency, cache, prices, budget; for ``openai``
+            also timeout and max_retries); the spec's own options win.
+
+    Returns:
+        The model and the spec's decoding options (``temperature``, ``top_p``, ``max_tokens``,
+        ``seed``) as text, for the agent.
+
+    Raises:
+        ConfigError: a malformed spec, an unknown backend or option, a bad option value.
+        MissingExtraError: the backend's optional dependency is not installed.
+    """
+    ms = spec if isinstance(spec, ModelSpec) else parse_model_spec(spec)
+    known = BACKEND_OPTIONS.get(ms.backend)
+    if known is None:
+        raise ConfigError(f"unknown chat backend {ms.backend!r} in model spec {ms.text or ms.name!r}; "
+                          f"known: {', '.join(BACKEND_OPTIONS)}")
+    unknown = sorted(set(ms.options) - set(known) - set(DECODING_OPTIONS))
+    if unknown:
+        raise ConfigError(f"unknown option(s) {', '.join(unknown)} in model spec {ms.text or ms.name!r} "
+                          f"(known: {', '.join(known + DECODING_OPTIONS)})")
+    decoding = {k: str(v) for k, v in ms.options.items() if k in DECODING_OPTIONS}
+    opts = {k: v for k, v in ms.options.items() if k in known}
+    if ms.backend != "openai":
+        for k in ("timeout", "max_retries"):
+            kw.pop(k, None)
+        if "batch_size" in opts:
+            opts["concurrency"] = ms.int_opt("batch_size")
+            del opts["batch_size"]
+    else:
+        for k in ("timeout",):
+            if k in opts:
+                opts[k] = ms.float_opt(k)
+        for k in ("max_retries", "concurrency"):
+            if k in opts:
+                opts[k] = ms.int_opt(k)
+        for k in ("base_url", "api_key_env", "structured"):
+            if k in opts:
+                opts[k] = str(opts[k])
+    cls = CHAT_BACKENDS.get(ms.backend)
+    return cls(ms.model, **{**kw, **opts}), decoding
+
+
+__all__ = ["Budget", "ChatModel", "ChatRequest", "ChatResult", "PriceTable", "Stats", "TRANSIENT_KINDS",
+           "chat_model", "run_sync"]

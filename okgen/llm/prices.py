@@ -1,0 +1,186 @@
+"""Token cost of API calls, and the spending limit behind ``--max-cost``.
+
+A call's cost is, in order: the override table (``[prices."MODEL"]`` in okgen.toml or a
+``--prices FILE``, USD per million tokens), the cost the server reports in its usage (OpenRouter
+and others), then the maintained price database of ``genai-prices`` (model matched for the
+provider of the base URL). A model priced by none costs 0, with one warning.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from okgen.errors import ConfigError
+from okgen.settings import load_config
+
+log = logging.getLogger(__name__)
+
+OPENAI_URL = "https://api.openai.com/v1"
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million input and output tokens (and cached input tokens, when it differs)."""
+
+    input: float
+    output: float
+    cached_input: float | None = None
+
+
+class PriceTable:
+    """The override table, backed by ``genai-prices``.
+
+    Args:
+        prices: model name -> ``{"input": x, "output": y[, "cached_input": z]}``.
+    """
+
+    def __init__(self, prices: dict[str, Any] | None = None):
+        self._prices: dict[str, Price] = {}
+        self._warned: set[str] = set()
+        self._lock = threading.Lock()
+        if prices:
+            self.update(prices)
+
+    @classmethod
+    def default(cls, extra: dict[str, Any] | None = None, files: list[str | Path] | None = None) -> PriceTable:
+        """A table of the overrides in TOML ``files`` and then ``extra`` (later wins).
+
+        Raises:
+            ConfigError: a missing file or a malformed entry.
+        """
+        table = cls()
+        for f in files or []:
+            cfg = load_config(f)
+            if not cfg and not Path(f).exists():
+                raise ConfigError(f"{f}: no such price file")
+            table.update(cfg.get("prices", cfg))
+        if extra:
+            table.update(extra)
+        return table
+
+    def update(self, prices: dict[str, Any]) -> None:
+        """Add or replace overrides.
+
+        Raises:
+            ConfigError: ``prices`` is not a table of model -> {input, output}.
+        """
+        if not isinstance(prices, dict):
+            raise ConfigError(f"prices must be a table of model = {{input = ..., output = ...}}, got {prices!r}"[:200])
+        for model, p in prices.items():
+            try:
+                self._prices[model] = Price(float(p["input"]), float(p["output"]),
+                                            float(p["cached_input"]) if p.get("cached_input") is not None else None)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                raise ConfigError(f"price of {model!r} needs numeric 'input' and 'output' (USD per 1M tokens)") from None
+
+    def override(self, model: str) -> Price | None:
+        """The override of ``model`` (also without a ``provider/`` prefix)."""
+        return self._prices.get(model) or self._prices.get(model.split("/", 1)[-1])
+
+    def priced(self, model: str, endpoint: str | None = None) -> bool:
+        """True when the override table or ``genai-prices`` knows the model (at that endpoint)."""
+        return self.override(model) is not None or _genai(model, endpoint, 1, 1, 0) is not None
+
+    def cost(self, model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, *,
+             endpoint: str | None = None, reported: Any = None, warn: bool = True) -> float:
+        """USD of one call.
+
+        Args:
+            model: the model's name.
+            prompt_tokens: input tokens, including ``cached_tokens``.
+            completion_tokens: output tokens.
+            cached_tokens: input tokens served from the provider's prompt cache.
+            endpoint: the base URL (None: OpenAI); picks the provider in ``genai-prices``.
+            reported: the cost the server reported in its usage, if any.
+            warn: warn once when nothing prices the model.
+        """
+        p = self.override(model)
+        if p is not None:
+            cached = min(max(0, cached_tokens), prompt_tokens) if p.cached_input is not None else 0
+            return ((prompt_tokens - cached) * p.input + cached * (p.cached_input or 0.0)
+                    + completion_tokens * p.output) / 1_000_000
+        if isinstance(reported, int | float) and not isinstance(reported, bool) and math.isfinite(reported):
+            return max(0.0, float(reported))
+        got = _genai(model, endpoint, prompt_tokens, completion_tokens, cached_tokens)
+        if got is not None:
+            return got
+        if warn and not _local(endpoint):  # a server on this machine costs nothing: no warning
+            with self._lock:
+                first = model not in self._warned
+                self._warned.add(model)
+            if first:
+                log.warning("no price known for %s: its cost counts as 0 (add it under [prices] in okgen.toml)", model)
+        return 0.0
+
+
+def _genai(model: str, endpoint: str | None, prompt: int, completion: int, cached: int) -> float | None:
+    if (model, endpoint) in _UNPRICED or _local(endpoint):
+        return None  # a model on this machine has no list price (and the price data is not loaded)
+    from genai_prices import Usage, calc_price
+
+    usage = Usage(input_tokens=prompt, output_tokens=completion, cache_read_tokens=min(cached, prompt) or None)
+    try:
+        return float(calc_price(usage, model, provider_api_url=endpoint or OPENAI_URL).total_price)
+    except LookupError:
+        _UNPRICED.add((model, endpoint))
+        return None
+
+
+_UNPRICED: set[tuple[str, str | None]] = set()
+
+
+def _local(endpoint: str | None) -> bool:
+    """True for a server on this machine (or ``in-process``)."""
+    if endpoint is None:
+        return False
+    host = urlsplit(endpoint).hostname or endpoint
+    return host in ("localhost", "in-process", "::1", "0.0.0.0") or host.startswith("127.")  # noqa: S104
+
+
+class Budget:
+    """A spending limit in USD shared by every model of a run (thread-safe).
+
+    A call may start only while ``spent + reserved < limit``; it reserves an estimate until it
+    finishes and is then charged its real cost, so the overshoot is bounded by the calls in flight.
+
+    Args:
+        limit: USD; None for no limit (the budget then only counts).
+    """
+
+    def __init__(self, limit: float | None = None):
+        if limit is not None and not (isinstance(limit, int | float) and math.isfinite(limit) and limit >= 0):
+            raise ConfigError(f"a budget must be a number >= 0 USD, got {limit!r}")
+        self.limit = limit
+        self.spent = 0.0
+        self.reserved = 0.0
+        self.refused = 0
+        self._lock = threading.Lock()
+
+    def try_reserve(self, estimate: float) -> bool:
+        """Reserve ``estimate`` USD for a call; False (and nothing reserved) when exhausted."""
+        with self._lock:
+            if self.limit is not None and self.spent + self.reserved >= self.limit:
+                self.refused += 1
+                return False
+            self.reserved += estimate
+            return True
+
+    def settle(self, estimate: float, actual: float) -> None:
+        """Release a reservation and charge the call's real cost."""
+        with self._lock:
+            self.reserved = max(0.0, self.reserved - estimate)
+            self.spent += actual
+
+    @property
+    def exhausted(self) -> bool:
+        """True once the spent money reaches the limit."""
+        return self.limit is not None and self.spent >= self.limit
+
+    def __repr__(self) -> str:
+        return f"Budget(limit={self.limit}, spent={self.spent:.6f}, reserved={self.reserved:.6f})"

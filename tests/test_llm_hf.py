@@ -1,0 +1,95 @@
+"""okgen.llm's in-process transformers backend on a tiny chat model built in the test."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+
+import pytest
+from pydantic import BaseModel
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from okgen.cli.main import main  # noqa: E402
+from okgen.errors import ConfigError  # noqa: E402
+from okgen.files import write_jsonl  # noqa: E402
+from okgen.llm import ChatRequest, chat_model, run_sync  # noqa: E402
+from okgen.llm.hf_chat import HFChat  # noqa: E402
+from okgen.testing.news import fixture_articles  # noqa: E402
+from okgen.testing.tiny_lm import build_tiny_lm  # noqa: E402
+
+DAY = dt.date(2026, 11, 21)
+
+
+class City(BaseModel):
+    city: str
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    texts = [a.text for a in fixture_articles()]
+    return build_tiny_lm(tmp_path_factory.mktemp("chat"), texts, arch="llama", max_positions=1024, chat_template=True)
+
+
+def req(text: str, **kw) -> ChatRequest:
+    return ChatRequest(messages=({"role": "system", "content": "Be brief."}, {"role": "user", "content": text}), **kw)
+
+
+def test_batched_generation_matches_one_at_a_time(tiny, monkeypatch):
+    model, decoding = chat_model(f"hf/{tiny},device=cpu,batch_size=8,max_tokens=12")
+    assert isinstance(model, HFChat) and model.concurrency == 8 and decoding == {"max_tokens": "12"}
+    batches = []
+    real = model.generate
+    monkeypatch.setattr(model, "generate", lambda reqs: batches.append(len(reqs)) or real(reqs))
+    prompts = ["Where is Gdansk?", "Who leads Kestrel Airways and why did the pilots strike?", "Trees?"]
+    together = model.chat_many([req(p, max_tokens=12) for p in prompts])
+    assert batches == [3]  # arrived together: one left-padded batch
+    alone = [model.chat(req(p, max_tokens=12)) for p in prompts]
+    assert [r.text for r in together] == [r.text for r in alone]
+    for p, r in zip(prompts, together):
+        assert r.ok and r.finish_reason in ("stop", "length") and 0 < r.completion_tokens <= 12
+        ids = model.tokenizer(model.render(req(p)), add_special_tokens=False)["input_ids"]
+        assert r.prompt_tokens == len(ids) and r.cost == 0.0 and r.mode == "text"
+    assert model.stats.calls == 6 and model.name == f"hf/{tiny}"
+
+
+def test_schema_goes_into_the_prompt_and_random_output_is_a_final_error(tiny):
+    model, _ = chat_model(f"hf/{tiny}")
+    assert "JSON schema" in model.render(req("x", schema=City)) and '"city"' in model.render(req("x", schema=City))
+    out, res = run_sync(model.complete([{"role": "user", "content": "Name a city."}], schema=City, max_tokens=8))
+    assert out is None and res.error_kind in ("invalid_json", "schema", "length") and not res.transient
+
+
+def test_no_chat_template_and_bad_options_are_config_errors(tmp_path):
+    plain = build_tiny_lm(tmp_path / "plain", ["some words here"] * 20, vocab_size=300, hidden=16, heads=2)
+    with pytest.raises(ConfigError, match="no chat template"):
+        chat_model(f"hf/{plain}")
+    with pytest.raises(ConfigError, match="cannot load hf model"):
+        chat_model(f"hf/{tmp_path / 'missing'}")
+    with pytest.raises(ConfigError, match="unknown option"):
+        chat_model(f"hf/{plain},base_url=http://x")
+
+
+def test_okgen_generate_with_an_hf_generator_and_validator(tiny, workspace, capsys, tmp_path):
+    """A random model writes no usable question: the run still finishes and says why in its funnel."""
+    arts = tmp_path / "articles.jsonl"
+    write_jsonl(arts, [a for a in fixture_articles() if a.date == DAY][:2])
+    spec = f"hf/{tiny},max_tokens=24"
+    try:
+        with pytest.raises(SystemExit) as e:
+            main(["--json", "generate", "--date", str(DAY), "--articles", str(arts), "--generator", spec,
+                  "--validator", spec])
+    finally:
+        root = logging.getLogger()
+        for h in [h for h in root.handlers if getattr(h, "_okgen", False)]:
+            root.removeHandler(h)
+    out = capsys.readouterr()
+    assert e.value.code == 1 and "no question kept" in out.err  # one clear line, not a traceback
+    data = json.loads(out.out)
+    f = data["funnel"]
+    assert f["articles"]["total"] == 2 and f["articles"]["pending"] == 0
+    assert f["articles"]["total"] == f["articles"]["generated"] + sum(f["articles"]["failed"].values())
+    assert f["output_modes"] == {"generator": "text", "validator": "text"}
+    assert data["generator"]["model"] == f"hf/{tiny}" and f["kept"] == 0
