@@ -118,7 +118,8 @@ def test_review_sheet_round_trip_with_two_reviewers(make_snapshot, tmp_path, cap
     assert code == 0 and "review: 17/24 usable" in out and "reviewer agreement" in out
     # Reports (okgen report) show the evidence of the runs' snapshots found in the workspace.
     from okgen.settings import Workspace
-    from okgen.snapshot.quality import quality_of_snapshots, render_quality_markdown
+    from okgen.snapshot.quality import render_quality_markdown
+    from okgen.snapshot.store import quality_of_snapshots
 
     short = snap.manifest.content_hash[:12]
     found = quality_of_snapshots([short, "0123456789ab"], Workspace.from_env())

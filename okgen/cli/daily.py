@@ -77,7 +77,7 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
                      use_cache=False if no_cache else None)
     opts = DailyOptions.from_config(ws.config(), **overrides)
     if not opts.llm_configured and not (force and not opts.generator_chosen):  # --force keeps the day's generator
-        note("okgen: no LLM endpoint configured: using the offline extractive generator (gen:extractive-v1); "
+        note("okgen: no LLM endpoint configured: using the offline generator (gen:extractive-v2, spaCy); "
              "set [generate] generator in okgen.toml or pass --generator openai/MODEL")
 
     def on_stage(stage, status, counts):

@@ -28,7 +28,8 @@ def report(runs: tuple[str, ...], out: str | None, plots: bool, json_out: bool) 
     """
     from okgen.cli.common import get_ctx
     from okgen.eval.report import build_report, load_rows, plot_report, render_markdown
-    from okgen.snapshot.quality import quality_of_snapshots, render_quality_markdown
+    from okgen.snapshot.quality import render_quality_markdown
+    from okgen.snapshot.store import quality_of_snapshots
 
     rows = load_rows(runs)
     data = build_report(rows)

@@ -39,7 +39,7 @@ from okgen.settings import Workspace
 log = logging.getLogger(__name__)
 
 STAGES = ("ingest", "generate", "snapshot", "index", "publish")
-EXTRACTIVE = ("extractive", "extractive-v1")
+EXTRACTIVE = ("extractive", "extractive-v2")
 
 
 @dataclass

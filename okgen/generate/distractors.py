@@ -63,7 +63,9 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
 
     def ok(c: str) -> bool:
         cn = _bare(c)
-        return (cn != a_norm and cn.strip() not in a_norm and a_norm.strip() not in cn
+        # Neither contains the other ("Department of Homeland Security" is "The U.S. Department
+        # of Homeland Security"), word for word.
+        return (cn != a_norm and f" {cn} " not in f" {a_norm} " and f" {a_norm} " not in f" {cn} "
                 and not contains(article_norm, c) and not contains(q_norm, c))
 
     if kind in POOL_KINDS:
@@ -105,7 +107,7 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
 
 def _bare(text: str) -> str:
     """Normalised, without a leading article: "The Supreme Court" and "Supreme Court" are one."""
-    n = normalize(text)
+    n = normalize(text).strip()
     return n[4:] if n.startswith("the ") else n
 
 

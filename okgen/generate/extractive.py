@@ -33,6 +33,7 @@ from typing import Any
 from okgen.generate import distractors as dis
 from okgen.generate.agents import AgentSpec
 from okgen.generate.nlp import load_pipeline, pipeline_id
+from okgen.generate.overlap import MAX_SHARED_RUN, NAME_LABELS, ArticleTokens, longest_shared_run
 from okgen.generate.records import Candidate
 from okgen.generate.sentences import in_gazetteer, usable_sentence, well_formed_name
 from okgen.generate.stems import Stem, answer_kind, make_stem
@@ -147,6 +148,8 @@ class ExtractiveGenerator:
 
     def _items(self, article: Article, doc: Any, majority: dict[str, str], pool: ExtractivePool) -> list[_Item]:
         full_names = _full_names(doc)
+        index = ArticleTokens(f"{article.title}\n{article.text}")
+        names = [e.text for e in doc.ents if e.label_ in NAME_LABELS]
         date_s = format_date(article.date)
         items = []
         for i, sent in enumerate(doc.sents):
@@ -175,6 +178,8 @@ class ExtractiveGenerator:
                     stem = Stem(stem.question, stem.kind, full, stem.form)
                 if normalize(stem.answer) in normalize(stem.question):
                     continue
+                if longest_shared_run(stem.question, index, names=names) > MAX_SHARED_RUN:
+                    continue  # still copies the article: the stem_overlap gate would drop it
                 score = (self.weights.get(kind, 0.5) + FORM_WEIGHT.get(stem.form, 0.0)
                          - self.position_penalty * i
                          + (self.novelty_bonus if normalize(stem.answer) not in pool.seen_before else 0.0))

@@ -1,6 +1,6 @@
 """Word lists for the offline extractive generator: titles, organisation words, places.
 
-Small, hand-written and versioned with the code (``extractive-v1``): they tell a person from an
+Small, hand-written and versioned with the code (``extractive-v2``): they tell a person from an
 organisation or a place in capitalised spans without a downloaded model, and give same-kind
 distractors for places when the day's other articles offer too few.
 """

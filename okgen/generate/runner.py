@@ -34,7 +34,7 @@ from okgen.schema import Article
 
 log = logging.getLogger(__name__)
 
-EXTRACTIVE_NAMES = ("extractive", "extractive-v1")
+EXTRACTIVE_NAMES = ("extractive", "extractive-v2")
 MODEL_BACKENDS = ("openai/", "hf/", "vllm/")
 # Articles open at once, per call slot: enough for the generator calls to run well ahead of
 # validation, few enough that finished articles are written steadily.

@@ -30,6 +30,8 @@ BOILERPLATE = re.compile(
     r"this story (?:has been|was) updated|copyright|\bvideo\b|\bpodcast\b|\bplaylist\b|"
     r"you can (?:now )?(?:watch|listen|stream)|best deals?|promo code)",
     re.IGNORECASE)
+# "LONDON (Reuters) - ...", "NAIROBI, Kenya — ...": the statement is glued to a dateline.
+DATELINE = re.compile(r"^[A-Z][A-Z .'-]{2,}(?:,\s*[A-Z][A-Za-z .]+)?\s*(?:\([^)]{1,40}\))?\s*[-\u2013\u2014]\s+")
 FUNCTION_WORDS = ("the", "a", "an", "at", "in", "on", "of", "to", "for", "and", "with", "from", "by", "is")
 KEEP_CAPS = frozenset({"US", "UK", "EU", "UN", "NATO", "AI", "CEO", "FBI", "CIA", "NASA", "GDP", "NHS",
                        "BBC", "CNN", "NBA", "NFL", "NHL", "MLB", "FIFA", "UEFA", "WHO", "IMF", "G7",
@@ -92,7 +94,7 @@ def usable_sentence(sent: Any) -> bool:
     n = len(sent)
     if not 6 <= n <= 60 or "?" in text or "\n" in text or not text[:1].isupper():
         return False
-    if BOILERPLATE.search(text):
+    if BOILERPLATE.search(text) or DATELINE.match(text):
         return False
     if text.count('"') % 2 or text.count("\u201c") != text.count("\u201d") or text.count("(") != text.count(")"):
         return False

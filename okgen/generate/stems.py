@@ -60,7 +60,7 @@ CHANGE_VERBS = frozenset({"rise", "fall", "grow", "drop", "increase", "decrease"
                           "surge", "plunge", "gain", "lose", "decline", "sink", "soar", "slip", "tumble",
                           "rebound", "shrink", "expand", "cut", "raise", "lower", "boost", "reduce"})
 # Prepositions that ask naturally for a person or an organisation ("With whom did X meet").
-NAME_PREPS = frozenset({"with", "to", "against", "from", "by", "for", "on", "over", "into"})
+NAME_PREPS = frozenset({"with", "to", "against", "from", "by", "for"})
 MAX_STEM_TOKENS = 24
 
 
@@ -171,6 +171,8 @@ def _verb_forms(verb: Any) -> tuple[str, str] | None:
         if any(c.dep_ == "neg" for c in verb.children):
             return None
         return first.text.lower(), " ".join(rest)
+    if verb.lemma_.lower() == "be":
+        return None  # no do-support for "be": "did X be ..." is not English
     if verb.tag_ == "VBD":
         return "did", base_form(verb)
     if verb.tag_ == "VBZ":
@@ -249,6 +251,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         return None
     if verb.lemma_.lower() in ("do", "have", "get") and not any(c.dep_ in ("dobj", "obj") for c in verb.children):
         return None
+    if any(c.dep_ == "ccomp" and c.i > verb.i for c in verb.children):
+        return None  # "Witkoff had emphasised to Iran that ...": the clause it needs is left out
     ent_ids = set(range(ent.start, ent.end))
     subj = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
     if subj is None and verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX"):

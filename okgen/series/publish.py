@@ -25,8 +25,12 @@ from okgen.settings import Workspace
 from okgen.signature import SeriesSignature, looks_like_series_signature
 from okgen.snapshot import publish as snap_publish
 from okgen.snapshot.archive import make_archive, safe_extract
+from okgen.snapshot.layout import MANIFEST_SIG
 
 log = logging.getLogger(__name__)
+
+# What a series archive holds: its manifest and, when published signed, the manifest's signature.
+SERIES_FILES = frozenset({MANIFEST, MANIFEST_SIG})
 
 
 def archive_series(folder: Path, out_dir: Path) -> Path:
@@ -124,7 +128,7 @@ def pull_series(ref: str, src: str, ws: Workspace, *, pubkey: str | Path | None 
         digest = sha256_file(local)
         if digest != entry["sha256"]:
             raise IntegrityError(f"{entry['archive']}: SHA-256 {digest[:12]}… differs from the index ({entry['sha256'][:12]}…); refusing it")
-        folder = safe_extract(local, Path(tmpdir) / "x")
+        folder = safe_extract(local, Path(tmpdir) / "x", verify=False, only=SERIES_FILES)
         m = read_manifest(folder / MANIFEST)
         if m.signature != entry["signature"]:
             raise IntegrityError(f"{entry['archive']}: its manifest's signature differs from the index")

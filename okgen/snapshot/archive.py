@@ -139,7 +139,8 @@ def list_members(archive: str | os.PathLike[str], max_member_bytes: int = MAX_ME
 
 def safe_extract(archive: str | os.PathLike[str], dest: str | os.PathLike[str], *,
                  replace: bool = False, max_member_bytes: int = MAX_MEMBER_BYTES,
-                 max_total_bytes: int = MAX_TOTAL_BYTES, verify: bool = True) -> Path:
+                 max_total_bytes: int = MAX_TOTAL_BYTES, verify: bool = True,
+                 only: frozenset[str] | None = None) -> Path:
     """Extract a snapshot archive into ``dest`` and return the snapshot folder.
 
     The archive must hold exactly one top-level folder with a ``manifest.json``; every other
@@ -153,6 +154,10 @@ def safe_extract(archive: str | os.PathLike[str], dest: str | os.PathLike[str], 
         ArchiveError: a refused or unlisted member, or a truncated/corrupted archive.
         IntegrityError: a member of another size than the manifest records, or (with
             ``verify``) content that does not match its manifest.
+
+    Args:
+        only: for an archive that is not a snapshot (a series): the only file names its folder
+            may hold, in place of the snapshot manifest's list; the caller verifies the content.
     """
     archive = Path(archive)
     dest = Path(dest)
@@ -163,7 +168,13 @@ def safe_extract(archive: str | os.PathLike[str], dest: str | os.PathLike[str], 
     top = tops.pop()
     if top in (".", ""):
         raise ArchiveError(f"{archive.name}: bad top-level folder name {top!r}")
-    _check_listed(archive, top, members)
+    if only is None:
+        _check_listed(archive, top, members)
+    else:
+        for m in members:
+            rel = PurePosixPath(*PurePosixPath(m.name).parts[1:]).as_posix()
+            if not m.isdir() and rel not in only:
+                raise ArchiveError(f"refused member {m.name!r}: not a file such an archive holds")
     if not hasattr(tarfile, "data_filter"):  # pragma: no cover - Python < 3.10.12 / 3.11.4
         raise OkgenError("safe extraction needs Python 3.10.12, 3.11.4 or newer (tarfile's data filter)")
     dest.mkdir(parents=True, exist_ok=True)
@@ -204,6 +215,7 @@ def _check_listed(archive: Path, top: str, members: list[tarfile.TarInfo]) -> No
         raise ArchiveError(f"{archive.name}: {layout.MANIFEST} is not a snapshot manifest") from None
     files[layout.MANIFEST] = -1
     files[layout.MANIFEST_SIG] = -1
+    files[layout.QUALITY] = -1  # outside the content hash, checked against it when loaded
     seen: set[str] = set()
     for m in members:
         rel = PurePosixPath(*PurePosixPath(m.name).parts[1:]).as_posix()

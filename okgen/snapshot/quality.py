@@ -275,23 +275,6 @@ def render_quality(q: QualityEvidence) -> list[str]:
     return lines
 
 
-def quality_of_snapshots(refs: Sequence[str], ws: Any) -> dict[str, QualityEvidence]:
-    """The quality evidence of every snapshot in ``refs`` found in the workspace (hash prefixes,
-    signatures...); those not found locally or without evidence are left out."""
-    from okgen.snapshot.store import resolve
-
-    out = {}
-    for ref in dict.fromkeys(refs):
-        try:
-            snap = resolve(ref, ws, extract=False)
-            q = load_quality(snap.path, snap.manifest.content_hash)
-        except OkgenError:
-            continue
-        if q is not None:
-            out[ref] = q
-    return out
-
-
 def render_quality_markdown(evidence: dict[str, QualityEvidence]) -> str:
     """A ``## Question quality`` section for reports (empty when there is no evidence)."""
     if not evidence:
@@ -308,5 +291,5 @@ def with_review(q: QualityEvidence, review: ReviewSummary) -> QualityEvidence:
 
 
 __all__ = ["QUALITY", "CriterionCount", "Field", "GateRate", "QualityEvidence", "ReviewSummary", "SampleItem",
-           "compute_quality", "load_quality", "quality_of_snapshots", "render_quality", "render_quality_markdown",
+           "compute_quality", "load_quality", "render_quality", "render_quality_markdown",
            "with_review", "write_quality"]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from okgen.errors import NotFoundError, OkgenError
 from okgen.files import iter_jsonl, read_jsonl, read_model_json
@@ -204,3 +205,20 @@ def register(snapshot: Snapshot, ws: Workspace, archive: Path | None = None, sou
     )
     cat.put(entry)
     return entry
+
+
+def quality_of_snapshots(refs: Sequence[str], ws: Any) -> dict[str, Any]:
+    """The quality evidence of every snapshot in ``refs`` found in the workspace (hash prefixes,
+    signatures...); those not found locally or without evidence are left out."""
+    from okgen.snapshot.quality import load_quality
+
+    out = {}
+    for ref in dict.fromkeys(refs):
+        try:
+            snap = resolve(ref, ws, extract=False)
+            q = load_quality(snap.path, snap.manifest.content_hash)
+        except OkgenError:
+            continue
+        if q is not None:
+            out[ref] = q
+    return out
