@@ -183,7 +183,8 @@ def test_every_model_spec_is_checked_before_any_work(tmp_path):
         (["--generator", "openai/x,base_url=ftp://x"], "base_url must start with http"),
         (["--generator", "openai/x,bogus=1"], "unknown option 'bogus'"),
         (["--validator", "openai/v,colour=red"], "unknown option 'colour'"),
-        (["--probe", "hf/Qwen/x"], "the 'hf' backend is for okgen eval"),
+        (["--probe", "random/x"], "the 'random' backend is for okgen eval"),
+        (["--probe", "hf/Qwen/x,base_url=http://127.0.0.1:9/v1"], "unknown option 'base_url'"),  # hf is an agent backend
         (["--generator", "openai/x,temperature"], "expected key=value"),
     ]
     for args, message in cases:
