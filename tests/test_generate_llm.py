@@ -15,6 +15,7 @@ from collections import Counter
 import pytest
 
 from okgen.generate.pipeline import run_generate
+from okgen.testing.fixture_questions import fixture_questions
 from okgen.testing.llm_agents import AgentResponder, question_text
 from okgen.testing.news import fixture_articles
 from okgen.testing.openai_server import OpenAIServer, Reply
@@ -49,8 +50,8 @@ def articles():
     return fixture_articles()
 
 
-def scripted(articles) -> AgentResponder:
-    r = AgentResponder(articles, seed=5)
+def scripted(articles) -> AgentResponder:  # four questions per article, as an LLM writes
+    r = AgentResponder(articles, seed=5, questions=fixture_questions())
 
     def more(req):  # seven questions for five asked
         base = items(r, req)
@@ -167,7 +168,7 @@ def test_transient_failures_are_retried_unless_maybe_processed(workspace, articl
 
 
 def test_transient_errors_leave_articles_pending_then_resume(workspace, articles):
-    r = AgentResponder(articles)
+    r = AgentResponder(articles, questions=fixture_questions())
     broken = {"on": True}
     r.overrides = {TITLES["Toronto"]: lambda req: Reply(status=503, error="down") if broken["on"] else r.default_questions(req)}
     with OpenAIServer(responder=r) as srv:

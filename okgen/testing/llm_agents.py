@@ -9,7 +9,10 @@
 * probe requests (no schema): the letter chosen by ``probe_answer`` (default: ``"A"``).
 
 ``overrides`` map an article title to a :class:`Reply` (or a callable) to script failures for
-one article, e.g. a refusal or invalid JSON.
+one article, e.g. a refusal or invalid JSON. ``questions`` map an article title to hand-written
+questions served instead of the extractive generator's (e.g.
+:func:`okgen.testing.fixture_questions.fixture_questions`), for tests that need several
+questions per article.
 
 Example::
 
@@ -39,10 +42,13 @@ class AgentResponder:
         probe_answer: ``f(request_json) -> str`` giving the probe's reply.
         overrides: article title -> Reply (or ``f(request_json) -> Reply | str``) for generator calls.
         validator: ``f(request_json, criteria) -> dict`` giving the validator's verdicts.
+        questions: article title -> questions in the generator's schema, ``{date}`` standing for
+            the article's date; the first ``n`` asked are served for those articles.
     """
 
     def __init__(self, articles: Sequence[Article], seed: int = 0, probe_answer: Callable[[dict], str] | None = None,
-                 overrides: dict[str, Any] | None = None, validator: Callable[[dict, list[str]], dict] | None = None):
+                 overrides: dict[str, Any] | None = None, validator: Callable[[dict, list[str]], dict] | None = None,
+                 questions: dict[str, list[dict[str, Any]]] | None = None):
         from okgen.generate.agents import load_agent, packaged_agents_dir
         from okgen.generate.extractive import ExtractiveGenerator
 
@@ -56,6 +62,7 @@ class AgentResponder:
         self.probe_answer = probe_answer or (lambda req: "A")
         self.overrides = dict(overrides or {})
         self.validator = validator
+        self.questions = dict(questions or {})
         self.calls: dict[str, int] = {"generator": 0, "validator": 0, "probe": 0}
         self.answers: dict[str, str] = {}  # question -> answer, for every question written
         self._lock = threading.Lock()
@@ -115,12 +122,19 @@ class AgentResponder:
         with self._lock:
             if key in self._memo:
                 return self._memo[key]
-        cands = self.gen.generate(a, n, self.pool)
-        items = [{"question": c.question, "choices": c.choices, "answer": c.answer, "short_answer": c.short_answer,
-                  "rationale": c.rationale, "evidence": c.evidence} for c in cands]
+        if a.title in self.questions:
+            from okgen.generate.text import format_date
+
+            date_s = format_date(a.date)
+            items = [dict(q, question=q["question"].format(date=date_s),
+                          rationale=f"{a.source_name or a.source} reported on {date_s}: {q['rationale']}")
+                     for q in self.questions[a.title][:n]]
+        else:
+            items = [{"question": c.question, "choices": c.choices, "answer": c.answer, "short_answer": c.short_answer,
+                      "rationale": c.rationale, "evidence": c.evidence} for c in self.gen.generate(a, n, self.pool)]
         text = json.dumps({"questions": items})
         with self._lock:
-            self.answers.update({c.question: c.answer for c in cands})
+            self.answers.update({q["question"]: q["answer"] for q in items})
             self._memo[key] = text
         return text
 
