@@ -50,8 +50,8 @@ def articles():
     return fixture_articles()
 
 
-def scripted(articles) -> AgentResponder:  # four questions per article, as an LLM writes
-    r = AgentResponder(articles, seed=5, questions=fixture_questions())
+def scripted(articles) -> AgentResponder:
+    r = AgentResponder(articles, seed=5, questions=fixture_questions())  # four per article, as an LLM writes
 
     def more(req):  # seven questions for five asked
         base = items(r, req)
