@@ -212,11 +212,13 @@ def test_budget_stops_cleanly_and_resume_finishes(workspace, articles):
     cfg = {"prices": {"judge": {"input": 1.0, "output": 1.0}}}  # $0.01 per validator call
     with OpenAIServer(responder=priced) as srv:
         spec = f"openai/judge,base_url={srv.base_url}"
-        res = run_generate(DAY, workspace, articles, validator=spec, max_cost=0.065, concurrency=1, config=cfg)
+        # The offline generator writes one or two candidates per fixture article (five validator
+        # calls for the day): a budget of 2.5 calls stops the run half way.
+        res = run_generate(DAY, workspace, articles, validator=spec, max_cost=0.025, concurrency=1, config=cfg)
         f = res.funnel
         assert res.stopped == "budget" and not res.complete and f["stopped"] == "budget"
         assert f["articles"]["pending_by_reason"].get("budget", 0) >= 1
-        assert 0.06 <= f["usage"]["this_run_cost_usd"] <= 0.075
+        assert 0.02 <= f["usage"]["this_run_cost_usd"] <= 0.035
         assert 1 <= f["articles"]["generated"] < 6
         assert_funnel_adds_up(f)
         calls = srv.calls["chat"]
