@@ -166,15 +166,29 @@ def test_outlet_balance_caps_each_outlet_and_spreads_its_questions():
 
 def test_an_llm_run_gates_its_candidates_before_the_validator(workspace, nlp):
     """Gates apply to every generator: an LLM generator whose questions copy article sentences
-    (the scripted server replays the extractive generator's cloze stems) has them dropped by
-    ``stem_overlap`` before the validator is asked, and the funnel names every drop."""
+    (the scripted server writes cloze stems for one article, as extractive-v1 did; extractive-v2
+    no longer copies) has them dropped by ``stem_overlap`` before the validator is asked, and the
+    funnel names every drop."""
+    import json
+
     from okgen.generate.pipeline import run_generate
+    from okgen.testing.fixture_questions import fixture_questions
     from okgen.testing.llm_agents import AgentResponder
     from okgen.testing.news import fixture_articles
     from okgen.testing.openai_server import OpenAIServer
 
     articles = fixture_articles()
-    r = AgentResponder(articles, seed=5)
+    r = AgentResponder(articles, seed=5, questions=fixture_questions())
+    title = "Kestrel Airways cancels 240 flights as pilots strike"
+
+    def cloze(req):  # the evidence sentence with its answer blanked, dated
+        items = json.loads(r.default_questions(req))["questions"]
+        for it in items[:2]:
+            it["question"] = (f"As of November 21, 2026: {it['evidence'].replace(it['answer'], '___', 1).rstrip('.')}. "
+                              "What fills the blank?")
+        return json.dumps({"questions": items})
+
+    r.overrides = {title: cloze}
     with OpenAIServer(responder=r) as srv:
         spec = f"openai/fake,base_url={srv.base_url}"
         res = run_generate(DAY, workspace, articles, generator=spec, validator=spec, seed=3, concurrency=4,
