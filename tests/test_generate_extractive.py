@@ -300,3 +300,22 @@ def test_stems_are_real_questions_that_do_not_copy_the_sentence():
         assert st.answer not in st.question
         assert "which was founded" not in st.question and "analysts called" not in st.question
         assert longest_ordinary_run(st.question, sentence) <= 8
+
+
+def test_questions_name_people_in_full_and_stay_on_the_day():
+    from okgen.generate.extractive import _background_year, _people_in_full, _trusted_org
+    from okgen.generate.nlp import load_pipeline
+
+    nlp = load_pipeline()
+    doc = nlp("Justin Rose beat Scottie Scheffler at Augusta. Rose thanked Halvorsen Energy.")
+    sent = list(doc.sents)[1]
+    answer = next(e for e in sent.ents if e.text == "Halvorsen Energy")
+    full = {"Rose": "Justin Rose", "Justin Rose": "Justin Rose"}
+    assert _people_in_full("Which organisation did Rose thank?", sent, answer, full) == (
+        "Which organisation did Justin Rose thank?")
+    other = next(nlp("Johnson thanked Halvorsen Energy on Monday.").sents)  # "Johnson" tagged a person
+    answer = next(e for e in other.ents if e.text == "Halvorsen Energy")
+    assert _people_in_full("Which organisation did Johnson thank?", other, answer, {}) is None  # which Johnson?
+    assert _background_year("Who defeated Bernie Sanders in the 2016 primary?", 2025)
+    assert not _background_year("How much will Acme invest by 2025, as reported on April 12, 2025?", 2025)
+    assert _trusted_org("Meridian Bank", 1) and _trusted_org("Lumen", 2) and not _trusted_org("Lola Young", 1)

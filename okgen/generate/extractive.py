@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from okgen.generate import distractors as dis
+from okgen.generate import lexicon as lx
 from okgen.generate.agents import AgentSpec
 from okgen.generate.nlp import load_pipeline, pipeline_id
 from okgen.generate.overlap import MAX_SHARED_RUN, NAME_LABELS, ArticleTokens, longest_shared_run
@@ -139,14 +141,16 @@ class ExtractiveGenerator:
                 continue  # a one-off mention of a one-word name: too often a tagging error
             pool.names.add(POOL_LABELS[label], text, a_id)
         self.majority = majority
+        mention_counts = {k: sum(c.values()) for k, c in labels.items()}
         for a in today:
             pool.by_source.setdefault(a.source, set()).add(a.id)
-            pool.items[a.id] = self._items(a, docs[a.id], majority, pool)
+            pool.items[a.id] = self._items(a, docs[a.id], majority, pool, mention_counts)
             if not pool.items[a.id]:
                 pool.skipped[a.id] = _skip_reason(a, docs[a.id])
         return pool
 
-    def _items(self, article: Article, doc: Any, majority: dict[str, str], pool: ExtractivePool) -> list[_Item]:
+    def _items(self, article: Article, doc: Any, majority: dict[str, str], pool: ExtractivePool,
+               counts: dict[str, int]) -> list[_Item]:
         full_names = _full_names(doc)
         index = ArticleTokens(f"{article.title}\n{article.text}")
         names = [e.text for e in doc.ents if e.label_ in NAME_LABELS]
@@ -176,6 +180,12 @@ class ExtractiveGenerator:
                     if full is None:
                         continue  # "Smith" alone: which Smith? Only names the article gives in full.
                     stem = Stem(stem.question, stem.kind, full, stem.form)
+                if kind == "org" and not _trusted_org(ent.text, counts.get(normalize(ent.text), 0)):
+                    continue
+                question = _people_in_full(stem.question, sent, ent, full_names)
+                if question is None or _background_year(question, article.date.year):
+                    continue
+                stem = Stem(question, stem.kind, stem.answer, stem.form)
                 if normalize(stem.answer) in normalize(stem.question):
                     continue
                 if longest_shared_run(stem.question, index, names=names) > MAX_SHARED_RUN:
@@ -243,6 +253,35 @@ def _full_names(doc: Any) -> dict[str, str]:
             full[e.text].add(e.text)
             full[words[-1]].add(e.text)
     return {k: next(iter(v)) for k, v in full.items() if len(v) == 1}
+
+
+def _people_in_full(question: str, sent: Any, answer: Any, full_names: dict[str, str]) -> str | None:
+    """The question with every other person it names in full ("Rose" -> "Justin Rose"), or
+    None when one is named by a single word the article never gives in full."""
+    single = {e.text for e in sent.ents if e.label_ == "PERSON" and e.start != answer.start and len(e.text.split()) == 1}
+    # Surnames the tagger missed ("Rose thanked ..."), known from the article's full names.
+    single |= {t.text for t in sent if t.tag_ == "NNP" and not t.ent_type_ and full_names.get(t.text, t.text) != t.text}
+    for name in sorted(single):
+        if not re.search(rf"\b{re.escape(name)}\b", question):
+            continue
+        full = full_names.get(name)
+        if full is None:
+            return None
+        if full not in question:
+            question = re.sub(rf"\b{re.escape(name)}\b", full, question, count=1)
+    return question
+
+
+def _background_year(question: str, year: int) -> bool:
+    """Whether the question is about another year than the news (background, not the day's news)."""
+    return any(int(y) != year for y in re.findall(r"\b((?:19|20)\d\d)\b", question))
+
+
+def _trusted_org(name: str, mentions: int) -> bool:
+    """An organisation answer the tagger is likely right about: named twice in the day's news,
+    or with an organisation word ("... Bank", "Ministry of ...")."""
+    words = name.split()
+    return mentions >= 2 or words[-1] in lx.ORG_LAST or words[0] in lx.ORG_FIRST
 
 
 def _skip_reason(article: Article, doc: Any) -> str:
