@@ -107,13 +107,16 @@ def test_multi_token_labels_fall_back_to_continuation_scoring(llama, texts):
 
 def test_chat_template_is_used_when_the_tokenizer_has_one(gpt2, texts):
     b = load_backend(f"hf/{gpt2}")
-    assert b.chat and b.template_suffix == "+chat"
+    assert b.chat and b.template_suffix == "+chat2"
     prompts, labels = _toy(texts)
     rendered = b.render(prompts[2])
-    assert rendered.startswith("<|im_start|>user\n") and rendered.endswith("<|im_start|>assistant\nAnswer:")
+    # lm-eval's --apply_chat_template: "Answer:" ends the user turn, the letter follows the
+    # generation prompt with no delimiter (the template's trailing newline joins the continuation).
+    assert rendered.startswith("<|im_start|>user\n") and rendered.endswith("\nAnswer:<|im_end|>\n<|im_start|>assistant\n")
     got = b.letter_logprobs(prompts[2:], labels[2:])[0]
-    want = _hand_next_logprobs(b.model, b.tokenizer, rendered, [" A", " B"])
+    want = [_hand_loglik(b.model, b.tokenizer, rendered[:-1], "\n" + lab) for lab in ("A", "B")]
     assert got.scores == pytest.approx(want, abs=1e-4)
+    assert b.info()["conventions"]["target_delimiter"] == "" and b.info()["conventions"]["chat_template"]
     assert not load_backend(f"hf/{gpt2},chat=no").chat
 
 

@@ -4,8 +4,10 @@ Spec: ``hf/MODEL[,key=value...]`` where MODEL is a hub id or a local folder. Opt
 
 ``device`` (auto|cpu|cuda|cuda:N), ``dtype`` (auto|float32|bfloat16|float16),
 ``batch_size`` (8), ``max_length`` (tokens; default from the model config),
-``chat`` (auto|yes|no: use the tokenizer's chat template; auto = when it has one),
-``add_bos`` (no: like lm-evaluation-harness, plain prompts get no BOS token),
+``chat`` (auto|yes|no: use the tokenizer's chat template as lm-evaluation-harness's
+``--apply_chat_template`` renders it; auto = when it has one; no = plain prompts),
+``add_bos`` (unset: special tokens as the tokenizer adds them, like lm-evaluation-harness;
+yes|no forces them on or off),
 ``prefix_cache`` (yes: prompts sharing a group prefix run it once and reuse its KV cache),
 ``revision``, ``trust_remote_code`` (no), ``max_batch_tokens`` (65536: padded tokens per
 forward), ``min_prefix`` (16: shortest shared prefix worth caching). Sampling is seeded by
@@ -80,7 +82,7 @@ class HFBackend(LocalTokenizerMixin, Backend):
         self.max_batch_tokens = spec.int_opt("max_batch_tokens", 65536)
         self.min_prefix = spec.int_opt("min_prefix", 16)
         self.prefix_cache = bool(o.get("prefix_cache", True))
-        self.add_bos = bool(o.get("add_bos", False))
+        self.add_bos = None if o.get("add_bos") is None else bool(o.get("add_bos"))
         self.device = _device(torch, str(o.get("device", "auto")))
         kw = {"revision": o.get("revision"), "trust_remote_code": bool(o.get("trust_remote_code", False))}
         try:
@@ -144,7 +146,7 @@ class HFBackend(LocalTokenizerMixin, Backend):
             ctx_text = self.render(p)
             start = len(seqs)
             ntok = 0
-            for cx, ct in self.encode_pairs(ctx_text, conts):
+            for cx, ct in self.encode_pairs(ctx_text, [self.continuation(c) for c in conts]):
                 ntok = len(cx)
                 seqs.append(_Seq(cx + ct, len(ct), (), p.group))
             plan.append((list(range(start, len(seqs))), ntok))
@@ -316,7 +318,7 @@ class HFBackend(LocalTokenizerMixin, Backend):
             "backend": self.name, "model": self.spec.model, "transformers": transformers.__version__,
             "torch": self.torch.__version__, "device": str(self.device), "dtype": str(self.model.dtype),
             "chat_template": self.chat, "parameters": int(sum(p.numel() for p in self.model.parameters())),
-            "max_length": self._max_len, "prefix_cache": self.prefix_cache,
+            "max_length": self._max_len, "prefix_cache": self.prefix_cache, "conventions": self.conventions(),
         }
 
     def usage(self) -> dict[str, int]:
