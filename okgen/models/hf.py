@@ -118,8 +118,11 @@ class HFBackend(LocalTokenizerMixin, Backend):
             ctx_text, conts = self.label_continuations(p, labs)
             pairs = self.encode_pairs(ctx_text, conts)
             ctx = pairs[0][0]
-            if all(len(c) == 1 and cx == ctx for cx, c in pairs):
-                seqs.append(_Seq(ctx, 0, tuple(c[0] for _, c in pairs), p.group))
+            shared = _shared_head(pairs)
+            if shared is not None:
+                # Every label is (common tokens, e.g. the "\n" a chat template ends with) + one token:
+                # one sequence gives the common part's log-prob and the next-token distribution.
+                seqs.append(_Seq(ctx + shared, len(shared), tuple(c[-1] for _, c in pairs), p.group))
                 plan.append(("single", [len(seqs) - 1], len(ctx)))
                 self.counters["single_pass"] += 1
             else:
@@ -131,7 +134,8 @@ class HFBackend(LocalTokenizerMixin, Backend):
         res = []
         for (kind, idx, ntok), labs in zip(plan, labels):
             if kind == "single":
-                scores = outs[idx[0]].next_logprobs
+                o = outs[idx[0]]
+                scores = tuple(o.cont_logprob + x for x in o.next_logprobs)
             else:
                 scores = tuple(outs[i].cont_logprob for i in idx)
             res.append(Scored(scores=tuple(scores), lengths=tuple(len(x) + 1 for x in labs),
@@ -330,6 +334,16 @@ class HFBackend(LocalTokenizerMixin, Backend):
         self.model = None
         if self.device.type == "cuda":
             self.torch.cuda.empty_cache()
+
+
+def _shared_head(pairs: list[tuple[list[int], list[int]]]) -> list[int] | None:
+    """The tokens every continuation starts with when each is those tokens plus exactly one more
+    (and every context is the same); None otherwise."""
+    ctx, first = pairs[0]
+    head = first[:-1]
+    if not first or any(cx != ctx or len(c) != len(first) or c[:-1] != head for cx, c in pairs):
+        return None
+    return head
 
 
 def _device(torch: Any, name: str) -> Any:
