@@ -17,7 +17,7 @@ SNAP_DATE = dt.date(2026, 11, 21)
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skip gpu tests without CUDA and api tests without a key."""
+    """Skip gpu tests without CUDA, api tests without a key, and the real-model tier unless asked for."""
     has_cuda = False
     try:
         import importlib.util
@@ -29,9 +29,12 @@ def pytest_collection_modifyitems(config, items):
     except Exception:
         has_cuda = False
     has_key = bool(os.environ.get("OKGEN_TEST_API_KEY"))
+    real = "realmodel" in (config.getoption("-m") or "") or bool(os.environ.get("OKGEN_TEST_REAL_MODELS"))
     for item in items:
         if "gpu" in item.keywords and not has_cuda:
             item.add_marker(pytest.mark.skip(reason="needs a CUDA GPU"))
+        if "realmodel" in item.keywords and not real:
+            item.add_marker(pytest.mark.skip(reason="real-model tier: run with -m realmodel or OKGEN_TEST_REAL_MODELS=1"))
         if "api" in item.keywords and not has_key:
             item.add_marker(pytest.mark.skip(reason="set OKGEN_TEST_API_KEY to run tests against a real API"))
 

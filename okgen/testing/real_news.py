@@ -43,7 +43,8 @@ def read_articles(path: str | Path, date: dt.date, *, min_chars: int = 800, max_
 
 
 def real_news_snapshot(ws: Workspace, *, n_questions: int = 40, n_articles: int = 60, per_article: int = 2,
-                       date: dt.date = NEWS_DAY, news_dir: str | Path | None = None, seed: int = 0) -> Any:
+                       date: dt.date = NEWS_DAY, news_dir: str | Path | None = None, seed: int = 0,
+                       min_chars: int = 800, max_chars: int = 2500) -> Any:
     """Build and register a snapshot of ``n_questions`` extractive questions about real news.
 
     Raises:
@@ -55,7 +56,7 @@ def real_news_snapshot(ws: Workspace, *, n_questions: int = 40, n_articles: int 
     path = Path(news_dir or news_dev_dir()) / f"news_{date.isoformat()}.json"
     if not path.is_file():
         raise FileNotFoundError(path)
-    arts = read_articles(path, date)[:n_articles]
+    arts = read_articles(path, date, min_chars=min_chars, max_chars=max_chars)[:n_articles]
     res = run_generate(date, ws, arts, per_article=per_article, seed=seed, progress=False)
     qs = sorted(res.questions, key=lambda q: q.id)[:n_questions]
     keep = {q.article_id for q in qs}
