@@ -105,7 +105,7 @@ def plot_vs_k(report: dict[str, Any], out_dir: Path, formats: Sequence[str]) -> 
         ks = sorted(int(k) for k in r["by_k"])
         all_k.update(ks)
         acc = [100 * r["by_k"][str(k)]["accuracy"] for k in ks]
-        ax.plot(ks, acc, color=OKABE_ITO[i % len(OKABE_ITO)], marker=MARKERS[i % len(MARKERS)],
+        ax.plot(ks, acc, color=OKABE_ITO[i % len(OKABE_ITO)], marker=MARKERS[(i + i // len(OKABE_ITO)) % len(MARKERS)],
                 linestyle=LINESTYLES[(i // len(OKABE_ITO)) % len(LINESTYLES)],
                 label=f"{_label(r, several)} · {r['retriever']} {r['window']}d")
     ks = sorted(all_k)
