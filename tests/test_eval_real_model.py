@@ -18,7 +18,8 @@ from okgen.eval.export import export_snapshot, task_name
 from okgen.eval.rundir import read_predictions
 from okgen.eval.runner import EvalOptions, plan_runs, run_eval
 
-pytestmark = pytest.mark.realmodel
+# Minutes per test on 2 busy cores: beyond the suite's 900 s default timeout.
+pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(3600)]
 pytest.importorskip("lm_eval")
 pytest.importorskip("gguf")
 
