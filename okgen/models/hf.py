@@ -114,7 +114,7 @@ class HFBackend(LocalTokenizerMixin, Backend):
         """One forward pass per prompt when every label is one token; else each label is scored."""
         seqs: list[_Seq] = []
         plan: list[tuple[str, list[int], int]] = []  # (kind, seq indices, prompt tokens)
-        for p, labs in zip(prompts, labels):
+        for i, (p, labs) in enumerate(zip(prompts, labels)):
             ctx_text, conts = self.label_continuations(p, labs)
             pairs = self.encode_pairs(ctx_text, conts)
             ctx = pairs[0][0]
@@ -127,7 +127,7 @@ class HFBackend(LocalTokenizerMixin, Backend):
                 self.counters["single_pass"] += 1
             else:
                 start = len(seqs)
-                seqs.extend(_Seq(cx + c, len(c), (), p.group) for cx, c in pairs)
+                seqs.extend(_Seq(cx + c, len(c), (), _group(p, i)) for cx, c in pairs)
                 plan.append(("multi", list(range(start, len(seqs))), len(ctx)))
                 self.counters["multi_token_fallback"] += 1
         outs = self._score(seqs)
@@ -146,13 +146,13 @@ class HFBackend(LocalTokenizerMixin, Backend):
         """Summed log-probability of each continuation, one sequence per (prompt, continuation)."""
         seqs: list[_Seq] = []
         plan = []
-        for p, conts in zip(prompts, continuations):
+        for pi, (p, conts) in enumerate(zip(prompts, continuations)):
             ctx_text = self.render(p)
             start = len(seqs)
             ntok = 0
             for cx, ct in self.encode_pairs(ctx_text, [self.continuation(c) for c in conts]):
                 ntok = len(cx)
-                seqs.append(_Seq(cx + ct, len(ct), (), p.group))
+                seqs.append(_Seq(cx + ct, len(ct), (), _group(p, pi)))
             plan.append((list(range(start, len(seqs))), ntok))
         outs = self._score(seqs)
         return [Scored(scores=tuple(outs[i].cont_logprob for i in idx), lengths=tuple(len(c) for c in conts),
@@ -334,6 +334,12 @@ class HFBackend(LocalTokenizerMixin, Backend):
         self.model = None
         if self.device.type == "cuda":
             self.torch.cuda.empty_cache()
+
+
+def _group(p: Prompt, i: int) -> str:
+    """The prefix group of a prompt's continuations: its own group (the oracle article), else the
+    prompt itself, so its choices share one forward of the prompt."""
+    return p.group if p.group is not None else f"\x00prompt-{i}"
 
 
 def _shared_head(pairs: list[tuple[list[int], list[int]]]) -> list[int] | None:
