@@ -174,3 +174,18 @@ def test_several_groups_of_different_lengths_batched_together(fixture, request, 
     plain = load_backend(f"hf/{path},batch_size=2,prefix_cache=no,chat=no").loglik(prompts, conts)
     for a, b in zip(full, plain):
         assert a.scores == pytest.approx(b.scores, abs=1e-4)
+
+
+@pytest.mark.parametrize("fixture", ["llama", "gpt2"])
+def test_a_prompts_choices_share_its_forward_with_the_same_scores(fixture, request, texts):
+    # The cached prefix is the whole prompt here: each suffix is only a continuation, shorter than
+    # the positions asked for (the case an off-by-one once got wrong).
+    path = request.getfixturevalue(fixture)
+    prompts = [Prompt(({"role": "user", "content": t[:200]},), "Answer:") for t in texts[:5]]
+    conts = [[" yes", " no", " the answer is maybe", " 42"]] * len(prompts)
+    shared = load_backend(f"hf/{path},batch_size=3,chat=no")
+    got = shared.loglik(prompts, conts)
+    ref = load_backend(f"hf/{path},batch_size=1,prefix_cache=no,chat=no").loglik(prompts, conts)
+    assert shared.counters["prefix_groups"] == len(prompts)
+    for g, r in zip(got, ref):
+        assert g.scores == pytest.approx(r.scores, abs=1e-4)

@@ -259,6 +259,9 @@ class HFBackend(LocalTokenizerMixin, Backend):
 
     def _read(self, s: _Seq, logp: Any, keep: int, prefix_last: Any, n: int) -> _Out:
         """Pick the needed log-probs from one row (``n`` real tokens after any prefix)."""
+        # The model returns fewer than ``keep`` positions when the batch is shorter than that (a
+        # suffix that is only the continuation, after a cached prefix): count the rows it gave.
+        keep = int(logp.shape[0])
         total = 0.0
         for j in range(n - s.cont_len, n):  # positions of continuation tokens in this row
             row = prefix_last if j == 0 else logp[keep - n + j - 1]
