@@ -38,12 +38,15 @@ SLOW = (
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
 def pytest_collection_modifyitems(config, items):
-    """Mark the :data:`SLOW` tests; skip api tests without a key (gpu tests are checked when
-    they run, so collection imports no torch)."""
+    """Mark the :data:`SLOW` tests; skip api tests without a key and the real-model tier unless
+    asked for (gpu tests are checked when they run, so collection imports no torch)."""
     has_key = bool(os.environ.get("OKGEN_TEST_API_KEY"))
+    real = "realmodel" in (config.getoption("-m") or "") or bool(os.environ.get("OKGEN_TEST_REAL_MODELS"))
     for item in items:
         if item.nodeid.startswith(SLOW):
             item.add_marker(pytest.mark.slow)
+        if "realmodel" in item.keywords and not real:
+            item.add_marker(pytest.mark.skip(reason="real-model tier: run with -m realmodel or OKGEN_TEST_REAL_MODELS=1"))
         if "api" in item.keywords and not has_key:
             item.add_marker(pytest.mark.skip(reason="set OKGEN_TEST_API_KEY to run tests against a real API"))
 

@@ -88,10 +88,13 @@ def test_lm_eval_export(env, tmp_path):
     for q, r in zip(snap.questions, rows):
         assert r["prompt"] == t.render(q).plain() and r["prompt"].endswith("Answer:")
         assert r["choice_labels"] == ["A", "B", "C", "D"] and r["answer_index"] == q.answer_index
+    full = yaml.safe_load((tmp_path / "lm" / f"{name}_full.yaml").read_text())
+    assert full["task"] == f"{name}_full" and full["doc_to_choice"] == "choices" and full["target_delimiter"] == " "
+    assert full["dataset_kwargs"] == task["dataset_kwargs"]
     manifest = json.loads((tmp_path / "lm" / "okgen_export.json").read_text())
-    assert set(manifest["files"]) == {f"{name}.yaml", f"{name}.jsonl"}
+    assert set(manifest["files"]) == {f"{name}.yaml", f"{name}_full.yaml", f"{name}.jsonl"}
     oracle = export_snapshot(snap, "lm-eval", tmp_path / "lmo", "oracle")
-    line = json.loads(oracle[1].read_text().splitlines()[0])
+    line = json.loads(oracle[2].read_text().splitlines()[0])
     assert line["prompt"].startswith("Article:\n") and oracle[0].name == f"{name}_oracle.yaml"
 
 

@@ -107,13 +107,16 @@ def test_multi_token_labels_fall_back_to_continuation_scoring(llama, texts):
 
 def test_chat_template_is_used_when_the_tokenizer_has_one(gpt2, texts):
     b = load_backend(f"hf/{gpt2}")
-    assert b.chat and b.template_suffix == "+chat"
+    assert b.chat and b.template_suffix == "+chat2"
     prompts, labels = _toy(texts)
     rendered = b.render(prompts[2])
-    assert rendered.startswith("<|im_start|>user\n") and rendered.endswith("<|im_start|>assistant\nAnswer:")
+    # lm-eval's --apply_chat_template: "Answer:" ends the user turn, the letter follows the
+    # generation prompt with no delimiter (the template's trailing newline joins the continuation).
+    assert rendered.startswith("<|im_start|>user\n") and rendered.endswith("\nAnswer:<|im_end|>\n<|im_start|>assistant\n")
     got = b.letter_logprobs(prompts[2:], labels[2:])[0]
-    want = _hand_next_logprobs(b.model, b.tokenizer, rendered, [" A", " B"])
+    want = [_hand_loglik(b.model, b.tokenizer, rendered[:-1], "\n" + lab) for lab in ("A", "B")]
     assert got.scores == pytest.approx(want, abs=1e-4)
+    assert b.info()["conventions"]["target_delimiter"] == "" and b.info()["conventions"]["chat_template"]
     assert not load_backend(f"hf/{gpt2},chat=no").chat
 
 
@@ -171,3 +174,18 @@ def test_several_groups_of_different_lengths_batched_together(fixture, request, 
     plain = load_backend(f"hf/{path},batch_size=2,prefix_cache=no,chat=no").loglik(prompts, conts)
     for a, b in zip(full, plain):
         assert a.scores == pytest.approx(b.scores, abs=1e-4)
+
+
+@pytest.mark.parametrize("fixture", ["llama", "gpt2"])
+def test_a_prompts_choices_share_its_forward_with_the_same_scores(fixture, request, texts):
+    # The cached prefix is the whole prompt here: each suffix is only a continuation, shorter than
+    # the positions asked for (the case an off-by-one once got wrong).
+    path = request.getfixturevalue(fixture)
+    prompts = [Prompt(({"role": "user", "content": t[:200]},), "Answer:") for t in texts[:5]]
+    conts = [[" yes", " no", " the answer is maybe", " 42"]] * len(prompts)
+    shared = load_backend(f"hf/{path},batch_size=3,chat=no")
+    got = shared.loglik(prompts, conts)
+    ref = load_backend(f"hf/{path},batch_size=1,prefix_cache=no,chat=no").loglik(prompts, conts)
+    assert shared.counters["prefix_groups"] == len(prompts)
+    for g, r in zip(got, ref):
+        assert g.scores == pytest.approx(r.scores, abs=1e-4)

@@ -24,6 +24,8 @@ def test_letter_scores_come_from_the_first_token_alternatives(tmp_path):
     assert all(s.single_pass and s.error is None for s in got)
     assert req["max_tokens"] == 1 and req["logprobs"] is True and req["top_logprobs"] == 20
     assert req["temperature"] == 0 and req["messages"][0]["content"].startswith("Question ")
+    # lm-eval's --apply_chat_template: the answer prefix ends the user turn.
+    assert req["messages"][-1]["role"] == "user" and req["messages"][-1]["content"].endswith("C. Accra\nAnswer:")
 
 
 def test_missing_letters_and_missing_logprobs(tmp_path):

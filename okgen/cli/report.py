@@ -8,29 +8,41 @@ from pathlib import Path
 import click
 
 from okgen.cli.common import echo_json, json_option, want_json
+from okgen.errors import ConfigError
+
+FIGURE_FORMATS = ("png", "svg", "pdf")
 
 
 @click.command("report")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--out", type=click.Path(file_okay=False), default=None,
-              help="Write report.md, report.json and the PNG plots into this folder.")
-@click.option("--plots/--no-plots", default=True, show_default=True, help="Draw the PNG plots (needs --out and matplotlib).")
+              help="Write report.md, report.json, CSV and LaTeX tables and the figures into this folder.")
+@click.option("--plots/--no-plots", default=True, show_default=True, help="Draw the figures (needs --out and matplotlib).")
+@click.option("--figures", "figure_formats", default="png,svg", show_default=True,
+              help="Figure formats, comma-separated: png, svg, pdf.")
 @json_option
-def report(runs: tuple[str, ...], out: str | None, plots: bool, json_out: bool) -> None:
-    """Render the OKBench tables from RUN folders (or any folder holding runs).
+def report(runs: tuple[str, ...], out: str | None, plots: bool, figure_formats: str, json_out: bool) -> None:
+    """Render the OKBench tables and figures from RUN folders (or any folder holding runs).
 
-    Accuracy per model without context and with the oracle article, and accuracy per
-    retriever x window x k, as Markdown (or JSON with --json) on stdout; with --out also
-    report.md, report.json, accuracy_by_setting.png and accuracy_vs_k.png. Example:
+    Accuracy per model without context, with the oracle article and with retrieval (per
+    retriever x window x k), answer diagnostics (predicted letters, accuracy per gold position,
+    position bias) and warnings, as Markdown (or JSON with --json) on stdout; with --out also
+    report.md, report.json, settings/retrieval tables as CSV and LaTeX, and the figures
+    accuracy_by_setting, accuracy_vs_k, accuracy_by_outlet and accuracy_by_position. Example:
 
     \b
-      okgen report data/runs/2026-03-14_* --out reports/2026-03-14
+      okgen report data/runs/2026-03-14_* --out reports/2026-03-14 --figures png,pdf
     """
     from okgen.cli.common import get_ctx
     from okgen.eval.report import build_report, load_rows, plot_report, render_markdown
+    from okgen.eval.tables import write_tables
     from okgen.snapshot.quality import render_quality_markdown
     from okgen.snapshot.store import quality_of_snapshots
 
+    formats = [f.strip().lower() for f in figure_formats.split(",") if f.strip()]
+    bad = [f for f in formats if f not in FIGURE_FORMATS]
+    if bad or not formats:
+        raise ConfigError(f"--figures takes {', '.join(FIGURE_FORMATS)} (comma-separated), got {figure_formats!r}")
     rows = load_rows(runs)
     data = build_report(rows)
     # The snapshots' quality evidence (review verdicts included), for those in this workspace.
@@ -42,8 +54,10 @@ def report(runs: tuple[str, ...], out: str | None, plots: bool, json_out: bool) 
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "report.md").write_text(md, encoding="utf-8")
         (folder / "report.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        for p in write_tables(data, folder):
+            click.echo(f"wrote {p}", err=True)
         if plots:
-            for p in plot_report(data, folder):
+            for p in plot_report(data, folder, formats):
                 click.echo(f"wrote {p}", err=True)
     if want_json(json_out):
         echo_json(data)

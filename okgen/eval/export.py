@@ -1,10 +1,12 @@
 """``okgen export``: a snapshot for other evaluation tools.
 
-* ``lm-eval``: an lm-evaluation-harness task: ``<task>.yaml`` (``output_type:
-  multiple_choice``, choices ``A``..``D`` after the okgen ``mc-v1`` prompt, metrics ``acc`` and
-  ``acc_norm``) and ``<task>.jsonl`` with the rendered prompts. Run it with
-  ``lm_eval --include_path DIR --tasks <task> ...``; its ``acc`` is okgen's ``loglik`` score
-  (plain prompt, no chat template). The YAML names the data file by absolute path.
+* ``lm-eval``: two lm-evaluation-harness tasks over one ``<task>.jsonl`` of rendered prompts:
+  ``<task>.yaml`` (``output_type: multiple_choice``, choices ``A``..``D`` after the okgen
+  ``mc-v1`` prompt; its ``acc`` is okgen's ``loglik``) and ``<task>_full.yaml`` (the choices'
+  texts; its ``acc`` is okgen's ``loglik-full``, ``acc_norm`` its ``loglik-norm``). Run them with
+  ``lm_eval --include_path DIR --tasks <task> ...``; with ``--apply_chat_template`` they match
+  okgen's default for models with a chat template, without it okgen's ``chat=no``. The YAML
+  names the data file by absolute path.
 * ``hf``: a Hugging Face datasets folder: ``data/questions-00000-of-00001.parquet``,
   ``data/corpus-00000-of-00001.parquet`` and a ``README.md`` dataset card whose YAML header
   declares both configs (``load_dataset(DIR)`` / ``load_dataset(DIR, "corpus")``).
@@ -79,6 +81,15 @@ def _lm_eval(snapshot: Any, out: Path, setting: str) -> list[Path]:
                      "article_id": q.article_id, "date": q.date.isoformat()})
     data = out / f"{name}.jsonl"
     write_jsonl(data, rows)
+    paths = [_lm_eval_task(yaml, out, name, data, "choice_labels", snapshot, tmpl, setting),
+             _lm_eval_task(yaml, out, f"{name}_full", data, "choices", snapshot, tmpl, setting)]
+    return [*paths, data]
+
+
+def _lm_eval_task(yaml: Any, out: Path, name: str, data: Path, choices: str, snapshot: Any, tmpl: Any,
+                  setting: str) -> Path:
+    """One task YAML: letters as continuations (okgen's ``loglik``) or the choices' texts
+    (``_full``: okgen's ``loglik-full`` is its ``acc``, ``loglik-norm`` its ``acc_norm``)."""
     task = {
         "task": name,
         "dataset_path": "json",
@@ -86,7 +97,7 @@ def _lm_eval(snapshot: Any, out: Path, setting: str) -> list[Path]:
         "test_split": "test",
         "output_type": "multiple_choice",
         "doc_to_text": "prompt",
-        "doc_to_choice": "choice_labels",
+        "doc_to_choice": choices,
         "doc_to_target": "answer_index",
         "target_delimiter": " ",
         "metric_list": [{"metric": m, "aggregation": "mean", "higher_is_better": True} for m in ("acc", "acc_norm")],
@@ -95,7 +106,7 @@ def _lm_eval(snapshot: Any, out: Path, setting: str) -> list[Path]:
     }
     path = out / f"{name}.yaml"
     atomic_write_text(path, yaml.safe_dump(task, sort_keys=False, allow_unicode=True, width=1000))
-    return [path, data]
+    return path
 
 
 def _hf(snapshot: Any, out: Path, setting: str) -> list[Path]:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from okgen.errors import NotFoundError, OkgenError
+from okgen.eval.stats import degenerate_warning
 from okgen.files import read_model_json
 from okgen.schema import EvalRecord
 from okgen.signature import EvalSignature
@@ -53,6 +54,9 @@ class RunRow:
     path: str
     signature: str
     errors: int = 0
+    by_source: dict[str, Any] | None = None
+    by_position: dict[str, Any] | None = None
+    diagnostics: dict[str, Any] | None = None
 
     @property
     def group(self) -> tuple[str, str, str, str, str, int]:
@@ -90,7 +94,10 @@ def load_rows(paths: Iterable[str | Path]) -> list[RunRow]:
             retriever=sig.retriever, window=sig.ret_window, k=sig.k, scoring=sig.scoring, format=sig.answer_format,
             template=sig.template, judge=sig.judge, n=rec.n, accuracy=rec.accuracy, ci_low=rec.ci95[0],
             ci_high=rec.ci95[1], unparsed=rec.unparsed, truncated=rec.truncated, created_at=rec.created_at.isoformat(),
-            path=str(f.parent), signature=rec.signature, errors=rec.errors)
+            path=str(f.parent), signature=rec.signature, errors=rec.errors,
+            by_source={k: b.model_dump() for k, b in rec.by_source.items()},
+            by_position={k: b.model_dump() for k, b in rec.by_position.items()},
+            diagnostics=rec.extra.get("diagnostics"))
         key = (row.group, row.model, row.setting, row.retriever, row.window, row.k)
         if key not in rows or rows[key].created_at <= row.created_at:
             rows[key] = row
@@ -132,7 +139,16 @@ def build_report(rows: Sequence[RunRow]) -> dict[str, Any]:
                 retrieval.append({"snapshot": group[0], "scoring": group[1], "format": group[2], "template": group[3],
                                   "judge": group[4], "n": group[5], "model": model, "retriever": ret[0], "window": ret[1],
                                   "by_k": {str(k): v for k, v in sorted(cells.items())}})
-    return {"kind": "okgen-report", "settings": settings, "retrieval": retrieval, "runs": [asdict(r) for r in rows]}
+    warnings = []
+    for r in settings:
+        if r["oracle_gain"] is not None and r["oracle_gain"] <= 0:
+            warnings.append(f"{r['model']} ({r['scoring']}): oracle accuracy is not above no-context accuracy")
+    for r in rows:
+        w = degenerate_warning(f"{r.model} {r.setting}", r.diagnostics or {})
+        if w:
+            warnings.append(w)
+    return {"kind": "okgen-report", "settings": settings, "retrieval": retrieval, "runs": [asdict(r) for r in rows],
+            "warnings": warnings}
 
 
 def _cell(r: RunRow | None) -> dict[str, Any] | None:
@@ -179,9 +195,32 @@ def render_markdown(report: dict[str, Any]) -> str:
             out.append(f"| {r['snapshot']} | {r['n']} | {r['model']} | {r['setting']} | {r['retriever']} | {window} | "
                        f"{r['k'] or '–'} | {r['unparsed']} | {r['errors']} | {r['truncated']} |")
         out.append("")
+    diag = [r for r in report["runs"] if r.get("diagnostics")]
+    if diag:
+        out += ["## Answer diagnostics", "",
+                "Share of each predicted letter, accuracy per gold position, and the position bias (total-variation "
+                "distance between predicted and gold letters: 0 unbiased, 0.75 always one letter of four).", "",
+                "| model | setting | predicted letters | accuracy by gold position | position bias |",
+                "| --- | --- | --- | --- | --- |"]
+        for r in diag:
+            d = r["diagnostics"]
+            n = max(1, d["answered"])
+            pred = " ".join(f"{k} {100 * v / n:.0f}%" for k, v in d["predicted_letters"].items())
+            pos = " ".join(f"{k} {100 * v:.0f}%" for k, v in d["accuracy_by_gold_position"].items())
+            flag = " ⚠" if d.get("dominant_letter") else ""
+            out.append(f"| {r['model']} | {_setting(r)} | {pred} | {pos} | {d['position_bias']:.2f}{flag} |")
+        out.append("")
+    if report.get("warnings"):
+        out += ["## Warnings", ""] + [f"- {w}" for w in report["warnings"]] + [""]
     out += ["Accuracy in %, bootstrap 95% confidence interval in brackets. Signatures of every run:", ""]
     out += [f"- `{r['model']}` | `{r['signature']}`" for r in report["runs"]]
     return "\n".join(out) + "\n"
+
+
+def _setting(r: dict[str, Any]) -> str:
+    if r["setting"] != "retrieval":
+        return r["setting"]
+    return f"retrieval {r['retriever']} {r['window']}d k={r['k']}"
 
 
 def _mode(r: dict[str, Any]) -> str:
@@ -189,50 +228,8 @@ def _mode(r: dict[str, Any]) -> str:
     return s + ("" if r["judge"] == "none" else " +judge")
 
 
-def plot_report(report: dict[str, Any], out_dir: str | Path) -> list[Path]:
-    """Write ``accuracy_by_setting.png`` and ``accuracy_vs_k.png`` (those with data)."""
-    from okgen.registry import require
+def plot_report(report: dict[str, Any], out_dir: str | Path, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+    """Write the report's figures (see :mod:`okgen.eval.plots`)."""
+    from okgen.eval.plots import plot_all
 
-    mpl = require("matplotlib", "plot", "report plots")
-    mpl.use("Agg")
-    import matplotlib.pyplot as plt
-
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    if report["settings"]:
-        rows = report["settings"]
-        labels = [f"{r['model']}\n{_mode(r)}" for r in rows]
-        fig, ax = plt.subplots(figsize=(max(5.0, 1.4 * len(rows) + 2), 4))
-        width = 0.38
-        for j, setting in enumerate(("none", "oracle")):
-            xs = [i + (j - 0.5) * width for i in range(len(rows))]
-            acc = [100 * (r[setting] or {}).get("accuracy", float("nan")) for r in rows]
-            err = [[100 * (r[setting]["accuracy"] - r[setting]["ci95"][0]) if r[setting] else 0 for r in rows],
-                   [100 * (r[setting]["ci95"][1] - r[setting]["accuracy"]) if r[setting] else 0 for r in rows]]
-            ax.bar(xs, acc, width, yerr=err, capsize=3, label="no context" if setting == "none" else "oracle article")
-        ax.set_xticks(range(len(rows)), labels, fontsize=8)
-        ax.set_ylabel("accuracy (%)")
-        ax.set_ylim(0, 100)
-        ax.set_title("Accuracy by setting")
-        ax.legend()
-        fig.tight_layout()
-        written.append(out_dir / "accuracy_by_setting.png")
-        fig.savefig(written[-1], dpi=120)
-        plt.close(fig)
-    if report["retrieval"]:
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for r in report["retrieval"]:
-            ks = sorted(int(k) for k in r["by_k"])
-            acc = [100 * r["by_k"][str(k)]["accuracy"] for k in ks]
-            ax.plot(ks, acc, marker="o", label=f"{r['model']} · {r['retriever']} {r['window']}d")
-        ax.set_xlabel("k (passages given)")
-        ax.set_ylabel("accuracy (%)")
-        ax.set_ylim(0, 100)
-        ax.set_title("Accuracy against k")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        written.append(out_dir / "accuracy_vs_k.png")
-        fig.savefig(written[-1], dpi=120)
-        plt.close(fig)
-    return written
+    return plot_all(report, out_dir, formats)

@@ -30,9 +30,16 @@ from typing import Any
 from okgen import __version__
 from okgen.errors import ConfigError, IntegrityError, OkgenError
 from okgen.eval import contexts
-from okgen.eval.rundir import PREDICTIONS, RESULTS, open_run_dir, read_predictions, write_run_file
+from okgen.eval.rundir import (
+    PREDICTIONS,
+    RESULTS,
+    RUN_FILE,
+    open_run_dir,
+    read_predictions,
+    write_run_file,
+)
 from okgen.eval.scoring import DEFAULT_MAX_TOKENS, SCORINGS, Mode, score
-from okgen.eval.stats import N_BOOT, summarize
+from okgen.eval.stats import N_BOOT, degenerate_warning, diagnostics, summarize
 from okgen.eval.templates import DEFAULT_TEMPLATE, get_template
 from okgen.files import atomic_write_text, pretty_json, record_line
 from okgen.hashing import sha256_json
@@ -92,6 +99,8 @@ class RunOutcome:
     record: EvalRecord
     scored_now: int = 0
     resumed: int = 0
+    warnings: list[str] = field(default_factory=list)
+    """One-line warnings about the run (degenerate answers, oracle not above none)."""
 
 
 @dataclass
@@ -165,9 +174,37 @@ def run_eval(snapshot_ref: str, model: str | ModelSpec, runs: Sequence[RunSpec],
             log.warning("%d of %d questions of %s come from articles without text (as when a set is imported "
                         "without it): the oracle setting shows them an empty article and retrieval can match "
                         "only a title", ev.without_text, len(ev.questions), ev.snap.name)
-        return [ev.run_one(rs, _run_dir(ev, rs, runs, out)) for rs in runs]
+        outcomes = [ev.run_one(rs, _run_dir(ev, rs, runs, out)) for rs in runs]
     finally:
         ev.close()
+    _check_oracle_gain(ev, runs, outcomes, out)
+    return outcomes
+
+
+def _check_oracle_gain(ev: _Evaluator, runs: Sequence[RunSpec], outcomes: list[RunOutcome],
+                       out: str | Path | None) -> None:
+    """Warn when the oracle run is not above the no-context one (this call's runs, or the other
+    setting's results.json beside them)."""
+    acc: dict[str, tuple[float, RunOutcome | None]] = {o.record.extra["run"]["setting"]: (o.record.accuracy, o)
+                                                         for o in outcomes if o.record.extra.get("run")}
+    for setting in ("none", "oracle"):
+        if setting in acc or not ({"none", "oracle"} - {setting}) & set(acc):
+            continue
+        if out is not None and len(runs) == 1:
+            continue  # a single run with --out: its sibling's folder is unknown
+        other = _run_dir(ev, RunSpec(setting), [RunSpec(setting), RunSpec("x")], out) / RESULTS
+        try:
+            rec = EvalRecord.model_validate_json(other.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if rec.n == (outcomes[0].record.n if outcomes else -1):
+            acc[setting] = (rec.accuracy, None)
+    if "none" in acc and "oracle" in acc and acc["oracle"][0] <= acc["none"][0]:
+        msg = (f"{ev.spec.name}: oracle accuracy {acc['oracle'][0]:.3f} is not above no-context accuracy "
+               f"{acc['none'][0]:.3f}: the model does not use the article (check truncation, prompt format, BOS)")
+        log.warning("%s", msg)
+        for o in outcomes:
+            o.warnings.append(msg)
 
 
 def _check_options(opts: EvalOptions) -> None:
@@ -279,6 +316,14 @@ class _Evaluator:
             judge=self.judge.name if self.judge is not None else "none", limit=self.opts.limit, version=__version__)
 
     def run_one(self, rs: RunSpec, path: Path) -> RunOutcome:
+        created = [d for d in (path, *path.parents) if not d.exists()]
+        try:
+            return self._run_one(rs, path)
+        except BaseException:
+            _remove_if_empty(path, created)
+            raise
+
+    def _run_one(self, rs: RunSpec, path: Path) -> RunOutcome:
         clock = _Clock()
         t_all = time.perf_counter()
         if rs.setting != "none" and not self.snap.manifest.text_included:
@@ -317,7 +362,10 @@ class _Evaluator:
             log.warning("%s: %d of %d questions failed and count as wrong (rerun the same command to retry them); "
                         "first error: %s", path.name, record.errors, record.n, first)
         atomic_write_text(path / RESULTS, pretty_json(record))
-        return RunOutcome(path, record, len(pending), resumed)
+        warnings = list(record.extra.get("warnings", []))
+        for w in warnings:
+            log.warning("%s", w)
+        return RunOutcome(path, record, len(pending), resumed, warnings)
 
     def _score_pending(self, rs: RunSpec, path: Path, pending: list[Question], clock: _Clock) -> None:
         backend, arts = self.backend, self.snap.articles_by_id
@@ -374,6 +422,8 @@ class _Evaluator:
     def _record(self, rs: RunSpec, sig: str, preds: dict[str, Prediction], clock: _Clock, info: Any,
                 resumed: int, scored_now: int) -> EvalRecord:
         summ = summarize(self.questions, preds, self.opts.n_boot, self.opts.seed)
+        diag = diagnostics(self.questions, preds)
+        warn = degenerate_warning(f"{self.spec.name} {rs.slug()}", diag) if self.opts.fmt == "mc" else None
         got = [preds[q.id] for q in self.questions if q.id in preds]
         timings = dict(clock.t)
         if scored_now and timings.get("scoring"):
@@ -384,6 +434,7 @@ class _Evaluator:
             "backend": info, "okgen": __version__, "python": sys.version.split()[0], "platform": platform.platform(),
             "run": asdict(rs), "limit": self.opts.limit, "questions_in_snapshot": len(self.snap.questions),
             "resumed": resumed, "scored_now": scored_now, "judged": sum(p.judged for p in got),
+            "diagnostics": diag, "warnings": [warn] if warn else [],
         }
         if self._backend is not None and scored_now:
             extra["backend_usage"] = self._backend.usage()
@@ -398,6 +449,22 @@ class _Evaluator:
         return EvalRecord(signature=sig, snapshot_signature=self.snap.manifest.signature, model=self.spec.text,
                           timings=timings, usage={"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
                           extra=extra, **summ)
+
+
+def _remove_if_empty(path: Path, created: list[Path]) -> None:
+    """After a failed run: remove the run folder (and the parents this run created) when no
+    prediction was saved, so a failed run leaves no empty folder behind; a run.json alone goes too."""
+    preds = path / PREDICTIONS
+    if preds.is_file() and preds.stat().st_size > 0:
+        return  # completed work stays, for a rerun to resume
+    if path in created:
+        for name in (RUN_FILE, PREDICTIONS):
+            (path / name).unlink(missing_ok=True)
+    for d in created:  # deepest first
+        try:
+            d.rmdir()
+        except OSError:
+            break
 
 
 def _chunks(questions: list[Question], size: int) -> Iterator[list[Question]]:

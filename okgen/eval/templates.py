@@ -3,7 +3,7 @@
 A template turns a question, its choices and an optional context block into a
 :class:`~okgen.models.base.Prompt`. Its text never changes under a given name: a change is a
 new version (``mc-v2``), so a signature always names the exact prompt (a test pins the hash of
-every template). Backends that apply a chat template add ``+chat`` to the name.
+every template). Backends that apply a chat template add ``+chat2`` to the name (lm-eval's rendering).
 
 ``mc-v1`` (multiple choice)::
 

@@ -268,54 +268,81 @@ CHARS_PER_TOKEN = 4
 class LocalTokenizerMixin:
     """Rendering and tokenization shared by backends that hold a transformers tokenizer.
 
-    Expects ``self.tokenizer``, ``self.chat`` (use the chat template) and ``self.add_bos``.
+    Follows lm-evaluation-harness (0.4.x, ``HFLM``) by default:
+
+    * special tokens as the tokenizer adds them (``add_bos`` unset), except that a text already
+      starting with the BOS token (a chat template that writes it) gets none added;
+      ``add_bos=yes/no`` forces ``add_special_tokens`` either way;
+    * with a chat template (lm-eval's ``--apply_chat_template``), the whole prompt, ``Answer:``
+      included, is the user turn, the template's generation prompt opens the reply, and the
+      answer follows with no delimiter; plain prompts put ``" A"`` after ``Answer:``;
+    * trailing whitespace of the context moves to the continuation.
+
+    Expects ``self.tokenizer``, ``self.chat`` (use the chat template) and ``self.add_bos``
+    (None: the tokenizer's default).
     """
 
     tokenizer: Any
     chat: bool
-    add_bos: bool
+    add_bos: bool | None
 
     def render(self, prompt: Prompt, with_prefix: bool = True) -> str:
-        """The prompt as the model sees it (chat template with the prefix opening the reply)."""
+        """The prompt as the model sees it (chat: the template with the generation prompt)."""
         if not self.chat:
             return prompt.plain(with_prefix)
-        text = apply_chat_template(self.tokenizer, prompt.messages)
-        return text + prompt.answer_prefix if with_prefix else text
+        system = [dict(m) for m in prompt.messages if m["role"] == "system"]
+        user = "\n\n".join(m["content"] for m in prompt.messages if m["role"] != "system")
+        if with_prefix and prompt.answer_prefix:
+            user = f"{user}\n{prompt.answer_prefix}"
+        return apply_chat_template(self.tokenizer, [*system, {"role": "user", "content": user}])
+
+    def _special(self, text: str) -> dict[str, bool]:
+        """``add_special_tokens`` as lm-eval's ``tok_encode`` chooses it."""
+        if self.add_bos is not None:
+            return {"add_special_tokens": bool(self.add_bos)}
+        bos = bos_text(self.tokenizer)
+        if bos and text.startswith(bos):
+            return {"add_special_tokens": False}
+        return {}
 
     def encode(self, text: str) -> list[int]:
         """Token ids of a rendered prompt."""
-        # Chat-rendered text carries its own special tokens; plain text gets BOS only on request.
-        special = self.add_bos and not self.chat
-        return list(self.tokenizer(text, add_special_tokens=special).input_ids)
+        return list(self.tokenizer(text, **self._special(text)).input_ids)
 
     def encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
         """Context and continuation ids, split as lm-evaluation-harness does."""
-        # Trailing spaces of the context move to the continuation; the continuation's ids are
-        # what the whole text has beyond the context's ids.
-        n = len(context) - len(context.rstrip())
-        if n:
-            continuation = context[-n:] + continuation
-            context = context[:-n]
-        whole = self.encode(context + continuation)
-        ctx = self.encode(context)
-        return ctx, whole[len(ctx):]
+        return self.encode_pairs(context, [continuation])[0]
 
     def encode_pairs(self, context: str, continuations: Sequence[str]) -> list[tuple[list[int], list[int]]]:
-        """:meth:`encode_pair` for several continuations of one context, in one tokenizer call."""
+        """Context and continuation ids, split as lm-evaluation-harness does, in one tokenizer call.
+
+        Trailing spaces of the context move to the continuations; a continuation's ids are what
+        the whole text has beyond the context's ids.
+        """
         n = len(context) - len(context.rstrip())
         if n:
             continuations = [context[-n:] + c for c in continuations]
             context = context[:-n]
-        special = self.add_bos and not self.chat
-        enc = self.tokenizer([context] + [context + c for c in continuations], add_special_tokens=special).input_ids
-        ctx = list(enc[0])
-        return [(ctx, list(w[len(ctx):])) for w in enc[1:]]
+        ctx = self.encode(context)
+        wholes = [context + c for c in continuations]
+        enc = self.tokenizer(wholes, **self._special(context)).input_ids if wholes else []
+        return [(ctx, list(w[len(ctx):])) for w in enc]
+
+    @property
+    def target_delimiter(self) -> str:
+        """Between the prompt and the answer: ``" "`` after ``Answer:``, none after a chat template's
+        generation prompt (lm-eval's ``target_delimiter`` under ``--apply_chat_template``)."""
+        return "" if self.chat else " "
 
     def label_continuations(self, prompt: Prompt, labels: Sequence[str]) -> tuple[str, list[str]]:
         """The rendered context and each label as its continuation (``" A"`` after ``"Answer:"``)."""
         ctx = self.render(prompt)
-        sep = "" if not ctx or ctx[-1].isspace() else " "
+        sep = "" if not ctx or ctx[-1].isspace() else self.target_delimiter
         return ctx, [sep + lab for lab in labels]
+
+    def continuation(self, text: str) -> str:
+        """A choice continuation (given as ``" text"``) with this backend's delimiter."""
+        return text if not self.chat else text.lstrip(" ")
 
     def prompt_tokens(self, prompt: Prompt) -> int:
         """Tokens of the rendered prompt."""
@@ -334,8 +361,35 @@ class LocalTokenizerMixin:
 
     @property
     def template_suffix(self) -> str:
-        """``+chat`` when prompts go through the chat template."""
-        return "+chat" if self.chat else ""
+        """``+chat2`` when prompts go through the chat template (lm-eval's rendering; ``+chat``
+        named okgen's earlier rendering with ``Answer:`` opening the reply)."""
+        return "+chat2" if self.chat else ""
+
+    def conventions(self) -> dict[str, Any]:
+        """How prompts are tokenised, for ``run.json`` and ``results.json`` (BOS, chat template, delimiter)."""
+        probe = "Answer:"
+        ids = self.encode(probe)
+        bos_id = getattr(self.tokenizer, "bos_token_id", None)
+        return {
+            "add_bos": "tokenizer default" if self.add_bos is None else bool(self.add_bos),
+            "bos_token": getattr(self.tokenizer, "bos_token", None),
+            "bos_added_to_plain_prompts": bool(ids) and bos_id is not None and ids[0] == bos_id,
+            "chat_template": bool(self.chat),
+            "answer_prefix_in": "user turn" if self.chat else "prompt",
+            "target_delimiter": self.target_delimiter,
+            "reference": "lm-evaluation-harness 0.4 HFLM" + (" --apply_chat_template" if self.chat else ""),
+        }
+
+
+def bos_text(tokenizer: Any) -> str | None:
+    """The text lm-eval checks a prompt for before adding special tokens: the BOS token (else EOS)."""
+    tid = getattr(tokenizer, "bos_token_id", None)
+    if tid is None:
+        tid = getattr(tokenizer, "eos_token_id", None)
+    if tid is None:
+        return None
+    text = tokenizer.decode([tid])
+    return text or None
 
 
 def apply_chat_template(tokenizer: Any, messages: Sequence[dict[str, str]]) -> str:

@@ -4,8 +4,10 @@ Spec: ``hf/MODEL[,key=value...]`` where MODEL is a hub id or a local folder. Opt
 
 ``device`` (auto|cpu|cuda|cuda:N), ``dtype`` (auto|float32|bfloat16|float16),
 ``batch_size`` (8), ``max_length`` (tokens; default from the model config),
-``chat`` (auto|yes|no: use the tokenizer's chat template; auto = when it has one),
-``add_bos`` (no: like lm-evaluation-harness, plain prompts get no BOS token),
+``chat`` (auto|yes|no: use the tokenizer's chat template as lm-evaluation-harness's
+``--apply_chat_template`` renders it; auto = when it has one; no = plain prompts),
+``add_bos`` (unset: special tokens as the tokenizer adds them, like lm-evaluation-harness;
+yes|no forces them on or off),
 ``prefix_cache`` (yes: prompts sharing a group prefix run it once and reuse its KV cache),
 ``revision``, ``trust_remote_code`` (no), ``max_batch_tokens`` (65536: padded tokens per
 forward), ``min_prefix`` (16: shortest shared prefix worth caching). Sampling is seeded by
@@ -80,7 +82,7 @@ class HFBackend(LocalTokenizerMixin, Backend):
         self.max_batch_tokens = spec.int_opt("max_batch_tokens", 65536)
         self.min_prefix = spec.int_opt("min_prefix", 16)
         self.prefix_cache = bool(o.get("prefix_cache", True))
-        self.add_bos = bool(o.get("add_bos", False))
+        self.add_bos = None if o.get("add_bos") is None else bool(o.get("add_bos"))
         self.device = _device(torch, str(o.get("device", "auto")))
         kw = {"revision": o.get("revision"), "trust_remote_code": bool(o.get("trust_remote_code", False))}
         try:
@@ -112,24 +114,28 @@ class HFBackend(LocalTokenizerMixin, Backend):
         """One forward pass per prompt when every label is one token; else each label is scored."""
         seqs: list[_Seq] = []
         plan: list[tuple[str, list[int], int]] = []  # (kind, seq indices, prompt tokens)
-        for p, labs in zip(prompts, labels):
+        for i, (p, labs) in enumerate(zip(prompts, labels)):
             ctx_text, conts = self.label_continuations(p, labs)
             pairs = self.encode_pairs(ctx_text, conts)
             ctx = pairs[0][0]
-            if all(len(c) == 1 and cx == ctx for cx, c in pairs):
-                seqs.append(_Seq(ctx, 0, tuple(c[0] for _, c in pairs), p.group))
+            shared = _shared_head(pairs)
+            if shared is not None:
+                # Every label is (common tokens, e.g. the "\n" a chat template ends with) + one token:
+                # one sequence gives the common part's log-prob and the next-token distribution.
+                seqs.append(_Seq(ctx + shared, len(shared), tuple(c[-1] for _, c in pairs), p.group))
                 plan.append(("single", [len(seqs) - 1], len(ctx)))
                 self.counters["single_pass"] += 1
             else:
                 start = len(seqs)
-                seqs.extend(_Seq(cx + c, len(c), (), p.group) for cx, c in pairs)
+                seqs.extend(_Seq(cx + c, len(c), (), _group(p, i)) for cx, c in pairs)
                 plan.append(("multi", list(range(start, len(seqs))), len(ctx)))
                 self.counters["multi_token_fallback"] += 1
         outs = self._score(seqs)
         res = []
         for (kind, idx, ntok), labs in zip(plan, labels):
             if kind == "single":
-                scores = outs[idx[0]].next_logprobs
+                o = outs[idx[0]]
+                scores = tuple(o.cont_logprob + x for x in o.next_logprobs)
             else:
                 scores = tuple(outs[i].cont_logprob for i in idx)
             res.append(Scored(scores=tuple(scores), lengths=tuple(len(x) + 1 for x in labs),
@@ -140,13 +146,13 @@ class HFBackend(LocalTokenizerMixin, Backend):
         """Summed log-probability of each continuation, one sequence per (prompt, continuation)."""
         seqs: list[_Seq] = []
         plan = []
-        for p, conts in zip(prompts, continuations):
+        for pi, (p, conts) in enumerate(zip(prompts, continuations)):
             ctx_text = self.render(p)
             start = len(seqs)
             ntok = 0
-            for cx, ct in self.encode_pairs(ctx_text, conts):
+            for cx, ct in self.encode_pairs(ctx_text, [self.continuation(c) for c in conts]):
                 ntok = len(cx)
-                seqs.append(_Seq(cx + ct, len(ct), (), p.group))
+                seqs.append(_Seq(cx + ct, len(ct), (), _group(p, pi)))
             plan.append((list(range(start, len(seqs))), ntok))
         outs = self._score(seqs)
         return [Scored(scores=tuple(outs[i].cont_logprob for i in idx), lengths=tuple(len(c) for c in conts),
@@ -253,6 +259,9 @@ class HFBackend(LocalTokenizerMixin, Backend):
 
     def _read(self, s: _Seq, logp: Any, keep: int, prefix_last: Any, n: int) -> _Out:
         """Pick the needed log-probs from one row (``n`` real tokens after any prefix)."""
+        # The model returns fewer than ``keep`` positions when the batch is shorter than that (a
+        # suffix that is only the continuation, after a cached prefix): count the rows it gave.
+        keep = int(logp.shape[0])
         total = 0.0
         for j in range(n - s.cont_len, n):  # positions of continuation tokens in this row
             row = prefix_last if j == 0 else logp[keep - n + j - 1]
@@ -316,7 +325,7 @@ class HFBackend(LocalTokenizerMixin, Backend):
             "backend": self.name, "model": self.spec.model, "transformers": transformers.__version__,
             "torch": self.torch.__version__, "device": str(self.device), "dtype": str(self.model.dtype),
             "chat_template": self.chat, "parameters": int(sum(p.numel() for p in self.model.parameters())),
-            "max_length": self._max_len, "prefix_cache": self.prefix_cache,
+            "max_length": self._max_len, "prefix_cache": self.prefix_cache, "conventions": self.conventions(),
         }
 
     def usage(self) -> dict[str, int]:
@@ -328,6 +337,22 @@ class HFBackend(LocalTokenizerMixin, Backend):
         self.model = None
         if self.device.type == "cuda":
             self.torch.cuda.empty_cache()
+
+
+def _group(p: Prompt, i: int) -> str:
+    """The prefix group of a prompt's continuations: its own group (the oracle article), else the
+    prompt itself, so its choices share one forward of the prompt."""
+    return p.group if p.group is not None else f"\x00prompt-{i}"
+
+
+def _shared_head(pairs: list[tuple[list[int], list[int]]]) -> list[int] | None:
+    """The tokens every continuation starts with when each is those tokens plus exactly one more
+    (and every context is the same); None otherwise."""
+    ctx, first = pairs[0]
+    head = first[:-1]
+    if not first or any(cx != ctx or len(c) != len(first) or c[:-1] != head for cx, c in pairs):
+        return None
+    return head
 
 
 def _device(torch: Any, name: str) -> Any:

@@ -5,7 +5,8 @@ Spec: ``openai/MODEL[,key=value...]``. Options: ``base_url`` (None: OpenAI),
 ``top_logprobs`` (20), ``max_context`` (tokens, for truncation; none by default), ``cache``
 (yes: the workspace's response cache, ``data/cache/llm.sqlite``).
 
-* ``letter_logprobs``: one chat call per question with ``max_tokens=1``, ``logprobs`` and
+* ``letter_logprobs``: one chat call per question, the whole prompt with ``Answer:`` as the user
+  turn (as lm-evaluation-harness's ``--apply_chat_template`` renders it), ``max_tokens=1``, ``logprobs`` and
   ``top_logprobs``; each letter's score is the best log-probability among the first token's
   alternatives that read as that letter (``"B"``, ``" B"``). Letters outside the top
   alternatives score ``-inf``; when none is there the answer counts as unparsed (and wrong).
@@ -73,7 +74,7 @@ class OpenAIBackend(Backend):
     # -- scoring ----------------------------------------------------------------------
     def letter_logprobs(self, prompts: Sequence[Prompt], labels: Sequence[Sequence[str]]) -> list[Scored]:
         """First-token log-probabilities of each label from one chat call per prompt."""
-        reqs = [ChatRequest(messages=tuple(p.messages), max_tokens=1, temperature=0.0, seed=self._seed(),
+        reqs = [ChatRequest(messages=lm_eval_messages(p), max_tokens=1, temperature=0.0, seed=self._seed(),
                             logprobs=True, top_logprobs=self.top_logprobs) for p in prompts]
         results = self.client.chat_many(reqs)
         out = []
@@ -182,6 +183,16 @@ def _label_scores(res: ChatResult, labels: Sequence[str]) -> tuple[float, ...]:
         if t in best and lp is not None and lp > best[t]:
             best[t] = float(lp)
     return tuple(best[lab] for lab in labels)
+
+
+def lm_eval_messages(prompt: Prompt) -> tuple[dict[str, str], ...]:
+    """Chat messages as lm-eval renders a prompt under ``--apply_chat_template``: system messages,
+    then one user turn holding the rest and the answer prefix."""
+    system = tuple(dict(m) for m in prompt.messages if m["role"] == "system")
+    user = "\n\n".join(m["content"] for m in prompt.messages if m["role"] != "system")
+    if prompt.answer_prefix:
+        user = f"{user}\n{prompt.answer_prefix}"
+    return (*system, {"role": "user", "content": user})
 
 
 def _echo_loglik(raw: dict[str, Any], start: int, end: int) -> tuple[float, int, str | None]:

@@ -2,7 +2,8 @@
 
 Scores are drawn from a generator seeded by the spec's ``seed`` option and a hash of the
 prompt, so a question always gets the same answer whatever the batch, the order or a resume.
-Spec: ``random/uniform[,seed=N]``.
+Spec: ``random/seedN`` (the seed in the name, so runs and reports tell baselines apart:
+``random/seed0``, ``random/seed1``), or ``random/uniform[,seed=N]``.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from okgen.errors import ConfigError
 from okgen.hashing import sha256_text
 from okgen.models.base import Backend, Generated, ModelSpec, Prompt, Scored, estimate_tokens
 
 _OPTION_LINE = re.compile(r"^([A-J])\. ", re.MULTILINE)
+_SEED_NAME = re.compile(r"seed(\d+)")
 
 
 class RandomBackend(Backend):
@@ -25,7 +28,13 @@ class RandomBackend(Backend):
 
     def __init__(self, spec: ModelSpec, workspace: Any = None):
         super().__init__(spec, workspace)
-        self.seed = spec.int_opt("seed", 0)
+        spec.check_options({"seed"})
+        m = _SEED_NAME.fullmatch(spec.model)
+        named = int(m.group(1)) if m else None
+        opt = spec.int_opt("seed")
+        if named is not None and opt is not None and named != opt:
+            raise ConfigError(f"{spec.text or spec.name}: the name says seed {named} but the option says seed={opt}")
+        self.seed = named if named is not None else (opt or 0)
 
     def _rng(self, prompt: Prompt) -> random.Random:
         return random.Random(int(sha256_text(f"{self.seed}\n{prompt.plain()}")[:16], 16))

@@ -1,7 +1,7 @@
 """``vllm``: vLLM's offline ``LLM`` on one or more GPUs (an optional extra, imported only here).
 
 Spec: ``vllm/MODEL[,key=value...]``. okgen's own options: ``chat`` (auto|yes|no),
-``add_bos`` (no), ``top_logprobs`` (20: alternatives read for single-pass letter scoring),
+``add_bos`` (unset: as the tokenizer adds special tokens, like lm-evaluation-harness), ``top_logprobs`` (20: alternatives read for single-pass letter scoring),
 ``data_parallel_size`` (1). Every other option is passed to ``vllm.LLM`` as an engine argument,
 unchanged: ``tensor_parallel_size``, ``pipeline_parallel_size``, ``dtype``,
 ``gpu_memory_utilization``, ``max_model_len``, ``quantization``, ``enforce_eager``,
@@ -191,7 +191,8 @@ class VLLMBackend(LocalTokenizerMixin, Backend):
         transformers = require("transformers", "hf", "the vllm backend's tokenizer")
         o = dict(spec.options)
         self.chat_option = o.pop("chat", "auto")
-        self.add_bos = bool(o.pop("add_bos", False))
+        add_bos = o.pop("add_bos", None)
+        self.add_bos = None if add_bos is None else bool(add_bos)
         self.top_logprobs = spec.int_opt("top_logprobs", 20)
         dp = max(1, spec.int_opt("data_parallel_size", 1))
         o.pop("top_logprobs", None)
@@ -291,7 +292,7 @@ class VLLMBackend(LocalTokenizerMixin, Backend):
         ids, params, groups, spans, ctx_len = [], [], [], [], []
         for p, conts in zip(prompts, continuations):
             ctx_text = self.render(p)
-            for cx, ct in self.encode_pairs(ctx_text, conts):
+            for cx, ct in self.encode_pairs(ctx_text, [self.continuation(c) for c in conts]):
                 ids.append(cx + ct)
                 spans.append((len(cx), len(cx) + len(ct)))
                 groups.append(p.group)
@@ -332,7 +333,8 @@ class VLLMBackend(LocalTokenizerMixin, Backend):
             pass
         return {"backend": self.name, "model": self.spec.model, "vllm": self.vllm_version, "gpu": gpu,
                 "engine_args": {k: v for k, v in sorted(self.engine_args.items())},
-                "data_parallel_size": self.data_parallel_size, "chat_template": self.chat}
+                "data_parallel_size": self.data_parallel_size, "chat_template": self.chat,
+                "conventions": self.conventions()}
 
     def usage(self) -> dict[str, int]:
         """Requests and scoring paths taken."""

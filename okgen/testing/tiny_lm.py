@@ -23,7 +23,7 @@ _ANSWER_LINES = [f"Answer: {x}\n{x}. option" for x in "ABCDEFGHIJ"] * 50
 
 def build_tiny_lm(out_dir: str | Path, texts: Iterable[str], *, arch: str = "llama", vocab_size: int = 2000,
                   hidden: int = 64, layers: int = 2, heads: int = 4, max_positions: int = 1024,
-                  seed: int = 0, chat_template: bool = False) -> Path:
+                  seed: int = 0, chat_template: bool = False, add_bos: bool = False) -> Path:
     """Train a tokenizer on ``texts``, build a tiny causal LM, save both to ``out_dir``.
 
     Args:
@@ -35,12 +35,13 @@ def build_tiny_lm(out_dir: str | Path, texts: Iterable[str], *, arch: str = "lla
         max_positions: context length in tokens.
         seed: weight initialisation seed.
         chat_template: give the tokenizer a ChatML-like chat template.
+        add_bos: the tokenizer adds ``<s>`` in front of every text (as Llama's and Gemma's do).
 
     Returns:
         ``out_dir``.
     """
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import (
         GPT2Config,
         GPT2LMHeadModel,
@@ -57,6 +58,9 @@ def build_tiny_lm(out_dir: str | Path, texts: Iterable[str], *, arch: str = "lla
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tok.train_from_iterator(list(texts) + _ANSWER_LINES, trainer=trainer)
+    if add_bos:
+        bos = tok.token_to_id("<s>")
+        tok.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A $B", special_tokens=[("<s>", bos)])
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", bos_token="<s>", eos_token="</s>",
                                    model_max_length=max_positions)
     if chat_template:
