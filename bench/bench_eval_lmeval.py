@@ -56,7 +56,7 @@ def main() -> None:
     model = smollm2_folder(args.model_dir)
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace.from_env(os.path.join(tmp, "ws"))
-        snap = real_news_snapshot(ws, n_questions=args.n, n_articles=200, per_article=3, min_chars=300, max_chars=2000)
+        snap = real_news_snapshot(ws, n_questions=args.n, n_articles=200, per_article=3, min_chars=300, max_chars=4000)
         export = os.path.join(tmp, "export")
         export_snapshot(snap, "lm-eval", export, args.setting)
         print(f"set: {len(snap.questions)} real-news questions ({snap.name}), setting {args.setting}, "

@@ -15,6 +15,7 @@ import functools
 import json
 import logging
 import re
+import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -370,11 +371,16 @@ def _count(value: Any) -> int:
 
 
 def run_sync(coro: Any) -> Any:
-    """Run a coroutine to completion from sync code, also from inside a running event loop."""
+    """Run a coroutine to completion from sync code, also from inside a running event loop.
+
+    In the main thread a SIGTERM that arrives while the loop runs cancels the coroutine (so its
+    tasks wind down and none is left with an exception nobody retrieves), then the Python
+    handler installed for SIGTERM (the CLI's: exit 143) is called once the loop has closed.
+    """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return _run_in_main(coro)
     out: dict[str, Any] = {}
 
     def target() -> None:
@@ -389,3 +395,30 @@ def run_sync(coro: Any) -> Any:
     if "e" in out:
         raise out["e"]
     return out["v"]
+
+
+def _run_in_main(coro: Any) -> Any:
+    handler = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+    if not callable(handler):
+        return asyncio.run(coro)
+    got: list[int] = []
+
+    async def main() -> Any:
+        task = asyncio.ensure_future(coro)
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGTERM, lambda: (got.append(1), task.cancel()))
+        try:
+            return await task
+        finally:
+            loop.remove_signal_handler(signal.SIGTERM)
+            signal.signal(signal.SIGTERM, handler)
+
+    try:
+        result = asyncio.run(main())
+    except asyncio.CancelledError:
+        if got:
+            handler(signal.SIGTERM, None)
+        raise
+    if got:
+        handler(signal.SIGTERM, None)
+    return result
