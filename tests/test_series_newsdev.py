@@ -12,7 +12,7 @@ import pytest
 
 NEWS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "news-dev"
 DAYS = [f"2025-04-1{i}" for i in range(5)]
-PER_DAY = 60  # records of each day's dump (the whole chain, kept quick)
+PER_DAY = 60  # records of each day's dump (the whole chain, kept quick); they carry no date: --date gives it
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not NEWS.is_dir(), reason="shared/data/news-dev is absent")]
 
@@ -26,8 +26,6 @@ def test_news_dev_series_end_to_end(tmp_path):
     home = tmp_path / "ws"
     for day in DAYS:
         records = json.loads((NEWS / f"news_{day}.json").read_text(encoding="utf-8"))[:PER_DAY]
-        for rec in records:  # the dumps carry no date: the day they were published for
-            rec["date"] = day
         dump = tmp_path / f"{day}.json"
         dump.write_text(json.dumps(records), encoding="utf-8")
         for args in (("ingest", "--import", str(dump), "--date", day, "--map", "text=article_text", "--map", "url=link",
@@ -43,7 +41,7 @@ def test_news_dev_series_end_to_end(tmp_path):
     assert r.returncode == 1 and "no snapshot: 2025-04-09" in r.stderr
     r = okgen("series", "build", "april", "--from", DAYS[0], "--to", DAYS[-1], "--allow-differ", "feeds", home=home)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("series:april|from:2025-04-10|to:2025-04-14|days:5|missing:0|gen:extractive-v1|")
+    assert r.stdout.startswith("series:april|from:2025-04-10|to:2025-04-14|days:5|missing:0|gen:extractive-v2")
     assert okgen("series", "verify", "april", home=home).returncode == 0
     r = okgen("--json", "eval", "--series", "april", "-m", "random/seed0", "--setting", "none,oracle", home=home)
     assert r.returncode == 0, r.stderr
