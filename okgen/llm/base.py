@@ -422,3 +422,22 @@ def _run_in_main(coro: Any) -> Any:
     if got:
         handler(signal.SIGTERM, None)
     return result
+
+
+class InProcessBatches:
+    """For in-process backends: requests of one event-loop turn queue up and a single worker
+    task (the backend's ``_drain``) generates them in batches; each caller awaits its own
+    future. The backend sets ``self._queue = []`` and ``self._worker = None``."""
+
+    _queue: list[tuple[ChatRequest, asyncio.Future[dict[str, Any]]]]
+    _worker: asyncio.Task[None] | None
+
+    async def _drain(self) -> None:  # pragma: no cover - every backend has its own
+        raise NotImplementedError
+
+    async def _send(self, req: ChatRequest) -> dict[str, Any]:
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._queue.append((req, fut))
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.create_task(self._drain())
+        return await fut

@@ -17,7 +17,7 @@ import logging
 from typing import Any
 
 from okgen.errors import ConfigError
-from okgen.llm.base import CallError, ChatModel, ChatRequest
+from okgen.llm.base import CallError, ChatModel, ChatRequest, InProcessBatches
 from okgen.llm.openai_chat import schema_prompt
 from okgen.registry import require
 
@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_NEW_TOKENS = 512
 
 
-class HFChat(ChatModel):
+class HFChat(InProcessBatches, ChatModel):
     """A transformers causal LM answering chat requests.
 
     Args:
@@ -65,13 +65,6 @@ class HFChat(ChatModel):
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self._queue: list[tuple[ChatRequest, asyncio.Future[dict[str, Any]]]] = []
         self._worker: asyncio.Task[None] | None = None
-
-    async def _send(self, req: ChatRequest) -> dict[str, Any]:
-        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._queue.append((req, fut))
-        if self._worker is None or self._worker.done():
-            self._worker = asyncio.create_task(self._drain())
-        return await fut
 
     async def _drain(self) -> None:
         """Generate queued requests in batches of like decoding, in a worker thread."""

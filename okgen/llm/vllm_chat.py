@@ -13,13 +13,13 @@ import json
 from typing import Any
 
 from okgen.errors import ConfigError
-from okgen.llm.base import CallError, ChatModel, ChatRequest, schema_json
+from okgen.llm.base import CallError, ChatModel, ChatRequest, InProcessBatches, schema_json
 from okgen.registry import require
 
 DEFAULT_MAX_NEW_TOKENS = 512
 
 
-class VLLMChat(ChatModel):
+class VLLMChat(InProcessBatches, ChatModel):
     """A vLLM engine answering chat requests."""
 
     backend = "vllm"
@@ -39,13 +39,6 @@ class VLLMChat(ChatModel):
         self._vllm = vllm
         self._queue: list[tuple[ChatRequest, asyncio.Future[dict[str, Any]]]] = []
         self._worker: asyncio.Task[None] | None = None
-
-    async def _send(self, req: ChatRequest) -> dict[str, Any]:
-        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._queue.append((req, fut))
-        if self._worker is None or self._worker.done():
-            self._worker = asyncio.create_task(self._drain())
-        return await fut
 
     async def _drain(self) -> None:
         await asyncio.sleep(0)  # let the requests of this turn join the batch
