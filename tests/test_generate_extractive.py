@@ -303,8 +303,9 @@ def test_stems_are_real_questions_that_do_not_copy_the_sentence():
 
 
 def test_questions_name_people_in_full_and_stay_on_the_day():
-    from okgen.generate.extractive import _background_year, _people_in_full, _trusted_org
+    from okgen.generate.extractive import _background_year, _people_in_full
     from okgen.generate.nlp import load_pipeline
+    from okgen.generate.precision import trusted_org_answer as _trusted_org
 
     nlp = load_pipeline()
     doc = nlp("Justin Rose beat Scottie Scheffler at Augusta. Rose thanked Halvorsen Energy.")
@@ -319,3 +320,4 @@ def test_questions_name_people_in_full_and_stay_on_the_day():
     assert _background_year("Who defeated Bernie Sanders in the 2016 primary?", 2025)
     assert not _background_year("How much will Acme invest by 2025, as reported on April 12, 2025?", 2025)
     assert _trusted_org("Meridian Bank", 1) and _trusted_org("Lumen", 2) and not _trusted_org("Lola Young", 1)
+    assert not _trusted_org("USB", 2) and _trusted_org("NASA", 3)  # an acronym needs three articles

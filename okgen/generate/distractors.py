@@ -11,6 +11,7 @@ import datetime as dt
 import math
 import random
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -33,6 +34,28 @@ class Pool:
     """Same-kind names seen in the day's articles: kind -> {normalised: (text, article ids)}."""
 
     names: dict[str, dict[str, tuple[str, set[str]]]] = field(default_factory=lambda: {k: {} for k in POOL_KINDS})
+    contexts: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Each name's context vector: tf-idf weights of the words around its mentions, unit length."""
+
+    def set_contexts(self, bags: dict[str, Counter[str]]) -> None:
+        """Record each name's context words (normalised name -> word counts) as tf-idf vectors."""
+        df: Counter[str] = Counter()
+        for bag in bags.values():
+            df.update(bag.keys())
+        n = max(len(bags), 1)
+        for key, bag in bags.items():
+            vec = {w: (1 + math.log(c)) * math.log(n / df[w]) for w, c in bag.items() if df[w] < n}
+            norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+            self.contexts[key] = {w: v / norm for w, v in vec.items()}
+
+    def similarity(self, a: str, b: str) -> float:
+        """Cosine of two names' context vectors (0 when either is unknown)."""
+        va, vb = self.contexts.get(normalize(a)), self.contexts.get(normalize(b))
+        if not va or not vb:
+            return 0.0
+        if len(vb) < len(va):
+            va, vb = vb, va
+        return sum(v * vb.get(w, 0.0) for w, v in va.items())
 
     def add(self, kind: str, text: str, article_id: str) -> None:
         """Record a name of ``kind`` seen in ``article_id``."""
@@ -51,12 +74,15 @@ class Pool:
 
 
 def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: str, question: str,
-         rng: random.Random, year: int, n: int = 3, prefer: set[str] | None = None) -> list[str] | None:
+         rng: random.Random, year: int, n: int = 3, prefer: set[str] | None = None,
+         near: Sequence[str] = ()) -> list[str] | None:
     """Choose ``n`` distractors for ``answer``; None when not enough good ones exist.
 
     A distractor never appears in the article or the question (it could be a second right
     answer), never equals or contains the answer, and at least one is close to it. Names from
-    the ``prefer`` articles (the same outlet: the same beat) are taken first when enough exist.
+    the articles ``near`` the source (its nearest stories of the day, closest first: the same
+    topic, so a politician gets politicians and a club clubs) are taken first when enough
+    exist; then names from the ``prefer`` articles (the same outlet: the same beat).
     """
     q_norm = normalize(question)
     a_norm = _bare(answer)
@@ -90,7 +116,7 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
             cands = [c for c in cands if place_scale(c) == scale]
             if len(cands) < n:
                 cands += [c for c in _gazetteer_like(answer) if ok(c) and c not in cands]
-        return _names(answer, kind, cands, rng, n)
+        return _names(answer, kind, _topical(answer, cands, pool, kind, near, n), rng, n)
     gen = {"money": _numbers, "count": _numbers, "quantity": _numbers, "percent": _percents,
            "year": _years, "date": _dates}.get(kind)
     if gen is None:
@@ -103,6 +129,30 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
         need = 1 if not out else n - len(out)
         out += group[:need]
     return out if len(out) == n else None
+
+
+TOPICAL_KEEP = 3  # candidates kept beyond the n needed, so the draw still varies
+MIN_SIMILARITY = 0.02  # the n-th distractor's least context similarity to the answer
+
+
+def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequence[str], n: int) -> list[str]:
+    """The candidates most like the answer in the news: by the similarity of the words around
+    their mentions (a coach's context is a coach's), with a bonus for names from the stories
+    nearest the source; the best ``n + TOPICAL_KEEP`` of them."""
+    if len(cands) < n:
+        return cands
+    rank = {a: r for r, a in enumerate(near)}
+    names = pool.names[kind]
+
+    def score(c: str) -> float:
+        entry = names.get(normalize(c))
+        near_bonus = 0.05 if entry and any(a in rank for a in entry[1]) else 0.0
+        return pool.similarity(answer, c) + near_bonus
+
+    ranked = sorted(cands, key=lambda c: (-score(c), c))
+    if kind != "place" and score(ranked[n - 1]) < MIN_SIMILARITY:
+        return []  # the day has no names used like the answer: any pick would be absurd
+    return ranked[:n + TOPICAL_KEEP]
 
 
 def _bare(text: str) -> str:

@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from okgen.generate import distractors as dis
-from okgen.generate import lexicon as lx
+from okgen.generate import precision as pr
 from okgen.generate.agents import AgentSpec
 from okgen.generate.nlp import load_pipeline, pipeline_id
 from okgen.generate.overlap import MAX_SHARED_RUN, NAME_LABELS, ArticleTokens, longest_shared_run
 from okgen.generate.records import Candidate
-from okgen.generate.sentences import in_gazetteer, usable_sentence, well_formed_name
+from okgen.generate.sentences import in_gazetteer, run_together, usable_sentence, well_formed_name
 from okgen.generate.stems import Stem, answer_kind, make_stem
 from okgen.generate.text import format_date, normalize
 from okgen.hashing import sha256_text
@@ -70,6 +70,8 @@ class ExtractivePool:
     items: dict[str, list[_Item]] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
     by_source: dict[str, set[str]] = field(default_factory=dict)
+    near: dict[str, list[str]] = field(default_factory=dict)
+    """Each article's nearest stories of the day (BM25 over the texts), closest first."""
 
 
 class ExtractiveGenerator:
@@ -117,6 +119,7 @@ class ExtractiveGenerator:
         labels: dict[str, Counter[str]] = defaultdict(Counter)
         surnames: set[str] = set()
         mentions: list[tuple[str, str, str]] = []  # (label, text, article id) in usable sentences
+        contexts: dict[str, Counter[str]] = defaultdict(Counter)  # name -> words around its mentions
         for a_id, doc in docs.items():
             for ent in doc.ents:
                 labels[normalize(ent.text)][ent.label_] += 1
@@ -125,6 +128,9 @@ class ExtractiveGenerator:
             for sent in doc.sents:
                 if usable_sentence(sent):
                     mentions.extend((e.label_, e.text, a_id) for e in sent.ents if e.label_ in POOL_LABELS)
+                for e in sent.ents:
+                    if e.label_ in POOL_LABELS:
+                        contexts[normalize(e.text)].update(_context_words(sent, e))
         # The day's consensus label of each name: a name tagged PERSON here and ORG there is
         # trusted as neither; a person's surname is never an organisation or a place.
         majority = {k: c.most_common(1)[0][0] for k, c in labels.items()
@@ -132,25 +138,29 @@ class ExtractiveGenerator:
         for k in surnames:
             if majority.get(k) != "PERSON":
                 majority[k] = "PERSON?"
-        counts = Counter((label, normalize(text)) for label, text, _ in mentions)
+        named_in: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for label, text, a_id in mentions:
+            named_in[(label, normalize(text))].add(a_id)
         for label, text, a_id in mentions:
             key = normalize(text)
             if majority.get(key) != label or not well_formed_name(text, label):
                 continue
-            if counts[(label, key)] < 2 and not (label == "PERSON" and len(text.split()) >= 2):
-                continue  # a one-off mention of a one-word name: too often a tagging error
+            if len(named_in[(label, key)]) < 2 and not (label == "PERSON" and len(text.split()) >= 2):
+                continue  # a one-word name only one article uses: too often a tagging error
             pool.names.add(POOL_LABELS[label], text, a_id)
+        pool.names.set_contexts(contexts)
         self.majority = majority
-        mention_counts = {k: sum(c.values()) for k, c in labels.items()}
+        day = _DayNames(docs, today)
+        pool.near = _nearest(today)
         for a in today:
             pool.by_source.setdefault(a.source, set()).add(a.id)
-            pool.items[a.id] = self._items(a, docs[a.id], majority, pool, mention_counts)
+            pool.items[a.id] = self._items(a, docs[a.id], majority, pool, day)
             if not pool.items[a.id]:
                 pool.skipped[a.id] = _skip_reason(a, docs[a.id])
         return pool
 
     def _items(self, article: Article, doc: Any, majority: dict[str, str], pool: ExtractivePool,
-               counts: dict[str, int]) -> list[_Item]:
+               day: _DayNames) -> list[_Item]:
         full_names = _full_names(doc)
         index = ArticleTokens(f"{article.title}\n{article.text}")
         names = [e.text for e in doc.ents if e.label_ in NAME_LABELS]
@@ -159,7 +169,7 @@ class ExtractiveGenerator:
         for i, sent in enumerate(doc.sents):
             if i >= self.max_index:
                 break
-            if not usable_sentence(sent):
+            if not usable_sentence(sent) or pr.background_sentence(sent.text, article.date):
                 continue
             for ent in sent.ents:
                 kind = answer_kind(ent)
@@ -168,10 +178,15 @@ class ExtractiveGenerator:
                 if kind in ("place", "region"):
                     if not in_gazetteer(ent.text):
                         continue  # places okgen is sure of: countries, cities, regions it knows
+                    if ent.root.dep_ in ("nsubj", "nsubjpass") and dis.place_scale(ent.text) != "country" \
+                            or ent.text in ("US", "U.S.", "USA", "United States", "America"):
+                        continue  # "Which city advised ...": a capital standing for its government
                 elif ent.label_ in POOL_LABELS and majority.get(normalize(ent.text)) != ent.label_:
                     continue  # a name the day's articles do not agree on the type of
                 if ent.label_ in POOL_LABELS and not well_formed_name(ent.text, ent.label_):
                     continue
+                if pr.several_answers(ent):
+                    continue  # one of a list: the others would be right too
                 stem = make_stem(sent, ent, kind, date_s)
                 if stem is None:
                     continue
@@ -180,11 +195,19 @@ class ExtractiveGenerator:
                     if full is None:
                         continue  # "Smith" alone: which Smith? Only names the article gives in full.
                     stem = Stem(stem.question, stem.kind, full, stem.form)
-                if kind == "org" and not _trusted_org(ent.text, counts.get(normalize(ent.text), 0)):
-                    continue
+                if kind == "org" and (not pr.trusted_org_answer(ent.text, day.orgs.get(normalize(ent.text), 0))
+                                      or pr.media_name(ent.text, day.outlets)):
+                    continue  # a name the tagger may have invented, or the news outlet itself
+                if kind == "date" and not pr.date_in_window(ent.text, article.date):
+                    continue  # a date of the story's background
                 question = _people_in_full(stem.question, sent, ent, full_names)
-                if question is None or _background_year(question, article.date.year):
+                if question is None or _background_year(question, article.date.year) or pr.vague(question):
                     continue
+                if pr.unexplained_name(sent, question, ent, day.names) is not None:
+                    continue  # "Who will Essiedu portray?": a name the reader cannot place
+                if any(pr.media_name(e.text, day.outlets) for e in sent.ents if e.text in question) \
+                        or any(run_together(w) for w in question.split()) or pr.broken_hyphen(question):
+                    continue  # a question about the reporting, or a word glued by extraction
                 stem = Stem(question, stem.kind, stem.answer, stem.form)
                 if normalize(stem.answer) in normalize(stem.question):
                     continue
@@ -219,7 +242,7 @@ class ExtractiveGenerator:
             kind = st.kind
             ds = dis.pick(st.answer, kind, pool=pool.names, article_id=article.id, article_norm=article_norm,
                           question=st.question, rng=rng, year=article.date.year,
-                          prefer=pool.by_source.get(article.source))
+                          prefer=pool.by_source.get(article.source), near=pool.near.get(article.id, ()))
             if ds is None:
                 continue
             used_sentences.add(item.sentence_index)
@@ -277,11 +300,45 @@ def _background_year(question: str, year: int) -> bool:
     return any(int(y) != year for y in re.findall(r"\b((?:19|20)\d\d)\b", question))
 
 
-def _trusted_org(name: str, mentions: int) -> bool:
-    """An organisation answer the tagger is likely right about: named twice in the day's news,
-    or with an organisation word ("... Bank", "Ministry of ...")."""
-    words = name.split()
-    return mentions >= 2 or words[-1] in lx.ORG_LAST or words[0] in lx.ORG_FIRST
+def _context_words(sent: Any, ent: Any) -> list[str]:
+    """The content words of a sentence around a name (its role in the news: "tariff", "coach",
+    "striker", "minister"), the name itself left out."""
+    return [t.lemma_.lower() for t in sent if (t.i < ent.start or t.i >= ent.end) and not t.is_stop
+            and t.pos_ in ("NOUN", "VERB", "ADJ", "PROPN") and t.is_alpha and len(t) > 2]
+
+
+class _DayNames:
+    """How widely the day's articles use each name: one-word proper nouns and organisations by
+    the number of articles naming them, and the day's outlets."""
+
+    def __init__(self, docs: dict[str, Any], articles: Sequence[Article]):
+        self.names: Counter[str] = Counter()
+        self.orgs: Counter[str] = Counter()
+        for doc in docs.values():
+            self.names.update({t.text for t in doc if t.pos_ == "PROPN"})
+            self.orgs.update({normalize(e.text) for e in doc.ents if e.label_ == "ORG"})
+        self.outlets = {x for a in articles for x in (a.source, a.source_name or "") if x}
+
+
+NEAREST = 15
+
+
+def _nearest(articles: Sequence[Article]) -> dict[str, list[str]]:
+    """Each article's :data:`NEAREST` most similar stories of the day (BM25 of its headline and
+    opening against the others' texts), closest first."""
+    if len(articles) < 3:
+        return {}
+    import bm25s
+
+    texts = [f"{a.title}\n{_body(a)[:1500]}" for a in articles]
+    tokens = bm25s.tokenize(texts, stopwords="en", show_progress=False)
+    index = bm25s.BM25()
+    index.index(tokens, show_progress=False)
+    queries = bm25s.tokenize([f"{a.title}\n{_body(a)[:600]}" for a in articles], stopwords="en",
+                             show_progress=False, return_ids=False)
+    k = min(NEAREST + 1, len(articles))
+    found, _ = index.retrieve(queries, k=k, show_progress=False, n_threads=1)
+    return {a.id: [articles[j].id for j in row if j != i][:NEAREST] for i, (a, row) in enumerate(zip(articles, found))}
 
 
 def _skip_reason(article: Article, doc: Any) -> str:

@@ -113,10 +113,15 @@ def _subtree_tokens(tok: Any, exclude: frozenset[str] = DROP_DEPS) -> list[Any]:
     """Tokens of ``tok``'s subtree, without dropped dependents' subtrees and parentheses."""
     out = [tok]
     for child in tok.children:
-        if child.dep_ in exclude:
+        if child.dep_ in exclude and not _hyphen(child):
             continue
         out.extend(_subtree_tokens(child, exclude))
     return out
+
+
+def _hyphen(tok: Any) -> bool:
+    """A hyphen inside a word ("three-round"), kept so the word stays whole."""
+    return tok.text in ("-", "\u2013") and not tok.whitespace_ and tok.i > 0 and not tok.nbor(-1).whitespace_
 
 
 def _clause(verb: Any, skip: set[int]) -> list[Any] | None:
@@ -282,6 +287,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
                 return None  # "Who is ...", "Which organisation has ...": background, not news
             if ent.root.i != subj.i or len(subj_toks) > len(ent) + 1:
                 return None  # "Apple's chief" is not "Apple"
+            if not auxes and verb.tag_ == "VBP":
+                return None  # "Who haunt ...": the plural verb of a plural subject
             wh = wh_word(kind, ent.text)
             if vp.split()[0].lower() in ("are", "were", "have", "do"):
                 vp = {"are": "is", "were": "was", "have": "has", "do": "does"}[vp.split()[0].lower()] + vp[len(vp.split()[0]):]

@@ -1,0 +1,120 @@
+"""The offline generator's precision rules (okgen.generate.precision) and its topical
+distractors, each on small hand-written sentences that trip the rule and ones that pass."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from collections import Counter
+
+import pytest
+
+from okgen.generate import precision as pr
+from okgen.generate.distractors import Pool, pick
+from okgen.generate.text import normalize
+
+DAY = dt.date(2025, 4, 14)
+SUFFIX = ", as reported on April 14, 2025?"
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    from okgen.generate.nlp import load_pipeline
+
+    return load_pipeline()
+
+
+def test_vague_stems_are_refused():
+    assert pr.vague("Which country did Russia accuse" + SUFFIX)
+    assert pr.vague("With whom did Gavin Newsom meet" + SUFFIX)
+    assert pr.vague("How many points does McLaren have" + SUFFIX)
+    assert not pr.vague("By what percentage did the Dow Jones industrial average gain" + SUFFIX)
+    assert not pr.vague("How much does a new Senate proposal aim to cut from Medicaid over the next decade" + SUFFIX)
+
+
+def test_unexplained_one_word_names_are_refused(nlp):
+    sent = next(nlp("Okonkwo will portray the wizard Severus Snape in the new television series.").sents)
+    answer = next(e for e in sent.ents if "Snape" in e.text)
+    question = "Who will Okonkwo portray in the new television series" + SUFFIX
+    assert pr.unexplained_name(sent, question, answer, {}) == "Okonkwo"
+    # A name the day's news uses widely stands alone ("Trump", "Hamas").
+    assert pr.unexplained_name(sent, question, answer, {"Okonkwo": 3}) is None
+    full = next(nlp("Adaeze Okonkwo will portray the wizard Severus Snape in the new television series.").sents)
+    answer = next(e for e in full.ents if "Snape" in e.text)
+    assert pr.unexplained_name(full, "Who will Adaeze Okonkwo portray in the new television series" + SUFFIX,
+                               answer, {}) is None
+    place = next(nlp("Algeria recalled its ambassador from Paris after the dispute over deportations.").sents)
+    answer = next(e for e in place.ents if e.text == "Algeria")
+    assert pr.unexplained_name(place, "Which country recalled its ambassador from Paris" + SUFFIX, answer, {}) is None
+
+
+def test_background_sentences_are_history():
+    assert pr.background_sentence("Born in Lima on March 28, 1936, the novelist drew on his own life.", DAY)
+    assert pr.background_sentence("In March, the president invoked a wartime law to deport 300 migrants.", DAY)
+    assert pr.background_sentence("The firm was founded in 1998 and now employs 4,000 people.", DAY)
+    assert pr.background_sentence("In 2023, the company introduced its ninth watch.", DAY)
+    assert not pr.background_sentence("The company said it would cut 300 jobs by the end of June.", DAY)
+    assert not pr.background_sentence("On April 4 a district judge ordered the government to act.", DAY)
+
+
+def test_date_answers_stay_near_the_news_day():
+    assert pr.date_in_window("May 9", DAY) and pr.date_in_window("April 4", DAY)
+    assert not pr.date_in_window("February 1", DAY)
+    assert not pr.date_in_window("March 28, 1936", DAY)
+    assert not pr.date_in_window("sometime soon", DAY)
+
+
+def test_news_outlets_are_not_answers():
+    assert pr.media_name("BBC") and pr.media_name("ProPublica") and pr.media_name("Fox News Live")
+    assert pr.media_name("The Verge", outlets={"The Verge"}) and pr.media_name("Fox & Friends'")
+    assert not pr.media_name("Meta") and not pr.media_name("Kremlin") and not pr.media_name("NASA")
+
+
+def test_an_answer_in_a_list_has_rivals(nlp):
+    both = next(nlp("Egypt and Qatar expressed grave concern over the escalation in Gaza.").sents)
+    assert pr.several_answers(next(e for e in both.ents if e.text == "Egypt"))
+    one = next(nlp("Egypt expressed grave concern over the escalation in Gaza.").sents)
+    assert not pr.several_answers(next(e for e in one.ents if e.text == "Egypt"))
+
+
+def test_half_hyphenated_words_are_refused():
+    assert pr.broken_hyphen("Who has raised tariffs to a -before seen 145 percent on China" + SUFFIX)
+    assert not pr.broken_hyphen("Which city led off the three-round draft in New York" + SUFFIX)
+
+
+def _pool() -> Pool:
+    pool = Pool()
+    people = {"Ana Ruiz": "coach club season league striker", "Ben Otto": "coach club match league goal",
+              "Cleo Dunn": "coach team season match league", "Dev Patel": "minister tariff government trade",
+              "Eli Moss": "minister government election vote", "Fay Lin": "singer album tour concert",
+              "Gus Hale": "manager club season league match"}
+    bags = {}
+    for i, (name, words) in enumerate(people.items()):
+        pool.add("person", name, f"a{i}")
+        bags[normalize(name)] = Counter(words.split())
+    pool.set_contexts(bags)
+    return pool
+
+
+def test_distractors_are_names_used_like_the_answer():
+    pool = _pool()
+    assert pool.similarity("Gus Hale", "Ana Ruiz") > pool.similarity("Gus Hale", "Fay Lin")
+    got = pick("Gus Hale", "person", pool=pool, article_id="a6", article_norm="", question="Who coaches the club?",
+               rng=random.Random(0), year=2025, n=3)
+    assert got is not None and set(got) <= {"Ana Ruiz", "Ben Otto", "Cleo Dunn", "Eli Moss", "Dev Patel", "Fay Lin"}
+    # The three coaches outrank the minister and the singer (n + 3 kept: the closest few).
+    ranked = sorted(["Ana Ruiz", "Ben Otto", "Cleo Dunn", "Dev Patel", "Eli Moss", "Fay Lin"],
+                    key=lambda c: -pool.similarity("Gus Hale", c))
+    assert set(ranked[:3]) == {"Ana Ruiz", "Ben Otto", "Cleo Dunn"}
+
+
+def test_no_distractors_when_the_day_has_no_names_used_alike():
+    pool = Pool()
+    bags = {}
+    for i, (name, words) in enumerate({"Ana Ruiz": "coach club", "Ben Otto": "singer album",
+                                       "Cleo Dunn": "farmer harvest", "Hal Berg": "pilot runway"}.items()):
+        pool.add("person", name, f"a{i}")
+        bags[normalize(name)] = Counter(words.split())
+    pool.set_contexts(bags)
+    assert pick("Hal Berg", "person", pool=pool, article_id="a3", article_norm="", question="Who landed?",
+                rng=random.Random(0), year=2025, n=3) is None
