@@ -61,6 +61,8 @@ def test_date_answers_stay_near_the_news_day():
     assert pr.date_in_window("May 9", DAY) and pr.date_in_window("April 4", DAY)
     assert not pr.date_in_window("February 1", DAY)
     assert not pr.date_in_window("March 28, 1936", DAY)
+    assert not pr.date_in_window("August 22", DAY)  # months ahead without a year: last year's
+    assert pr.date_in_window("August 22, 2025", DAY)
     assert not pr.date_in_window("sometime soon", DAY)
 
 
@@ -80,6 +82,15 @@ def test_an_answer_in_a_list_has_rivals(nlp):
 def test_half_hyphenated_words_are_refused():
     assert pr.broken_hyphen("Who has raised tariffs to a -before seen 145 percent on China" + SUFFIX)
     assert not pr.broken_hyphen("Which city led off the three-round draft in New York" + SUFFIX)
+    assert pr.broken_hyphen("By what percentage did the index fall until \u2019s close" + SUFFIX)
+    assert not pr.broken_hyphen("By what percentage did the index fall until Friday\u2019s close" + SUFFIX)
+
+
+def test_names_that_are_places_or_things_are_not_people():
+    from okgen.generate.sentences import well_formed_name
+
+    assert well_formed_name("Ada Lovelace", "PERSON")
+    assert not well_formed_name("Manchester Arena", "PERSON") and not well_formed_name("Celebrity Big Brother", "PERSON")
 
 
 def _pool() -> Pool:
@@ -118,3 +129,17 @@ def test_no_distractors_when_the_day_has_no_names_used_alike():
     pool.set_contexts(bags)
     assert pick("Hal Berg", "person", pool=pool, article_id="a3", article_norm="", question="Who landed?",
                 rng=random.Random(0), year=2025, n=3) is None
+
+
+def test_words_glued_by_extraction_are_written_apart():
+    from okgen.generate.sentences import unglue
+
+    assert unglue("In itscomplaint, the regulator accuses the firm") == "In its complaint, the regulator accuses the firm"
+    assert unglue("partnerships withseveral universities") == "partnerships with several universities"
+    assert unglue("the show's fans went onThe next day") == "the show's fans went on The next day"
+    # A name glued to a word is split only where the name stands alone elsewhere in the text.
+    assert unglue("Okafor spoke. Later Okaforinvoked the act") == "Okafor spoke. Later Okafor invoked the act"
+    assert unglue("Huckberry sells jackets") == "Huckberry sells jackets"
+    assert unglue("Okafor won. Ada OkaforandBen Eze") == "Okafor won. Ada Okafor and Ben Eze"
+    rare = "Olansen Iriafen Earhardt Hegseth Aldcroft Dinklage Kovacic Essiedu iPhone YouTube McDonald OpenAI"
+    assert unglue(rare) == rare

@@ -37,7 +37,14 @@ from okgen.generate.agents import AgentSpec
 from okgen.generate.nlp import load_pipeline, pipeline_id
 from okgen.generate.overlap import MAX_SHARED_RUN, NAME_LABELS, ArticleTokens, longest_shared_run
 from okgen.generate.records import Candidate
-from okgen.generate.sentences import in_gazetteer, run_together, usable_sentence, well_formed_name
+from okgen.generate.sentences import (
+    in_gazetteer,
+    run_together,
+    unglue,
+    usable_sentence,
+    well_formed_name,
+    zipf,
+)
 from okgen.generate.stems import Stem, answer_kind, make_stem
 from okgen.generate.text import format_date, normalize
 from okgen.hashing import sha256_text
@@ -70,6 +77,8 @@ class ExtractivePool:
     items: dict[str, list[_Item]] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
     by_source: dict[str, set[str]] = field(default_factory=dict)
+    reasons: Counter[str] = field(default_factory=Counter)
+    """Why each (sentence, answer) pair the parse offered became no question, and how many did."""
     near: dict[str, list[str]] = field(default_factory=dict)
     """Each article's nearest stories of the day (BM25 over the texts), closest first."""
 
@@ -145,8 +154,14 @@ class ExtractiveGenerator:
             key = normalize(text)
             if majority.get(key) != label or not well_formed_name(text, label):
                 continue
-            if len(named_in[(label, key)]) < 2 and not (label == "PERSON" and len(text.split()) >= 2):
+            one_word = len(text.split()) == 1
+            if len(named_in[(label, key)]) < 2 and not (label == "PERSON" and not one_word):
                 continue  # a one-word name only one article uses: too often a tagging error
+            if label == "ORG" and one_word and (in_gazetteer(text) or (
+                    not text.isupper() and zipf(text.lower()) >= 4.5 and len(named_in[(label, key)]) < 3)):
+                continue  # "Cameroon", "Media": a place or a common word the tagger took for a name
+            if label == "ORG" and (not pr.trusted_org_answer(text, len(named_in[(label, key)])) or pr.media_name(text)):
+                continue  # "WDP", "H20": what the tagger takes for organisations; outlets are not news
             pool.names.add(POOL_LABELS[label], text, a_id)
         pool.names.set_contexts(contexts)
         self.majority = majority
@@ -161,58 +176,26 @@ class ExtractiveGenerator:
 
     def _items(self, article: Article, doc: Any, majority: dict[str, str], pool: ExtractivePool,
                day: _DayNames) -> list[_Item]:
-        full_names = _full_names(doc)
-        index = ArticleTokens(f"{article.title}\n{article.text}")
-        names = [e.text for e in doc.ents if e.label_ in NAME_LABELS]
-        date_s = format_date(article.date)
+        ctx = _ArticleContext(article, doc, majority, day)
         items = []
         for i, sent in enumerate(doc.sents):
             if i >= self.max_index:
                 break
-            if not usable_sentence(sent) or pr.background_sentence(sent.text, article.date):
+            if not usable_sentence(sent):
+                pool.reasons["sentence_unusable"] += 1
+                continue
+            if pr.background_sentence(sent.text, article.date):
+                pool.reasons["sentence_background"] += 1
                 continue
             for ent in sent.ents:
                 kind = answer_kind(ent)
                 if kind is None:
                     continue
-                if kind in ("place", "region"):
-                    if not in_gazetteer(ent.text):
-                        continue  # places okgen is sure of: countries, cities, regions it knows
-                    if ent.root.dep_ in ("nsubj", "nsubjpass") and dis.place_scale(ent.text) != "country" \
-                            or ent.text in ("US", "U.S.", "USA", "United States", "America"):
-                        continue  # "Which city advised ...": a capital standing for its government
-                elif ent.label_ in POOL_LABELS and majority.get(normalize(ent.text)) != ent.label_:
-                    continue  # a name the day's articles do not agree on the type of
-                if ent.label_ in POOL_LABELS and not well_formed_name(ent.text, ent.label_):
-                    continue
-                if pr.several_answers(ent):
-                    continue  # one of a list: the others would be right too
-                stem = make_stem(sent, ent, kind, date_s)
+                reason, stem = _judge(ctx, sent, ent, kind)
                 if stem is None:
+                    pool.reasons[reason] += 1
                     continue
-                if kind == "person":
-                    full = full_names.get(ent.text)
-                    if full is None:
-                        continue  # "Smith" alone: which Smith? Only names the article gives in full.
-                    stem = Stem(stem.question, stem.kind, full, stem.form)
-                if kind == "org" and (not pr.trusted_org_answer(ent.text, day.orgs.get(normalize(ent.text), 0))
-                                      or pr.media_name(ent.text, day.outlets)):
-                    continue  # a name the tagger may have invented, or the news outlet itself
-                if kind == "date" and not pr.date_in_window(ent.text, article.date):
-                    continue  # a date of the story's background
-                question = _people_in_full(stem.question, sent, ent, full_names)
-                if question is None or _background_year(question, article.date.year) or pr.vague(question):
-                    continue
-                if pr.unexplained_name(sent, question, ent, day.names) is not None:
-                    continue  # "Who will Essiedu portray?": a name the reader cannot place
-                if any(pr.media_name(e.text, day.outlets) for e in sent.ents if e.text in question) \
-                        or any(run_together(w) for w in question.split()) or pr.broken_hyphen(question):
-                    continue  # a question about the reporting, or a word glued by extraction
-                stem = Stem(question, stem.kind, stem.answer, stem.form)
-                if normalize(stem.answer) in normalize(stem.question):
-                    continue
-                if longest_shared_run(stem.question, index, names=names) > MAX_SHARED_RUN:
-                    continue  # still copies the article: the stem_overlap gate would drop it
+                pool.reasons["kept"] += 1
                 score = (self.weights.get(kind, 0.5) + FORM_WEIGHT.get(stem.form, 0.0)
                          - self.position_penalty * i
                          + (self.novelty_bonus if normalize(stem.answer) not in pool.seen_before else 0.0))
@@ -244,16 +227,98 @@ class ExtractiveGenerator:
                           question=st.question, rng=rng, year=article.date.year,
                           prefer=pool.by_source.get(article.source), near=pool.near.get(article.id, ()))
             if ds is None:
+                pool.reasons["no_distractors"] += 1
                 continue
             used_sentences.add(item.sentence_index)
             used_answers.add(key)
             per_kind[kind] += 1
             out.append(Candidate(
                 article_id=article.id, index=len(out), question=st.question, choices=[st.answer, *ds],
-                answer=st.answer, short_answer=st.answer, answer_type=kind, evidence=item.sentence,
+                answer=st.answer, short_answer=st.answer, answer_type=kind,
+                evidence=_as_written(item.sentence, article.text),
                 rationale=f"{article.source_name or article.source} reported on {date_s}: {item.sentence}",
             ))
         return out
+
+
+@dataclass
+class _ArticleContext:
+    """What judging one article's answers needs: its names, its copy index, the day's names."""
+
+    article: Article
+    doc: Any
+    majority: dict[str, str]
+    day: _DayNames
+    full_names: dict[str, str] = field(init=False)
+    index: ArticleTokens = field(init=False)
+    names: list[str] = field(init=False)
+    date_s: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.full_names = _full_names(self.doc)
+        self.index = ArticleTokens(f"{self.article.title}\n{self.article.text}")
+        self.names = [e.text for e in self.doc.ents if e.label_ in NAME_LABELS]
+        self.date_s = format_date(self.article.date)
+
+
+def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, Stem | None]:
+    """The question about ``ent`` (an answer of ``kind``), or the reason there is none; each
+    reason is counted in the funnel (``extractive_reasons``)."""
+    a, day = ctx.article, ctx.day
+    if kind in ("place", "region"):
+        if not in_gazetteer(ent.text):
+            return "place_unknown", None  # places okgen is sure of: countries, cities, regions it knows
+        if ent.root.dep_ in ("nsubj", "nsubjpass") and dis.place_scale(ent.text) != "country" \
+                or ent.text in ("US", "U.S.", "USA", "United States", "America"):
+            return "place_metonymy", None  # "Which city advised ...": a capital standing for its government
+    elif ent.label_ in POOL_LABELS and ctx.majority.get(normalize(ent.text)) != ent.label_:
+        return "type_disputed", None  # a name the day's articles do not agree on the type of
+    if ent.label_ in POOL_LABELS and not well_formed_name(ent.text, ent.label_):
+        return "name_malformed", None
+    if pr.several_answers(ent):
+        return "answer_in_list", None  # one of a list: the others would be right too
+    stem = make_stem(sent, ent, kind, ctx.date_s)
+    if stem is None:
+        return "no_question_form", None
+    if kind == "person":
+        full = ctx.full_names.get(ent.text)
+        if full is None:
+            return "person_not_in_full", None  # "Smith" alone: which Smith?
+        stem = Stem(stem.question, stem.kind, full, stem.form)
+    if kind == "org" and (not pr.trusted_org_answer(ent.text, day.orgs.get(normalize(ent.text), 0))
+                          or pr.media_name(ent.text, day.outlets)):
+        return "org_untrusted", None  # a name the tagger may have invented, or the news outlet itself
+    if kind == "date" and not pr.date_in_window(ent.text, a.date):
+        return "date_background", None
+    question = _people_in_full(stem.question, sent, ent, ctx.full_names)
+    if question is None:
+        return "person_not_in_full", None
+    if _background_year(question, a.date.year):
+        return "sentence_background", None
+    if pr.vague(question):
+        return "stem_vague", None
+    if pr.unexplained_name(sent, question, ent, day.names) is not None:
+        return "name_unexplained", None  # "Who will Essiedu portray?": a name the reader cannot place
+    if any(pr.media_name(e.text, day.outlets) for e in sent.ents if e.text in question):
+        return "about_the_outlet", None
+    if any(run_together(w) for w in question.split()) or pr.broken_hyphen(question):
+        return "stem_broken_word", None
+    stem = Stem(question, stem.kind, stem.answer, stem.form)
+    if normalize(stem.answer) in normalize(stem.question):
+        return "answer_in_stem", None
+    if longest_shared_run(stem.question, ctx.index, names=ctx.names) > MAX_SHARED_RUN:
+        return "stem_copies", None  # the stem_overlap gate would drop it
+    return "kept", stem
+
+
+def _as_written(sentence: str, text: str) -> str:
+    """``sentence`` of the unglued text as the article wrote it (glued words and all), so the
+    evidence is a quote of the article."""
+    if sentence in text:
+        return sentence
+    pattern = r"\s*".join(re.escape(w) for w in sentence.split())
+    m = re.search(pattern, text)
+    return m.group(0) if m else sentence
 
 
 def _body(article: Article) -> str:
@@ -262,7 +327,7 @@ def _body(article: Article) -> str:
     title = (article.title or "").strip()
     if title and text.startswith(title):
         text = text[len(title):].lstrip(" .:\n")
-    return text
+    return unglue(text)
 
 
 def _full_names(doc: Any) -> dict[str, str]:
@@ -303,8 +368,14 @@ def _background_year(question: str, year: int) -> bool:
 def _context_words(sent: Any, ent: Any) -> list[str]:
     """The content words of a sentence around a name (its role in the news: "tariff", "coach",
     "striker", "minister"), the name itself left out."""
-    return [t.lemma_.lower() for t in sent if (t.i < ent.start or t.i >= ent.end) and not t.is_stop
-            and t.pos_ in ("NOUN", "VERB", "ADJ", "PROPN") and t.is_alpha and len(t) > 2]
+    words = [t.lemma_.lower() for t in sent if (t.i < ent.start or t.i >= ent.end) and not t.is_stop
+             and t.pos_ in ("NOUN", "VERB", "ADJ", "PROPN") and t.is_alpha and len(t) > 2]
+    # The words right beside the name say most about its role ("actor Jon Hamm", "Hamm played"):
+    # counted three times more.
+    near = [t.lemma_.lower() for t in sent.doc[max(ent.start - 4, sent.start):min(ent.end + 4, sent.end)]
+            if (t.i < ent.start or t.i >= ent.end) and not t.is_stop and t.is_alpha and len(t) > 2
+            and t.pos_ in ("NOUN", "VERB", "ADJ", "PROPN")]
+    return words + near * 2
 
 
 class _DayNames:

@@ -226,6 +226,7 @@ def run_generate(
             store.start_run(run_key, date.isoformat(), params)
             done = store.finished(run_key)
             finished = {a.id: done[a.id] for a in targets if a.id in done and done[a.id].text_sha256 == a.text_sha256}
+            ext_pool = None
             if todo:
                 log.info("generating %s: %d articles (%d finished earlier), generator %s", date, len(todo), resumed, gen_info.model)
                 if use_cache and agents.clients:
@@ -234,7 +235,6 @@ def run_generate(
                     cache = ResponseCache(default_cache_path(workspace.cache_dir))
                     for client in agents.clients:
                         client.cache = cache
-                ext_pool = None
                 if isinstance(agents.generator, ExtractiveGenerator):
                     ext_pool = agents.generator.build_pool(pool_articles, date)
                 _process(todo, agents, store, run_key, finished, state, per_article, seed, concurrency,
@@ -249,6 +249,8 @@ def run_generate(
             funnel = build_funnel(date, len(targets), results, state.pending, survivors, dict(positions),
                                   validator=val_info is not None, probes=len(probe_infos), stopped=state.stopped,
                                   resumed=resumed, run_usage=state.usage, pending_errors=state.last_error)
+            if ext_pool is not None:  # why the parse's (sentence, answer) pairs made no question
+                funnel["extractive_reasons"] = dict(ext_pool.reasons.most_common())
             if agents.clients:  # the structured-output mode each model ended on (learnt from its server)
                 funnel["output_modes"] = agents.output_modes()
             if funnel["articles"]["pending"] == 0:

@@ -41,6 +41,7 @@ NAME_TYPES = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "PRODUCT", "WORK_O
 MIN_NAME_ARTICLES = 3
 # Date answers: at most this many days before the news day (later dates are plans: fine).
 DATE_WINDOW_BEFORE = 21
+DATE_WINDOW_AHEAD = 75  # days after the news day, for a date written without its year
 MEDIA_NAMES = frozenset({"bbc", "cnn", "nbc", "cbs", "abc", "npr", "pbs", "reuters", "ap", "afp", "bloomberg",
                          "fox", "fox news", "msnbc", "propublica", "ars", "ars technica", "techcrunch", "the verge",
                          "gizmodo", "wired", "engadget", "axios", "politico", "the guardian", "guardian",
@@ -129,7 +130,9 @@ def date_in_window(answer: str, news_day: dt.date) -> bool:
     if parsed is None:
         return False
     d = parsed[0]
-    return -DATE_WINDOW_BEFORE <= (d - news_day).days <= 366
+    # Without a year, a date months ahead is more often last year's ("August 22" in April).
+    ahead = 366 if re.search(r"\b(?:19|20)\d\d\b", answer) else DATE_WINDOW_AHEAD
+    return -DATE_WINDOW_BEFORE <= (d - news_day).days <= ahead
 
 
 def media_name(text: str, outlets: Iterable[str] = ()) -> bool:
@@ -162,5 +165,6 @@ def several_answers(ent: Any) -> bool:
 
 
 def broken_hyphen(question: str) -> bool:
-    """Whether cutting the clause left half of a hyphenated word ("a -before heard")."""
-    return bool(re.search(r"(?:^|\s)[-\u2013]\w|\w[-\u2013](?:\s|$)", question))
+    """Whether cutting the clause left half of a word: a hyphenated word ("a -before heard") or a
+    possessive whose owner was cut ("until 's close")."""
+    return bool(re.search(r"(?:^|\s)[-\u2013]\w|\w[-\u2013](?:\s|$)|(?:^|\s)['\u2019]s\b", question))

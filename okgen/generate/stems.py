@@ -62,6 +62,9 @@ CHANGE_VERBS = frozenset({"rise", "fall", "grow", "drop", "increase", "decrease"
 # Prepositions that ask naturally for a person or an organisation ("With whom did X meet").
 NAME_PREPS = frozenset({"with", "to", "against", "from", "by", "for"})
 MAX_STEM_TOKENS = 24
+# Present-tense verbs that report news (plans and aims), unlike habitual present ("produces").
+INTENT_VERBS = frozenset({"aim", "plan", "seek", "want", "expect", "intend", "propose", "face", "threaten", "vow",
+                          "pledge", "hope", "demand", "urge", "warn", "estimate", "project", "forecast"})
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,8 @@ def answer_kind(ent: Any) -> str | None:
             return None
     # A count is a number that counts a noun ("30 people"), not a rank, a score or a year.
     if kind == "count" and (ent.root.dep_ != "nummod" or ent.root.head.pos_ != "NOUN"
-                            or not re.fullmatch(r"[\d,.]+(?: (?:million|billion|thousand))?", ent.text)):
+                            or not re.fullmatch(r"\d[\d,]*(?: (?:million|billion|thousand))?|\d+(?:\.\d+)? (?:million|billion|thousand)",
+                                                ent.text)):
         return None
     return kind
 
@@ -113,10 +117,23 @@ def _subtree_tokens(tok: Any, exclude: frozenset[str] = DROP_DEPS) -> list[Any]:
     """Tokens of ``tok``'s subtree, without dropped dependents' subtrees and parentheses."""
     out = [tok]
     for child in tok.children:
-        if child.dep_ in exclude and not _hyphen(child):
+        if child.dep_ in exclude and not _hyphen(child) and not _meaning(child):
             continue
         out.extend(_subtree_tokens(child, exclude))
     return out
+
+
+# Modifiers that change what a clause says ("not", "nearly 50", "the eighth largest"): never cut.
+MEANING_WORDS = frozenset({"not", "n't", "never", "no", "only", "nearly", "almost", "about", "around", "roughly",
+                           "approximately", "more", "less", "fewer", "least", "most", "just", "barely", "over",
+                           "under", "up", "down", "first", "second", "third", "fourth", "fifth", "sixth",
+                           "seventh", "eighth", "ninth", "tenth", "last", "again", "no longer", "also"})
+
+
+def _meaning(tok: Any) -> bool:
+    """A modifier whose loss would change the fact ("eighth largest" is not "largest")."""
+    return tok.dep_ in ("advmod", "npadvmod", "neg", "predet") and (tok.lower_ in MEANING_WORDS or tok.like_num
+                                                                     or tok.tag_ == "JJ" and tok.lower_.endswith("th"))
 
 
 def _hyphen(tok: Any) -> bool:
@@ -254,6 +271,9 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         inner, verb = verb, verb.head  # "X agreed to buy Y": asked through "agreed to buy"
     if verb is None or verb.lemma_.lower() in REPORTING or not _finite(verb):
         return None
+    if verb.tag_ in ("VBZ", "VBP") and not auxes_of(verb, "aux") and not auxes_of(verb, "auxpass") \
+            and verb.lemma_.lower() not in INTENT_VERBS:
+        return None  # "China produces 80% of ...", "X joins Y to discuss ...": habits and promos, not events
     if verb.lemma_.lower() in ("do", "have", "get") and not any(c.dep_ in ("dobj", "obj") for c in verb.children):
         return None
     if any(c.dep_ == "ccomp" and c.i > verb.i for c in verb.children):
