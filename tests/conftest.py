@@ -65,16 +65,6 @@ def pytest_runtest_setup(item):
         pytest.skip("needs a CUDA GPU")
 
 
-@pytest.fixture(autouse=True)
-def _quality_gates_off_by_default(monkeypatch):
-    """The extractive generator this suite was written for copies article sentences into cloze
-    stems, which the quality gates drop: tests run without the gates unless they turn them on
-    (``[generate] quality_gates = true``, or monkeypatching ``gates.DEFAULT_ON``), as
-    tests/test_generate_gates.py does. Remove once the generator writes stems that pass them."""
-    if os.environ.get("OKGEN_TEST_GATES") != "1":
-        monkeypatch.setattr("okgen.generate.gates.DEFAULT_ON", False)
-
-
 @pytest.fixture
 def workspace(tmp_path, monkeypatch):
     """A fresh workspace in tmp_path; OKGEN_HOME points at it."""

@@ -80,7 +80,10 @@ def scripted(articles) -> AgentResponder:
     return r
 
 
-def test_bad_outputs_are_dropped_with_the_right_verdict(workspace, articles):
+def test_bad_outputs_are_dropped_with_the_right_verdict(workspace, articles, monkeypatch):
+    # This test pins each check's and dedup's verdicts on scripted outputs; with the quality gates
+    # on, some scripted items (Lisbon's reworded copy) fall to a gate first (tests/test_generate_gates.py).
+    monkeypatch.setattr("okgen.generate.gates.DEFAULT_ON", False)
     r = scripted(articles)
 
     def validator(req, criteria):
@@ -212,13 +215,13 @@ def test_budget_stops_cleanly_and_resume_finishes(workspace, articles):
     cfg = {"prices": {"judge": {"input": 1.0, "output": 1.0}}}  # $0.01 per validator call
     with OpenAIServer(responder=priced) as srv:
         spec = f"openai/judge,base_url={srv.base_url}"
-        # The offline generator writes one or two candidates per fixture article (five validator
-        # calls for the day): a budget of 2.5 calls stops the run half way.
-        res = run_generate(DAY, workspace, articles, validator=spec, max_cost=0.025, concurrency=1, config=cfg)
+        # The offline generator writes a candidate for three of the fixture articles (three
+        # validator calls for the day): a budget of 1.5 calls stops the run part way.
+        res = run_generate(DAY, workspace, articles, validator=spec, max_cost=0.015, concurrency=1, config=cfg)
         f = res.funnel
         assert res.stopped == "budget" and not res.complete and f["stopped"] == "budget"
         assert f["articles"]["pending_by_reason"].get("budget", 0) >= 1
-        assert 0.02 <= f["usage"]["this_run_cost_usd"] <= 0.035
+        assert 0.01 <= f["usage"]["this_run_cost_usd"] <= 0.025
         assert 1 <= f["articles"]["generated"] < 6
         assert_funnel_adds_up(f)
         calls = srv.calls["chat"]

@@ -2,8 +2,10 @@
 
 Deterministic, no network, no LLM. For each day it
 
-1. parses every article of the day with the spaCy pipeline (sentences, named entities, the
-   dependency parse) and the earlier pool days' articles with NER only (distractors, novelty);
+1. writes apart the words extraction glued together (``itscomplaint`` -> ``its complaint``,
+   :func:`okgen.generate.sentences.unglue`), then parses every article of the day with the
+   spaCy pipeline (sentences, named entities, the dependency parse) and the earlier pool days'
+   articles with NER only (distractors, novelty);
 2. keeps sentences that read as news statements (:mod:`okgen.generate.sentences`: no
    boilerplate, no run-together words, no shouting, no menus);
 3. takes typed entities as answers (people by their full name as the article gives it,
@@ -15,6 +17,12 @@ Deterministic, no network, no LLM. For each day it
    same entity type and granularity from the day's other stories (people, organisations,
    places as the articles wrote them) or perturbs numbers and dates in the answer's format
    (:mod:`okgen.generate.distractors`).
+
+What an editor would not publish is refused before a question is written
+(:mod:`okgen.generate.precision`: vague stems, unexplained names, background facts, the outlet
+itself, one answer of a list), and distractors are ranked by how the news uses each name (the
+words around its mentions), so a coach gets coaches. Every (sentence, answer) pair that became
+no question is counted by reason in the funnel (``extractive_reasons``).
 
 The pipeline's name and version are part of the generator id (``extractive-v2+en_core_web_sm-3.8.0``),
 so a snapshot says which NLP model made it. Its questions then go through the same checks and
