@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -17,7 +18,12 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from okgen.errors import OkgenError, SchemaError
+from okgen.errors import ConfigError, OkgenError, SchemaError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -161,3 +167,33 @@ def describe_validation_error(e: ValidationError) -> str:
     loc = ".".join(str(x) for x in err.get("loc", ())) or "record"
     more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
     return f"{loc}: {err['msg']}{more}"
+
+
+def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a TOML configuration file; a missing file is an empty configuration.
+
+    Raises:
+        ConfigError: the file exists but is not valid TOML.
+    """
+    p = Path(path)
+    if not p.exists():
+        return {}
+    try:
+        with open(p, "rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{p}: invalid TOML: {e}") from None
+    except UnicodeDecodeError:  # tomllib decodes the bytes itself and lets this through
+        raise ConfigError(f"{p}: invalid TOML: not UTF-8 text") from None
+
+
+def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a TOML file that must exist.
+
+    Raises:
+        ConfigError: the file is missing or not valid TOML.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{p}: no such file")
+    return load_config(p)

@@ -71,11 +71,10 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
         raise click.UsageError("use either --date or --from/--to")
     if replay_dir and start is None:
         raise click.UsageError("--replay-dir is for backfills (--from/--to); use --replay for one date")
-    overrides = dict(feeds=feeds, replay=replay, import_file=import_file, generator=generator, validator=validator,
-                     probes=probes or None, per_article=per_article, max_cost=max_cost, publish_to=publish_to,
-                     sign_key=sign_key, no_text=no_text, retrievers=retrievers, windows=windows,
-                     use_cache=False if no_cache else None)
-    opts = DailyOptions.from_config(ws.config(), **overrides)
+    opts = DailyOptions.resolve(ws, feeds=feeds, replay=replay, import_file=import_file, generator=generator,
+                                validator=validator, probes=probes or None, per_article=per_article, max_cost=max_cost,
+                                publish_to=publish_to, sign_key=sign_key, no_text=no_text, retrievers=retrievers,
+                                windows=windows, use_cache=False if no_cache else None)
     if not opts.llm_configured and not (force and not opts.generator_chosen):  # --force keeps the day's generator
         note("okgen: no LLM endpoint configured: using the offline generator (gen:extractive-v2, spaCy); "
              "set [generate] generator in okgen.toml or pass --generator openai/MODEL")

@@ -1,4 +1,4 @@
-"""Ingest settings: the ``[ingest]`` section of ``okgen.toml``.
+"""Ingest settings: the ``[ingest]`` section of ``okgen.toml`` (resolved by :mod:`okgen.config`).
 
 Every key is optional; unknown keys are an error (a typo must not silently fall back to a
 default). Settings that change which articles are stored (filters, caps, dedup thresholds,
@@ -17,7 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from okgen import __version__
 from okgen.errors import ConfigError
 from okgen.hashing import sha256_json
-from okgen.settings import Workspace
 
 DEFAULT_USER_AGENT = f"okgen/{__version__} (+https://github.com/okgen/okgen; news benchmark builder)"
 NETWORK_KEYWORDS = ("loopback", "private", "link-local")
@@ -198,9 +197,7 @@ def make_config(data: dict[str, Any] | None = None, *, where: str = "[ingest]", 
         raise ConfigError(f"{where}: {loc}: {msg}") from None
 
 
-def config_for(workspace: Workspace, **overrides: Any) -> IngestConfig:
-    """The workspace's ``okgen.toml`` ``[ingest]`` settings (defaults when absent), with overrides."""
-    section = workspace.config().get("ingest", {})
-    if not isinstance(section, dict):
-        raise ConfigError(f"{workspace.config_path}: [ingest] must be a table")
-    return make_config(section, where=f"{workspace.config_path.name} [ingest]", **overrides)
+def config_for(workspace: Any, **overrides: Any) -> IngestConfig:
+    """The workspace's ingest settings: defaults < ``okgen.toml`` ``[ingest]`` < environment <
+    ``overrides`` (flags; None values are unset), see :mod:`okgen.config`."""
+    return workspace.settings(ingest=overrides).ingest
