@@ -34,23 +34,10 @@ from pydantic_settings import (
 
 from okgen.errors import ConfigError
 from okgen.files import load_config
-from okgen.ingest.config import IngestConfig
+from okgen.ingest.config import IngestConfig, Names, split_list
 
 ENV_PREFIX = "OKGEN_"
 CONFIG_FILE = "okgen.toml"
-
-
-def _split(value: Any) -> Any:
-    """A list given as one string (the environment, a flag): a JSON array or comma-separated."""
-    if not isinstance(value, str):
-        return value
-    text = value.strip()
-    if text.startswith("["):
-        try:
-            return json.loads(text)
-        except ValueError:
-            raise ValueError(f"{value!r} is not a JSON array") from None
-    return [x.strip() for x in text.split(",") if x.strip()]
 
 
 def _one_or_many(value: Any) -> Any:
@@ -60,8 +47,7 @@ def _one_or_many(value: Any) -> Any:
     return value
 
 
-Names = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_split)]
-Days = Annotated[tuple[Annotated[int, Field(ge=1)], ...], NoDecode, BeforeValidator(_split)]
+Days = Annotated[tuple[Annotated[int, Field(ge=1)], ...], NoDecode, BeforeValidator(split_list)]
 Specs = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_one_or_many)]
 _SECTION = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
-from typing import Any
+import json
+from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic_settings import NoDecode
 
 from okgen import __version__
 from okgen.errors import ConfigError
@@ -28,6 +30,23 @@ CONTENT_KEYS = (
     "shingle_size", "dedup_days", "future_tolerance", "favor_precision", "favor_recall",
     "include_tables", "paywall_max_words", "filters",
 )
+
+
+def split_list(value: Any) -> Any:
+    """A list given as one string (the environment, a flag): a JSON array or comma-separated."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text.startswith("["):
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise ValueError(f"{value!r} is not a JSON array") from None
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+# A list setting: a TOML array in okgen.toml; one string (environment, flag) is split.
+Names = Annotated[tuple[str, ...], NoDecode, BeforeValidator(split_list)]
 
 
 class IngestConfig(BaseModel):
@@ -74,7 +93,7 @@ class IngestConfig(BaseModel):
     """Largest feed body read."""
     max_redirects: int = Field(5, ge=0, le=30)
     """Redirects followed before giving up."""
-    allow_networks: tuple[str, ...] = ()
+    allow_networks: Names = ()
     """Address ranges fetched although not public: ``loopback``, ``private``, ``link-local`` or CIDRs."""
 
     # -- extraction and filters
@@ -92,9 +111,9 @@ class IngestConfig(BaseModel):
     """Articles with fewer words are filtered (too_short)."""
     paywall_max_words: int = Field(400, ge=0)
     """A page showing a paywall notice is a stub when its text has fewer words than this."""
-    languages: tuple[str, ...] = ()
+    languages: Names = ()
     """Accepted languages (ISO 639-1); empty: the outlet's language from the feed list."""
-    filters: tuple[str, ...] = FILTER_NAMES
+    filters: Names = FILTER_NAMES
     """Filters applied (no_content always is)."""
 
     # -- caps and dedup
