@@ -14,7 +14,7 @@ import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -54,9 +54,10 @@ def pretty_json(record: BaseModel | dict[str, Any]) -> str:
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename; the file gets ``mode``
-    (e.g. 0o600 for a private key, set before any byte is written), else the umask's usual mode."""
+@contextlib.contextmanager
+def _atomic(path: str | os.PathLike[str], mode: int | None = None) -> Iterator[BinaryIO]:
+    """A binary file that replaces ``path`` in one rename when the block ends without an error
+    (else it is deleted); it gets ``mode``, set before any byte is written, else the usual mode."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -66,7 +67,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, mode: int | No
         else:
             os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -74,6 +75,13 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, mode: int | No
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename; the file gets ``mode``
+    (e.g. 0o600 for a private key, set before any byte is written), else the umask's usual mode."""
+    with _atomic(path, mode) as f:
+        f.write(data)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
@@ -83,24 +91,11 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 
 def write_jsonl(path: str | os.PathLike[str], records: Iterable[BaseModel | dict[str, Any]]) -> int:
     """Write records as canonical JSONL, atomically; return the number of lines."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     n = 0
-    try:
-        normal_mode(tmp)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            for rec in records:
-                f.write(record_line(rec))
-                f.write("\n")
-                n += 1
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with _atomic(path) as f:
+        for rec in records:
+            f.write(record_line(rec).encode("utf-8") + b"\n")
+            n += 1
     return n
 
 
