@@ -157,8 +157,9 @@ class _KnownKeysEnv(EnvSettingsSource):
 class Settings(BaseSettings):
     """Every section of ``okgen.toml``, merged with the environment and the flags."""
 
+    # An empty variable is unset, as click takes it for the verbs' options.
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="_", env_nested_max_split=1,
-                                      extra="forbid", frozen=True)
+                                      env_ignore_empty=True, extra="forbid", frozen=True)
 
     ingest: IngestConfig = IngestConfig()
     """``[ingest]``: fetching, extraction, filters, dedup (docs/ingest.md)."""
@@ -184,7 +185,7 @@ SECTIONS = tuple(Settings.model_fields)
 class GlobalSettings(BaseSettings):
     """Process-wide settings: the environment and the global flags only (not in okgen.toml)."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_ignore_empty=True, extra="ignore", frozen=True)
 
     home: str | None = None
     """Workspace folder (``--home``; default: the current folder)."""

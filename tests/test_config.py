@@ -43,6 +43,8 @@ def test_each_level_overrides_the_one_below(tmp_path, clean_env):
     assert config_for(ws, concurrency=2).concurrency == 2
     assert config_for(ws, concurrency=None).concurrency == 4
     assert ws.settings(generate={"seed": 1}).generate.seed == 1
+    clean_env.setenv("OKGEN_INGEST_CONCURRENCY", "")  # empty is unset, as click takes it
+    assert ws.settings().ingest.concurrency == 8
 
 
 def test_lists_from_the_environment_and_flags(tmp_path, clean_env):
