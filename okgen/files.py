@@ -10,14 +10,20 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from okgen.errors import OkgenError, SchemaError
+from okgen.errors import ConfigError, OkgenError, SchemaError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -48,9 +54,10 @@ def pretty_json(record: BaseModel | dict[str, Any]) -> str:
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename; the file gets ``mode``
-    (e.g. 0o600 for a private key, set before any byte is written), else the umask's usual mode."""
+@contextlib.contextmanager
+def _atomic(path: str | os.PathLike[str], mode: int | None = None) -> Iterator[BinaryIO]:
+    """A binary file that replaces ``path`` in one rename when the block ends without an error
+    (else it is deleted); it gets ``mode``, set before any byte is written, else the usual mode."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -60,7 +67,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, mode: int | No
         else:
             os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -68,6 +75,13 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, mode: int | No
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename; the file gets ``mode``
+    (e.g. 0o600 for a private key, set before any byte is written), else the umask's usual mode."""
+    with _atomic(path, mode) as f:
+        f.write(data)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
@@ -77,24 +91,11 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 
 def write_jsonl(path: str | os.PathLike[str], records: Iterable[BaseModel | dict[str, Any]]) -> int:
     """Write records as canonical JSONL, atomically; return the number of lines."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     n = 0
-    try:
-        normal_mode(tmp)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            for rec in records:
-                f.write(record_line(rec))
-                f.write("\n")
-                n += 1
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with _atomic(path) as f:
+        for rec in records:
+            f.write(record_line(rec).encode("utf-8") + b"\n")
+            n += 1
     return n
 
 
@@ -161,3 +162,33 @@ def describe_validation_error(e: ValidationError) -> str:
     loc = ".".join(str(x) for x in err.get("loc", ())) or "record"
     more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
     return f"{loc}: {err['msg']}{more}"
+
+
+def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a TOML configuration file; a missing file is an empty configuration.
+
+    Raises:
+        ConfigError: the file exists but is not valid TOML.
+    """
+    p = Path(path)
+    if not p.exists():
+        return {}
+    try:
+        with open(p, "rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{p}: invalid TOML: {e}") from None
+    except UnicodeDecodeError:  # tomllib decodes the bytes itself and lets this through
+        raise ConfigError(f"{p}: invalid TOML: not UTF-8 text") from None
+
+
+def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a TOML file that must exist.
+
+    Raises:
+        ConfigError: the file is missing or not valid TOML.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{p}: no such file")
+    return load_config(p)

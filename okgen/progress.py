@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import io
 import logging
-import os
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
@@ -28,21 +27,24 @@ LOGGER = "okgen.progress"
 LOG_EVERY = 10.0
 LOG_FORMAT = "{desc}: {n_fmt}/{total_fmt} ({percentage:.0f}%), {rate_fmt}, elapsed {elapsed}, ETA {remaining}"
 LOG_FORMAT_NO_TOTAL = "{desc}: {n_fmt}, {rate_fmt}, elapsed {elapsed}"
-_TRUE = ("1", "true", "yes")
 
 log = logging.getLogger(LOGGER)
 
 
 def quiet() -> bool:
     """Whether progress is silenced (``OKGEN_QUIET``, or ``-q``: the progress logger set above INFO)."""
-    if os.environ.get("OKGEN_QUIET", "").lower() in _TRUE:
+    from okgen.config import global_settings
+
+    if global_settings().quiet:
         return True
     return log.level > logging.INFO
 
 
 def enabled() -> bool:
     """Whether a terminal bar is shown (stderr is a terminal, not quiet, not ``OKGEN_NO_PROGRESS``)."""
-    if quiet() or os.environ.get("OKGEN_NO_PROGRESS", "").lower() in _TRUE:
+    from okgen.config import global_settings
+
+    if quiet() or global_settings().no_progress:
         return False
     return sys.stderr.isatty()
 
@@ -108,8 +110,7 @@ def bar(iterable: Iterable[T] | None = None, *, total: int | None = None, desc: 
 
 
 def interval() -> float:
-    """Seconds between progress lines: ``OKGEN_PROGRESS_SECONDS``, else :data:`LOG_EVERY`."""
-    try:
-        return max(0.0, float(os.environ.get("OKGEN_PROGRESS_SECONDS", LOG_EVERY)))
-    except ValueError:
-        return LOG_EVERY
+    """Seconds between progress lines: ``OKGEN_PROGRESS_SECONDS`` (default :data:`LOG_EVERY`)."""
+    from okgen.config import global_settings
+
+    return global_settings().progress_seconds

@@ -3,34 +3,25 @@
 ``OKGEN_HOME`` (default: the current directory) holds ``snapshots/``, ``signatures/`` and
 ``data/``, plus an optional ``okgen.toml`` configuration file. Run from a checkout, the
 repository itself is the workspace. Environment variables may change only paths, speed and
-output format, never what a dataset or a score is (DESIGN.md, habit 2).
+output format, never what a dataset or a score is (DESIGN.md, habit 2). The configuration itself
+(defaults < okgen.toml < environment < flags) is resolved by :mod:`okgen.config`.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from okgen.errors import ConfigError
+from okgen.files import load_config, read_toml, tomllib
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+if TYPE_CHECKING:
+    from okgen.config import Settings
+
+__all__ = ["CONFIG_FILE", "Workspace", "load_config", "read_toml", "tomllib"]  # the TOML readers live in files
 
 CONFIG_FILE = "okgen.toml"
-# The sections okgen.toml may have, and the page that documents each. A verb that reads a new
-# section adds it here; any other section is refused (a typo such as [dialy] would otherwise
-# be ignored without a word).
-SECTIONS = {
-    "ingest": "docs/ingest.md",
-    "generate": "docs/generate.md",
-    "daily": "docs/daily.md",
-    "prices": "docs/generate.md",
-}
 
 
 @dataclass(frozen=True)
@@ -49,7 +40,11 @@ class Workspace:
     @classmethod
     def from_env(cls, home: str | os.PathLike[str] | None = None) -> Workspace:
         """Build the workspace from an explicit path, ``OKGEN_HOME`` or the current directory."""
-        root = home if home is not None else os.environ.get("OKGEN_HOME") or os.getcwd()
+        if home is None:
+            from okgen.config import global_settings
+
+            home = global_settings().home
+        root = home or os.getcwd()
         return cls(Path(root).expanduser().resolve())
 
     @property
@@ -102,55 +97,22 @@ class Workspace:
         """The optional workspace configuration file."""
         return self.home / CONFIG_FILE
 
-    def config(self) -> dict[str, Any]:
-        """Return the parsed ``okgen.toml`` of this workspace, or ``{}`` when there is none.
+    def settings(self, **flags: dict[str, Any] | None) -> Settings:
+        """The resolved settings: defaults < ``okgen.toml`` < ``OKGEN_*`` environment < ``flags``
+        (per section: ``settings(generate={"seed": 3})``; None values are unset).
 
         Raises:
-            ConfigError: invalid TOML, or a section okgen does not know (the message names it).
+            ConfigError: invalid TOML, an unknown section or key, or a bad value (one line).
         """
-        data = load_config(self.config_path)
-        check_sections(data, self.config_path)
-        return data
+        from okgen.config import load_settings
 
+        return load_settings(self.config_path, **flags)
 
-def check_sections(data: dict[str, Any], where: str | os.PathLike[str]) -> None:
-    """Refuse a top-level key of okgen.toml that is not one of :data:`SECTIONS`."""
-    import difflib
+    def config(self) -> dict[str, Any]:
+        """The settings (file and environment) that were set, as plain tables by section;
+        ``{}`` when nothing is.
 
-    for key in data:
-        if key not in SECTIONS:
-            close = difflib.get_close_matches(key, list(SECTIONS), n=1)
-            hint = f"; did you mean [{close[0]}]?" if close else ""
-            raise ConfigError(f"{where}: unknown section [{key}] (known: {', '.join(sorted(SECTIONS))}){hint}")
-        if not isinstance(data[key], dict):
-            raise ConfigError(f"{where}: [{key}] must be a table")
-
-
-def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a TOML configuration file; a missing file is an empty configuration.
-
-    Raises:
-        ConfigError: the file exists but is not valid TOML.
-    """
-    p = Path(path)
-    if not p.exists():
-        return {}
-    try:
-        with open(p, "rb") as f:
-            return tomllib.load(f)
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{p}: invalid TOML: {e}") from None
-    except UnicodeDecodeError:  # tomllib decodes the bytes itself and lets this through
-        raise ConfigError(f"{p}: invalid TOML: not UTF-8 text") from None
-
-
-def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a TOML file that must exist.
-
-    Raises:
-        ConfigError: the file is missing or not valid TOML.
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"{p}: no such file")
-    return load_config(p)
+        Raises:
+            ConfigError: as :meth:`settings`.
+        """
+        return self.settings().model_dump(exclude_unset=True)

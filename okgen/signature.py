@@ -25,7 +25,7 @@ import re
 from typing import Any, ClassVar
 from urllib.parse import quote, unquote
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
 from okgen.errors import SignatureError
 
@@ -78,6 +78,25 @@ class _SignatureBase(BaseModel):
     # (attribute, long key, short key), in signature order; ``version`` must be last.
     FIELDS: ClassVar[tuple[tuple[str, str, str], ...]] = ()
     KIND: ClassVar[str] = "signature"
+
+    # -- checks shared by every kind (each applies to the fields a kind has) -------------
+    @field_validator("window", "max_tokens", "questions", "days", "missing", "ret_window", "k",
+                     "eval_max_tokens", "limit", check_fields=False)
+    @classmethod
+    def _non_negative(cls, v: int | None) -> int | None:
+        if v is not None and v < 0:
+            raise ValueError("must be >= 0")
+        return v
+
+    @field_validator("content_hash", check_fields=False)
+    @classmethod
+    def _sha256(cls, v: str) -> str:
+        return _hex(v, "content hash", 64, 64)
+
+    @property
+    def short_hash(self) -> str:
+        """First 12 hex digits of the content hash (folder names, display)."""
+        return self.content_hash[:12]  # every kind has one
 
     # -- formatting ---------------------------------------------------------------------
     def format(self, short: bool = False) -> str:
@@ -288,14 +307,7 @@ class Signature(_SignatureBase):
     version: str
     """okgen version that built the snapshot."""
 
-    @field_validator("window", "max_tokens", "questions")
-    @classmethod
-    def _non_negative(cls, v: int) -> int:
-        if v < 0:
-            raise ValueError("must be >= 0")
-        return v
-
-    @field_validator("temperature", "top_p")
+    @field_validator("temperature", "top_p", "eval_temperature", check_fields=False)
     @classmethod
     def _finite(cls, v: float) -> float:
         if math.isnan(v) or math.isinf(v) or v < 0:
@@ -311,16 +323,6 @@ class Signature(_SignatureBase):
     @classmethod
     def _short_hex(cls, v: str) -> str:
         return _hex(v, "hash")
-
-    @field_validator("content_hash")
-    @classmethod
-    def _sha256(cls, v: str) -> str:
-        return _hex(v, "content hash", 64, 64)
-
-    @property
-    def short_hash(self) -> str:
-        """First 12 hex digits of the content hash (folder names, display)."""
-        return self.content_hash[:12]
 
     def snapshot_signature(self) -> Signature:
         """Return the snapshot part of this signature (itself, for a snapshot signature)."""
@@ -380,38 +382,13 @@ class EvalSignature(Signature):
     limit: int | None = None
     """Only the first N questions were scored (``none``: all of them)."""
 
-    @field_validator("setting")
+    @field_validator("setting", "scoring", "answer_format")
     @classmethod
-    def _setting(cls, v: str) -> str:
-        if v not in SETTINGS:
-            raise ValueError(f"must be one of {', '.join(SETTINGS)}")
+    def _one_of(cls, v: str, info: ValidationInfo) -> str:
+        allowed = {"setting": SETTINGS, "scoring": SCORINGS, "answer_format": FORMATS}[str(info.field_name)]
+        if v not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}")
         return v
-
-    @field_validator("scoring")
-    @classmethod
-    def _scoring(cls, v: str) -> str:
-        if v not in SCORINGS:
-            raise ValueError(f"must be one of {', '.join(SCORINGS)}")
-        return v
-
-    @field_validator("answer_format")
-    @classmethod
-    def _format(cls, v: str) -> str:
-        if v not in FORMATS:
-            raise ValueError(f"must be one of {', '.join(FORMATS)}")
-        return v
-
-    @field_validator("ret_window", "k", "eval_max_tokens", "limit")
-    @classmethod
-    def _opt_non_negative(cls, v: int | None) -> int | None:
-        if v is not None and v < 0:
-            raise ValueError("must be >= 0")
-        return v
-
-    @field_validator("eval_temperature")
-    @classmethod
-    def _efinite(cls, v: float) -> float:
-        return cls._finite(v)
 
     @classmethod
     def from_snapshot(cls, snapshot: Signature, **fields: Any) -> EvalSignature:
@@ -488,13 +465,6 @@ class SeriesSignature(_SignatureBase):
     version: str
     """okgen version that built the series."""
 
-    @field_validator("days", "missing", "questions")
-    @classmethod
-    def _non_negative(cls, v: int) -> int:
-        if v < 0:
-            raise ValueError("must be >= 0")
-        return v
-
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
@@ -502,15 +472,6 @@ class SeriesSignature(_SignatureBase):
             raise ValueError("a series name is 1-100 letters, digits, '.', '_' or '-'")
         return v
 
-    @field_validator("content_hash")
-    @classmethod
-    def _sha256(cls, v: str) -> str:
-        return _hex(v, "content hash", 64, 64)
-
-    @property
-    def short_hash(self) -> str:
-        """First 12 hex digits of the combined hash."""
-        return self.content_hash[:12]
 
 
 def looks_like_series_signature(text: str) -> bool:

@@ -195,7 +195,10 @@ def test_every_model_spec_is_checked_before_any_work(tmp_path):
     from okgen.daily.pipeline import DailyOptions
 
     spec = "openai/x,base_url=http://127.0.0.1:9/v1,temperature=0.2,max_retries=1"
-    assert DailyOptions.from_config({}, generator=spec, validator=spec, probes=(spec,)).generator == spec
+    from okgen.settings import Workspace
+
+    ws = Workspace(tmp_path / "clean")
+    assert DailyOptions.resolve(ws, generator=spec, validator=spec, probes=(spec,)).generator == spec
 
 
 # ------------------------------------------------------------------------------ robots.txt

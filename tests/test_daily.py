@@ -331,33 +331,37 @@ def test_stages_one_by_one_match_daily(site, tmp_path):
     assert bad.returncode == 2 and "not a date" in bad.stderr
 
 
-@pytest.mark.parametrize(("cfg", "message"), [
-    ({"daily": {"bogus": 1}}, "unknown key(s) bogus"),
-    ({"daily": {"windows": ["a"]}}, "'windows': expected whole numbers"),
-    ({"daily": {"windows": [0, 5]}}, "'windows': expected days >= 1"),
-    ({"generate": {"per_article": "five"}}, "'per_article': expected a whole number"),
-    ({"generate": {"max_cost": "lots"}}, "'max_cost': expected a number"),
-    ({"daily": {"no_text": "yes"}}, "'no_text': expected true or false"),
-    ({"daily": {"timezone": "Mars/Olympus"}}, "unknown time zone"),
+@pytest.mark.parametrize(("toml", "message"), [
+    ("[daily]\nbogus = 1\n", "[daily] bogus: unknown key"),
+    ("[daily]\nwindows = ['a']\n", "[daily] windows.0: Input should be a valid integer"),
+    ("[daily]\nwindows = [0, 5]\n", "[daily] windows.0: Input should be greater than or equal to 1"),
+    ("[generate]\nper_article = 'five'\n", "[generate] per_article: Input should be a valid integer"),
+    ("[generate]\nmax_cost = 'lots'\n", "[generate] max_cost: Input should be a valid number"),
+    ("[daily]\nno_text = 'maybe'\n", "[daily] no_text: Input should be a valid boolean"),
+    ("[daily]\ntimezone = 'Mars/Olympus'\n", "unknown time zone"),
 ])
-def test_daily_options_refuse_bad_config(cfg, message):
+def test_daily_options_refuse_bad_config(tmp_path, toml, message):
     from okgen.daily.pipeline import DailyOptions
     from okgen.errors import ConfigError
 
+    (tmp_path / "okgen.toml").write_text(toml)
     with pytest.raises(ConfigError) as info:
-        DailyOptions.from_config(cfg)
-    assert message in str(info.value)
+        DailyOptions.resolve(Workspace(tmp_path))
+    assert message in str(info.value) and "okgen.toml" in str(info.value)
 
 
-def test_daily_options_from_config_and_overrides():
+def test_daily_options_from_config_and_overrides(tmp_path):
     from okgen.daily.pipeline import DailyOptions
 
-    o = DailyOptions.from_config(
-        {"generate": {"generator": "openai/m,base_url=http://127.0.0.1:1/v1", "probes": "openai/p,base_url=http://x/v1"},
-         "daily": {"windows": "10, 1,5", "retrievers": "bm25, dpr"}},
-        retrievers="", per_article=3)
+    (tmp_path / "okgen.toml").write_text(
+        '[generate]\ngenerator = "openai/m,base_url=http://127.0.0.1:1/v1"\nprobes = "openai/p,base_url=http://x/v1"\n'
+        '[daily]\nwindows = [10, 1, 5]\nretrievers = ["bm25", "dpr"]\nfeeds = "f.toml"\n')
+    o = DailyOptions.resolve(Workspace(tmp_path), retrievers="", per_article=3)
     assert o.llm_configured and o.probes == ("openai/p,base_url=http://x/v1",)  # one spec, not split
     assert o.windows == (1, 5, 10) and o.retrievers == () and o.per_article == 3
+    assert o.generator_chosen and o.feeds_from_config
+    o = DailyOptions.resolve(Workspace(tmp_path), feeds="mine.toml", windows="5,1")  # flags as the CLI gives them
+    assert o.feeds == "mine.toml" and not o.feeds_from_config and o.windows == (1, 5)
 
 
 def test_bad_config_is_one_line_on_the_cli(tmp_path):
@@ -365,4 +369,5 @@ def test_bad_config_is_one_line_on_the_cli(tmp_path):
     ws.home.mkdir()
     (ws.home / "okgen.toml").write_text("[daily]\nwindows = [0]\n")
     out = okgen(ws, "daily", "--date", str(DAY))
-    assert out.returncode == 1 and out.stderr.strip().splitlines()[-1].startswith("okgen: error: daily option 'windows'")
+    last = out.stderr.strip().splitlines()[-1]
+    assert out.returncode == 1 and last.startswith("okgen: error: ") and "[daily] windows.0:" in last

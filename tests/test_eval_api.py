@@ -158,18 +158,6 @@ def test_an_eval_signature_reproduces_its_run(env, tmp_path):
     assert proc.returncode == 0 and "note: the signature differs from the one given: k: 3 (given 2)" in err
 
 
-def test_the_packaged_judge_spec_is_the_repository_one():
-    from pathlib import Path
-
-    from okgen.eval.judge import judge_folder
-
-    repo = Path(__file__).resolve().parents[1] / "agents" / "judge"
-    packaged = judge_folder(None)
-    assert sorted(p.name for p in repo.iterdir()) == sorted(p.name for p in packaged.iterdir())
-    for p in repo.iterdir():
-        assert p.read_bytes() == (packaged / p.name).read_bytes(), p.name
-
-
 def test_a_run_where_every_question_failed_has_no_score(env, tmp_path):
     from okgen.errors import OkgenError
 

@@ -127,7 +127,14 @@ def test_bootstrap_ci_is_deterministic_and_sane():
     lo, hi = bootstrap_ci(xs, seed=0)
     assert (lo, hi) == bootstrap_ci(xs, seed=0) and lo < 0.7 < hi
     assert 0.58 < lo < 0.64 and 0.76 < hi < 0.82  # about +-1.96 * sqrt(.21/100)
-    assert bootstrap_ci([True] * 10) == (1.0, 1.0)
+    assert bootstrap_ci([True] * 10) == (1.0, 1.0) and bootstrap_ci([False]) == (0.0, 0.0)
     assert bootstrap_ci([]) == (0.0, 0.0)
+    other = bootstrap_ci(xs, seed=1)  # another seed: another resample, about the same interval
+    assert other != (lo, hi) and abs(other[0] - lo) < 0.03 and abs(other[1] - hi) < 0.03
+    wide = bootstrap_ci(xs, seed=0, level=0.99)
+    assert wide[0] < lo and wide[1] > hi
+    big = [True] * 7000 + [False] * 3000  # resampled in batches: still about +-1.96 * sqrt(.21/10000)
+    blo, bhi = bootstrap_ci(big, n_boot=400, seed=0)
+    assert 0.688 < blo < 0.694 and 0.706 < bhi < 0.712
     b = breakdown([("bbc", True), ("bbc", False), ("npr", True)])
     assert b["bbc"].accuracy == 0.5 and b["npr"].n == 1

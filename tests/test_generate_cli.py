@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import filecmp
 import json
 import logging
 import shutil
@@ -76,13 +75,13 @@ def test_cli_config_defaults(workspace, capsys, articles_file):
 
 
 @pytest.mark.parametrize("toml, message", [
-    ("[generate]\nper_article = 'five'\n", "per_article: expected int"),
-    ("[generate]\nper_article = 0\n", "per_article: expected 1 to 50"),
-    ("[generate]\nseed = 1.5\n", "seed: expected int"),
-    ("[generate]\nconcurrency = 0\n", "concurrency: expected 1 to 1024"),
-    ("[generate]\nmax_cost = 'lots'\n", "max_cost: expected a number"),
-    ("[generate]\nprobes = [1, 2]\n", "probes: expected a list"),
-    ("generate = 5\n", "[generate] must be a table"),
+    ("[generate]\nper_article = 'five'\n", "[generate] per_article: Input should be a valid integer"),
+    ("[generate]\nper_article = 0\n", "[generate] per_article: Input should be greater than or equal to 1"),
+    ("[generate]\nseed = 1.5\n", "[generate] seed: Input should be a valid integer, got a number with a fractional part"),
+    ("[generate]\nconcurrency = 0\n", "[generate] concurrency: Input should be greater than or equal to 1"),
+    ("[generate]\nmax_cost = 'lots'\n", "[generate] max_cost: Input should be a valid number"),
+    ("[generate]\nprobes = [1, 2]\n", "[generate] probes.0: Input should be a valid string"),
+    ("generate = 5\n", "[generate]: must be a table"),
 ])
 def test_cli_bad_config_values_are_one_line_errors(workspace, capsys, articles_file, toml, message):
     (workspace.home / "okgen.toml").write_text(toml)
@@ -127,16 +126,6 @@ def test_cli_budget_stop_exits_1_and_keeps_work(workspace, capsys, articles_file
                                     "--concurrency", "1")  # $0.01 a validator call; five for the day
     assert code == 1 and "budget of $0.02 reached" in err and "rerun with a higher --max-cost" in err
     assert "stopped early: budget" in stdout and "usage" in stdout
-
-
-def test_packaged_agents_match_the_repository():
-    if not (REPO / "agents" / "generator" / "spec.toml").is_file():
-        pytest.skip("not a checkout")
-    for sub in ("generator", "validator"):
-        cmp = filecmp.dircmp(REPO / "agents" / sub, packaged_agents_dir() / sub)
-        assert not cmp.left_only and not cmp.right_only and not cmp.diff_files, sub
-    for name in ("generator", "extractive", "validator", "probe"):
-        assert load_agent(name, REPO / "agents").spec_hash == load_agent(name, packaged_agents_dir()).spec_hash
 
 
 def test_agents_folder_resolution_and_prompt_hash(workspace, tmp_path):
@@ -261,7 +250,7 @@ def test_cli_nothing_kept_is_an_error(workspace, capsys, articles_file):
     (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,api_key_env=OKGEN_NO_SUCH_KEY"],
      "OKGEN_NO_SUCH_KEY is not set"),
     (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,temperature=hot"], "bad temperature in model options"),
-    (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1", "--max-cost", "nan"], "must be a number >= 0"),
+    (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1", "--max-cost", "nan"], "--max-cost: Input should be greater than or equal to 0"),
     (["--generator", "openai/local-model,base_url=http://127.0.0.1:9/v1", "--max-cost", "5"],
      "--max-cost needs a price for every model, and local-model has none"),
 ])

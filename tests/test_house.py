@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import ast
+import hashlib
+import os
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -158,16 +162,60 @@ def test_no_dead_top_level_code_in_ingest_daily_snapshot_and_helpers():
     """Every top-level function and class of these modules is used (or documented) somewhere
     else: code that nothing calls is deleted, not kept (files.atomic_dir was)."""
     import re
+    from collections import Counter
 
     mine = [p for d in ("ingest", "daily", "snapshot") for p in (ROOT / "okgen" / d).rglob("*.py")]
     mine += [ROOT / "okgen" / f"{m}.py" for m in ("files", "hashing", "registry", "settings", "errors")]
     texts = [p.read_text(encoding="utf-8") for d in ("okgen", "tests", "bench") for p in (ROOT / d).rglob("*.py")]
     texts += [p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]]
-    corpus = "\n".join(texts)
+    words = Counter(re.findall(r"\w+", "\n".join(texts)))  # an identifier is a whole word
     unused = []
     for path in mine:
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                    and len(re.findall(rf"\b{re.escape(node.name)}\b", corpus)) <= 1):
+                    and words[node.name] <= 1):
                 unused.append(f"{path.relative_to(ROOT)}:{node.name}")
     assert unused == []
+
+
+# ------------------------------------------------------------------------------ one source
+def _files(root: Path, skip: set[str]) -> list[Path]:
+    """Regular files below ``root``, links not followed, skipping the named folders."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = [d for d in dirnames if d not in skip and not d.startswith(".")]
+        out += [Path(dirpath) / f for f in filenames if not (Path(dirpath) / f).is_symlink()]
+    return out
+
+
+def test_package_data_has_no_second_copy_in_the_checkout():
+    """``okgen/data`` (agents, retrievers, feeds) is the one source: the top-level ``agents/``
+    and ``retrievers/`` are links to it, and no file outside ``okgen/`` repeats one of its files."""
+    data = ROOT / "okgen" / "data"
+    for name in ("agents", "retrievers"):
+        top = ROOT / name
+        if top.exists() or top.is_symlink():
+            assert top.is_symlink() and top.resolve() == (data / name).resolve(), f"{name}/ is not a link to okgen/data/{name}"
+    ours = {hashlib.sha256(p.read_bytes()).hexdigest(): p for p in _files(data, set())}
+    assert len(ours) >= 15  # agents, judge, retrievers and the feed list are really there
+    skip = {"okgen", "data", "snapshots", "series", "build", "dist", "__pycache__", "venv"}
+    copies = [f"{p.relative_to(ROOT)} = {ours[h].relative_to(ROOT)}" for p in _files(ROOT, skip)
+              if (h := hashlib.sha256(p.read_bytes()).hexdigest()) in ours]
+    assert copies == []
+
+
+def test_the_built_wheel_ships_every_data_file(tmp_path):
+    """What the installed package reads (okgen/data/...) is in the wheel that pip would install."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    shutil.copytree(ROOT / "okgen", src / "okgen", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    out = tmp_path / "wheel"
+    code = f"from setuptools import build_meta\nprint(build_meta.build_wheel({str(out)!r}))"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=src)
+    assert res.returncode == 0, res.stderr[-2000:]
+    names = set(zipfile.ZipFile(out / res.stdout.split()[-1]).namelist())
+    wanted = {p.relative_to(ROOT).as_posix() for p in _files(ROOT / "okgen" / "data", set())}
+    assert {"okgen/data/agents/generator/extractive.toml", "okgen/data/retrievers/bm25.toml"} <= wanted
+    assert wanted - names == set()

@@ -8,6 +8,7 @@ import logging
 import pytest
 
 from okgen import progress
+from okgen.errors import ConfigError
 
 
 class Clock:
@@ -80,5 +81,8 @@ def test_a_terminal_gets_a_tqdm_bar(lines, monkeypatch):
 def test_the_interval_is_a_setting(lines, monkeypatch):
     monkeypatch.setenv("OKGEN_PROGRESS_SECONDS", "0")
     assert progress.interval() == 0
-    monkeypatch.setenv("OKGEN_PROGRESS_SECONDS", "soon")
+    monkeypatch.delenv("OKGEN_PROGRESS_SECONDS")
     assert progress.interval() == progress.LOG_EVERY
+    monkeypatch.setenv("OKGEN_PROGRESS_SECONDS", "soon")  # a typo is an error naming the variable
+    with pytest.raises(ConfigError, match="OKGEN_PROGRESS_SECONDS='soon'"):
+        progress.interval()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import subprocess
 import sys
 
@@ -109,6 +110,13 @@ def test_publish_pull_round_trip_signed(workspace, four_days, tmp_path):
     with pytest.raises(IntegrityError, match="SHA-256"):
         pull_series("march", str(dest), third)
     assert not (series_dir(third) / "march").exists()
+    # An index entry pointing outside the publication's series/ folder is refused before reading it.
+    index = json.loads((dest / "index.json").read_text())
+    for bad in ("../secret.series.tar.gz", "archives/../../x.tar.gz", "/etc/passwd"):
+        index["series"][0]["archive"] = bad
+        (dest / "index.json").write_text(json.dumps(index))
+        with pytest.raises(IntegrityError, match="not a file under series/"):
+            pull_series("march", str(dest), third)
 
 
 def test_cli_ls_show_and_archive(workspace, four_days, tmp_path):

@@ -262,6 +262,10 @@ def test_build_refuses_future_and_orphans(workspace, synthetic_records):
         build_snapshot(questions, [*articles, late], **common)
     with pytest.raises(OkgenError, match="not in the corpus"):
         build_snapshot(questions, [a for a in articles if a.id != questions[0].article_id], **common)
+    with pytest.raises(OkgenError, match=f"corpus holds article {articles[1].id} 2 times"):
+        build_snapshot(questions, [*articles, articles[1]], **common)
+    with pytest.raises(OkgenError, match=f"question {questions[0].id} appears 2 times"):
+        build_snapshot([*questions, questions[0]], articles, **common)
 
 
 def test_cli_ls_show_verify(make_snapshot, workspace):

@@ -9,19 +9,10 @@ import click
 from okgen.cli.common import echo_json, get_ctx, json_option, note, progress_enabled, want_json
 
 
-def _date(value: str | None) -> dt.date | None:
-    if value is None:
-        return None
-    text = value.strip().lower()
-    today = dt.datetime.now(dt.timezone.utc).date()
-    if text == "today":
-        return today
-    if text == "yesterday":
-        return today - dt.timedelta(days=1)
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a date (YYYY-MM-DD, today or yesterday)") from None
+def _date(value: str | None, hint: str) -> dt.date | None:
+    from okgen.cli.ingest import parse_date
+
+    return None if value is None else parse_date(value, "UTC", hint)
 
 
 @click.command("daily")
@@ -64,18 +55,17 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
     from okgen.signature import Signature
 
     ws = get_ctx().workspace
-    date, start, end = _date(date_s), _date(from_s), _date(to_s)
+    date, start, end = _date(date_s, "--date"), _date(from_s, "--from"), _date(to_s, "--to")
     if (start is None) != (end is None):
         raise click.UsageError("--from and --to go together")
     if start is not None and date is not None:
         raise click.UsageError("use either --date or --from/--to")
     if replay_dir and start is None:
         raise click.UsageError("--replay-dir is for backfills (--from/--to); use --replay for one date")
-    overrides = dict(feeds=feeds, replay=replay, import_file=import_file, generator=generator, validator=validator,
-                     probes=probes or None, per_article=per_article, max_cost=max_cost, publish_to=publish_to,
-                     sign_key=sign_key, no_text=no_text, retrievers=retrievers, windows=windows,
-                     use_cache=False if no_cache else None)
-    opts = DailyOptions.from_config(ws.config(), **overrides)
+    opts = DailyOptions.resolve(ws, feeds=feeds, replay=replay, import_file=import_file, generator=generator,
+                                validator=validator, probes=probes or None, per_article=per_article, max_cost=max_cost,
+                                publish_to=publish_to, sign_key=sign_key, no_text=no_text, retrievers=retrievers,
+                                windows=windows, use_cache=False if no_cache else None)
     if not opts.llm_configured and not (force and not opts.generator_chosen):  # --force keeps the day's generator
         note("okgen: no LLM endpoint configured: using the offline generator (gen:extractive-v2, spaCy); "
              "set [generate] generator in okgen.toml or pass --generator openai/MODEL")

@@ -29,42 +29,6 @@ class _Date(click.ParamType):
             self.fail(f"{value!r} is not a date (YYYY-MM-DD, today or yesterday)", param, ctx)
 
 
-def _settings(cfg: dict[str, Any]) -> dict[str, Any]:
-    """The ``[generate]`` table of okgen.toml with its values checked (one-line errors).
-
-    Raises:
-        ConfigError: the table or one of its values has the wrong type.
-    """
-    from okgen.errors import ConfigError
-
-    g = cfg.get("generate", {}) or {}
-    if not isinstance(g, dict):
-        raise ConfigError("okgen.toml: [generate] must be a table")
-    out = dict(g)
-    kinds: dict[str, type] = {"generator": str, "validator": str, "agents_dir": str, "per_article": int, "seed": int,
-                              "concurrency": int, "pool_days": int, "max_retries": int, "max_cost": float, "timeout": float,
-                              "drop_known": bool, "quality_gates": bool, "max_outlet_share": float}
-    for key, kind in kinds.items():
-        v = g.get(key)
-        if v is None:
-            continue
-        ok = isinstance(v, kind) and not (kind is int and isinstance(v, bool))
-        if kind is float:
-            ok = isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
-        if not ok:
-            raise ConfigError(f"okgen.toml [generate] {key}: expected {'a number >= 0' if kind is float else kind.__name__}, got {v!r}")
-    for key, hi in (("per_article", 50), ("concurrency", 1024)):
-        if key in g and not 1 <= g[key] <= hi:
-            raise ConfigError(f"okgen.toml [generate] {key}: expected 1 to {hi}, got {g[key]}")
-    probes = g.get("probes", ())
-    if isinstance(probes, str):  # one probe spec (specs contain commas: never split them)
-        probes = (probes,)
-    if not isinstance(probes, list | tuple) or not all(isinstance(p, str) for p in probes):
-        raise ConfigError(f"okgen.toml [generate] probes: expected a list of model specs, got {probes!r}")
-    out["probes"] = tuple(probes)
-    return out
-
-
 @click.command("generate")
 @click.option("--date", "date", type=_Date(), required=True, help="News date (YYYY-MM-DD, today, yesterday).")
 @click.option("--generator", default=None, metavar="SPEC",
@@ -114,13 +78,14 @@ def generate(date: dt.date | str, generator: str | None, validator: str | None, 
     from okgen.schema import Article
 
     ws = get_ctx().workspace
-    cfg = ws.config()
-    g = _settings(cfg)
+    settings = ws.settings(generate=dict(generator=generator, validator=validator, probes=probes or None,
+                                         per_article=per_article, concurrency=concurrency, max_cost=max_cost,
+                                         seed=seed, drop_known=drop_known))
+    g = settings.generate
     if isinstance(date, str):  # today / yesterday: the news day of `okgen ingest` ([ingest] timezone)
         from okgen.cli.ingest import parse_date
-        from okgen.ingest.config import config_for
 
-        date = parse_date(date, config_for(ws).timezone)
+        date = parse_date(date, settings.ingest.timezone)
     if out:  # checked now, not after an hour of generation
         parent = Path(out).expanduser().resolve().parent
         if not parent.is_dir() or not os.access(parent, os.W_OK):
@@ -128,13 +93,11 @@ def generate(date: dt.date | str, generator: str | None, validator: str | None, 
     articles = read_jsonl(articles_file, Article) if articles_file else None
     result = run_generate(
         date, ws, articles,
-        generator=generator or g.get("generator", "extractive"),
-        validator=validator if validator is not None else g.get("validator"),
-        probes=probes or g["probes"],
-        per_article=per_article or g.get("per_article", DEFAULT_PER_ARTICLE),
-        concurrency=concurrency or g.get("concurrency", 16), max_cost=max_cost if max_cost is not None else g.get("max_cost"),
-        use_cache=not no_cache, seed=seed if seed is not None else g.get("seed", DEFAULT_SEED),
-        config=cfg, fresh=fresh, drop_known=drop_known, agents_dir=agents_dir, prices=prices,
+        generator=g.generator or "extractive", validator=g.validator, probes=g.probes or (),
+        per_article=g.per_article or DEFAULT_PER_ARTICLE, concurrency=g.concurrency or 16, max_cost=g.max_cost,
+        use_cache=not no_cache, seed=g.seed if g.seed is not None else DEFAULT_SEED,
+        config=settings.model_dump(exclude_unset=True), fresh=fresh, drop_known=g.drop_known, agents_dir=agents_dir,
+        prices=prices,
         progress=progress_enabled(),
     )
     if out:
@@ -153,7 +116,7 @@ def generate(date: dt.date | str, generator: str | None, validator: str | None, 
             click.echo(f"wrote {len(result.questions)} questions to {out}")
     a = result.funnel["articles"]
     if result.stopped == "budget":
-        raise BudgetExceeded(f"budget of ${max_cost if max_cost is not None else g.get('max_cost')} reached: "
+        raise BudgetExceeded(f"budget of ${g.max_cost} reached: "
                              f"{a['generated'] + sum(a['failed'].values())} of {a['total']} articles finished and kept; "
                              "rerun with a higher --max-cost to finish the rest")
     if not result.complete:

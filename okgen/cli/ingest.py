@@ -17,7 +17,7 @@ import click
 from okgen.cli.common import echo_json, echo_kv, get_ctx, json_option, progress_enabled, want_json
 
 
-def parse_date(value: str | None, tz_name: str = "UTC") -> dt.date:
+def parse_date(value: str | None, tz_name: str = "UTC", hint: str = "--date") -> dt.date:
     """``YYYY-MM-DD``, ``today`` or ``yesterday`` (in the news timezone) as a date.
 
     Raises:
@@ -34,7 +34,7 @@ def parse_date(value: str | None, tz_name: str = "UTC") -> dt.date:
     try:
         return dt.date.fromisoformat(v)
     except ValueError:
-        raise click.BadParameter(f"{value!r} is not a date (YYYY-MM-DD, today or yesterday)", param_hint="--date") from None
+        raise click.BadParameter(f"{value!r} is not a date (YYYY-MM-DD, today or yesterday)", param_hint=hint) from None
 
 
 @click.command("ingest")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
 import signal
 import sys
 import threading
@@ -99,7 +98,10 @@ def cli(ctx: click.Context, home: str | None, json_out: bool, verbose: int, quie
     `okgen VERB --help` for any verb below.
     """
     from okgen.cli.common import Context, setup_logging
+    from okgen.config import global_settings
     from okgen.settings import Workspace
+
+    global_settings()  # a bad OKGEN_* value is one error line now, not in the middle of a run
 
     setup_logging(verbose=verbose, quiet=quiet)
     ctx.obj = Context(workspace=Workspace.from_env(home), json=json_out, debug=debug, quiet=quiet)
@@ -119,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
     from okgen.errors import OkgenError
 
     args = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in args or os.environ.get("OKGEN_DEBUG", "").lower() in ("1", "true", "yes")
+    debug = "--debug" in args or _env_debug()
     previous = None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
@@ -163,6 +165,17 @@ def main(argv: list[str] | None = None) -> None:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _env_debug() -> bool:
+    """``OKGEN_DEBUG`` (an unreadable value is reported by the ``cli`` callback, not here)."""
+    from okgen.config import global_settings
+    from okgen.errors import ConfigError
+
+    try:
+        return global_settings().debug
+    except ConfigError:
+        return False
 
 
 def _one_line(text: str) -> str:

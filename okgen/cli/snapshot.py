@@ -260,7 +260,7 @@ def build_cmd(date_s: str, generator: str | None, validator: str | None, windows
     except ValueError:
         raise click.BadParameter(f"{windows!r} is not a comma-separated list of days", param_hint="--windows") from None
     ws = get_ctx().workspace
-    o = DailyOptions.from_config(ws.config(), generator=generator, validator=validator)
+    o = DailyOptions.resolve(ws, generator=generator, validator=validator)
     res = run_generate(date, ws, generator=o.generator, validator=o.validator, probes=o.probes,
                        per_article=o.per_article or DEFAULT_PER_ARTICLE, seed=o.seed if o.seed is not None else DEFAULT_SEED,
                        max_cost=o.max_cost, progress=False)

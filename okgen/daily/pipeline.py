@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from okgen.config import DailySettings
 from okgen.daily.lock import RunLock
 from okgen.daily.state import RunState
 from okgen.errors import ConfigError, OkgenError
@@ -40,11 +41,14 @@ log = logging.getLogger(__name__)
 
 STAGES = ("ingest", "generate", "snapshot", "index", "publish")
 EXTRACTIVE = ("extractive", "extractive-v2")
+# The [generate] settings a daily run uses; every [daily] setting is a daily option too.
+GENERATE_KEYS = ("generator", "validator", "probes", "per_article", "seed", "max_cost", "concurrency")
+DAILY_KEYS = tuple(DailySettings.model_fields)
 
 
 @dataclass
 class DailyOptions:
-    """What one daily run does; defaults come from ``okgen.toml`` (see the module docstring)."""
+    """What one daily run does (:meth:`resolve` reads it from the settings)."""
 
     feeds: str | None = None
     replay: str | None = None
@@ -76,67 +80,30 @@ class DailyOptions:
         return self.generator not in EXTRACTIVE
 
     @classmethod
-    def from_config(cls, cfg: dict[str, Any], **overrides: Any) -> DailyOptions:
-        """Merge ``[daily]`` and ``[generate]`` of ``okgen.toml`` with explicit overrides (None = unset)."""
-        d = dict(cfg.get("daily", {}) or {})
-        g = dict(cfg.get("generate", {}) or {})
-        known = {"timezone", "feeds", "retrievers", "windows", "publish_to", "sign_key", "no_text", "replay", "import_file"}
-        unknown = set(d) - known
+    def resolve(cls, workspace: Workspace, *, use_cache: bool | None = None, **flags: Any) -> DailyOptions:
+        """The options of a run: defaults < ``okgen.toml`` (``[daily]``, and ``[generate]`` for the
+        models) < ``OKGEN_*`` environment < ``flags`` (None: unset), resolved by :mod:`okgen.config`.
+
+        Raises:
+            ConfigError: a bad setting (one line naming it and where it came from) or a bad model spec.
+        """
+        unknown = set(flags) - set(GENERATE_KEYS) - set(DAILY_KEYS)
         if unknown:
-            raise ConfigError(f"okgen.toml [daily]: unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(known))})")
-        vals: dict[str, Any] = {k: d[k] for k in known if k in d}
-        for k in ("generator", "validator", "probes", "per_article", "seed", "max_cost", "concurrency"):
-            if k in g:
-                vals[k] = g[k]
-        vals.update({k: v for k, v in overrides.items() if v is not None})
-        if isinstance(vals.get("probes"), str):  # one spec (specs themselves contain commas)
-            vals["probes"] = (vals["probes"],)
-        for k in ("probes", "retrievers", "windows"):
-            if k in vals:
-                v = vals[k]
-                vals[k] = tuple(v) if isinstance(v, list | tuple) else tuple(x.strip() for x in str(v).split(",") if x.strip())
-        vals["generator_chosen"] = "generator" in vals
-        vals["feeds_from_config"] = "feeds" in d and overrides.get("feeds") is None
+            raise TypeError(f"not a daily option: {', '.join(sorted(unknown))}")
+        s = workspace.settings(generate={k: flags.get(k) for k in GENERATE_KEYS},
+                               daily={k: flags.get(k) for k in DAILY_KEYS})
+        vals: dict[str, Any] = {k: getattr(s.generate, k) for k in GENERATE_KEYS if getattr(s.generate, k) is not None}
+        vals.update({k: getattr(s.daily, k) for k in DAILY_KEYS if getattr(s.daily, k) is not None})
+        if use_cache is not None:
+            vals["use_cache"] = use_cache
+        vals["generator_chosen"] = s.generate.generator is not None
+        vals["feeds_from_config"] = s.daily.feeds is not None and flags.get("feeds") is None
         if vals.get("validator") in ("", "none"):
             vals["validator"] = None
         if vals.get("publish_to") == "":
             vals["publish_to"] = None
-        return cls(**_checked(vals))
-
-
-def _checked(vals: dict[str, Any]) -> dict[str, Any]:
-    """Convert and check option values; a bad one is a one-line ConfigError naming it."""
-    def fail(key: str, why: str) -> ConfigError:
-        return ConfigError(f"daily option {key!r}: {why} (got {vals[key]!r})")
-
-    out = dict(vals)
-    if "windows" in out:
-        try:
-            out["windows"] = tuple(sorted({int(w) for w in out["windows"]}))
-        except (TypeError, ValueError):
-            raise fail("windows", "expected whole numbers of days") from None
-        if not out["windows"] or out["windows"][0] < 1:
-            raise fail("windows", "expected days >= 1")
-    for key, kind in (("per_article", int), ("seed", int), ("concurrency", int), ("max_cost", float)):
-        if out.get(key) is not None:
-            if isinstance(out[key], bool) or (kind is int and isinstance(out[key], float)):
-                raise fail(key, f"expected {'a whole number' if kind is int else 'a number'}")
-            try:
-                out[key] = kind(out[key])
-            except (TypeError, ValueError):
-                raise fail(key, f"expected {'a whole number' if kind is int else 'a number'}") from None
-    for key in ("no_text", "use_cache"):
-        if key in out and not isinstance(out[key], bool):
-            raise fail(key, "expected true or false")
-    for key in ("generator", "validator", "feeds", "publish_to", "sign_key", "timezone", "replay", "import_file"):
-        if out.get(key) is not None and not isinstance(out[key], str):
-            raise fail(key, "expected a string")
-    if "timezone" in out:
-        from okgen.daily.times import parse_tz
-
-        parse_tz(out["timezone"])
-    check_model_specs(out.get("generator"), out.get("validator"), out.get("probes") or ())
-    return out
+        check_model_specs(vals.get("generator"), vals.get("validator"), vals.get("probes") or ())
+        return cls(**vals)
 
 
 def check_model_specs(generator: str | None, validator: str | None, probes: Sequence[str] = ()) -> None:
@@ -210,7 +177,7 @@ def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions 
         LockedError: another daily run holds the workspace lock.
         OkgenError: a stage failed (its state and error are recorded; rerun to resume).
     """
-    opts = options or DailyOptions.from_config(workspace.config())
+    opts = options or DailyOptions.resolve(workspace)
     date = date or default_date(opts.timezone)
     with RunLock(workspace.data_dir / "locks" / "daily.lock"), RunState(workspace.db_path) as state:
         if force:
@@ -268,7 +235,7 @@ def run_range(start: dt.date, end: dt.date, workspace: Workspace, options: Daily
 
     if end < start:
         raise ConfigError(f"--to {end} is before --from {start}")
-    opts = options or DailyOptions.from_config(workspace.config())
+    opts = options or DailyOptions.resolve(workspace)
     out = []
     d = start
     while d <= end:

@@ -13,24 +13,24 @@ N_BOOT = 1000
 
 
 def bootstrap_ci(correct: Sequence[bool], n_boot: int = N_BOOT, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``correct`` (resampling questions).
+    """Percentile bootstrap interval of the mean of ``correct`` (questions resampled with
+    replacement, :func:`scipy.stats.bootstrap`, as the series intervals are).
 
-    Deterministic for a given seed; ``(0.0, 0.0)`` for no questions.
+    Deterministic for a given seed; ``(0.0, 0.0)`` for no questions, the point itself when every
+    answer is the same (the bootstrap distribution is then that point).
     """
+    from scipy import stats
+
     x = np.asarray(correct, dtype=np.float64)
-    n = len(x)
-    if n == 0:
+    if len(x) == 0:
         return (0.0, 0.0)
-    rng = np.random.default_rng(seed)
-    means = np.empty(n_boot)
-    step = max(1, 2_000_000 // n)  # resample in chunks to bound memory
-    for start in range(0, n_boot, step):
-        m = min(step, n_boot - start)
-        idx = rng.integers(0, n, size=(m, n))
-        means[start:start + m] = x[idx].mean(axis=1)
-    alpha = (1 - level) / 2
-    lo, hi = np.quantile(means, [alpha, 1 - alpha])
-    return (round(float(lo), 6), round(float(hi), 6))
+    if np.all(x == x[0]):
+        return (float(x[0]), float(x[0]))
+    res = stats.bootstrap((x,), np.mean, vectorized=True, n_resamples=n_boot, method="percentile",
+                          confidence_level=level, batch=max(1, 2_000_000 // len(x)),
+                          rng=np.random.default_rng(seed))
+    ci = res.confidence_interval
+    return (round(float(ci.low), 6), round(float(ci.high), 6))
 
 
 def breakdown(pairs: Sequence[tuple[str, bool]]) -> dict[str, Breakdown]:

@@ -1,4 +1,4 @@
-"""Ingest settings: the ``[ingest]`` section of ``okgen.toml``.
+"""Ingest settings: the ``[ingest]`` section of ``okgen.toml`` (resolved by :mod:`okgen.config`).
 
 Every key is optional; unknown keys are an error (a typo must not silently fall back to a
 default). Settings that change which articles are stored (filters, caps, dedup thresholds,
@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
-from typing import Any
+import json
+from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic_settings import NoDecode
 
 from okgen import __version__
 from okgen.errors import ConfigError
 from okgen.hashing import sha256_json
-from okgen.settings import Workspace
 
 DEFAULT_USER_AGENT = f"okgen/{__version__} (+https://github.com/okgen/okgen; news benchmark builder)"
 NETWORK_KEYWORDS = ("loopback", "private", "link-local")
@@ -29,6 +30,23 @@ CONTENT_KEYS = (
     "shingle_size", "dedup_days", "future_tolerance", "favor_precision", "favor_recall",
     "include_tables", "paywall_max_words", "filters",
 )
+
+
+def split_list(value: Any) -> Any:
+    """A list given as one string (the environment, a flag): a JSON array or comma-separated."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text.startswith("["):
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise ValueError(f"{value!r} is not a JSON array") from None
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+# A list setting: a TOML array in okgen.toml; one string (environment, flag) is split.
+Names = Annotated[tuple[str, ...], NoDecode, BeforeValidator(split_list)]
 
 
 class IngestConfig(BaseModel):
@@ -75,7 +93,7 @@ class IngestConfig(BaseModel):
     """Largest feed body read."""
     max_redirects: int = Field(5, ge=0, le=30)
     """Redirects followed before giving up."""
-    allow_networks: tuple[str, ...] = ()
+    allow_networks: Names = ()
     """Address ranges fetched although not public: ``loopback``, ``private``, ``link-local`` or CIDRs."""
 
     # -- extraction and filters
@@ -93,9 +111,9 @@ class IngestConfig(BaseModel):
     """Articles with fewer words are filtered (too_short)."""
     paywall_max_words: int = Field(400, ge=0)
     """A page showing a paywall notice is a stub when its text has fewer words than this."""
-    languages: tuple[str, ...] = ()
+    languages: Names = ()
     """Accepted languages (ISO 639-1); empty: the outlet's language from the feed list."""
-    filters: tuple[str, ...] = FILTER_NAMES
+    filters: Names = FILTER_NAMES
     """Filters applied (no_content always is)."""
 
     # -- caps and dedup
@@ -198,9 +216,7 @@ def make_config(data: dict[str, Any] | None = None, *, where: str = "[ingest]", 
         raise ConfigError(f"{where}: {loc}: {msg}") from None
 
 
-def config_for(workspace: Workspace, **overrides: Any) -> IngestConfig:
-    """The workspace's ``okgen.toml`` ``[ingest]`` settings (defaults when absent), with overrides."""
-    section = workspace.config().get("ingest", {})
-    if not isinstance(section, dict):
-        raise ConfigError(f"{workspace.config_path}: [ingest] must be a table")
-    return make_config(section, where=f"{workspace.config_path.name} [ingest]", **overrides)
+def config_for(workspace: Any, **overrides: Any) -> IngestConfig:
+    """The workspace's ingest settings: defaults < ``okgen.toml`` ``[ingest]`` < environment <
+    ``overrides`` (flags; None values are unset), see :mod:`okgen.config`."""
+    return workspace.settings(ingest=overrides).ingest

@@ -23,9 +23,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from okgen.errors import ConfigError
+from okgen.files import read_toml, tomllib
 from okgen.hashing import sha256_json
 from okgen.schema import FeedEntry, FeedResult
-from okgen.settings import read_toml, tomllib
 
 DEFAULT_FEEDS = "feeds.toml"
 BENIGN_BOZO = ("NonXMLContentType", "CharacterEncodingOverride", "CharacterEncodingUnknown")

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from okgen.errors import ConfigError
-from okgen.settings import load_config
+from okgen.files import load_config
 
 log = logging.getLogger(__name__)
 

@@ -52,7 +52,9 @@ def extensions_dir() -> Path:
     current = os.environ.get("TORCH_EXTENSIONS_DIR")
     if current:
         return Path(current)
-    folder = os.environ.get("OKGEN_TORCH_EXTENSIONS_DIR")
+    from okgen.config import global_settings
+
+    folder = global_settings().torch_extensions_dir
     if not folder:
         cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         folder = os.path.join(cache, "okgen", "torch_extensions")

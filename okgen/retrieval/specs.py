@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from okgen.errors import ConfigError
+from okgen.files import read_toml
 from okgen.hashing import sha256_json
-from okgen.settings import Workspace, read_toml
+from okgen.settings import Workspace
 
 SPEC_FORMAT = "okgen-retriever-spec-v1"
 SPEC_DIR = "retrievers"

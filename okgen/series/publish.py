@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from okgen.errors import IntegrityError, NotFoundError
-from okgen.hashing import sha256_file
 from okgen.schema import utcnow
 from okgen.series.store import MANIFEST, member_snapshots, read_manifest, series_dir, verify_series
 from okgen.settings import Workspace
@@ -70,21 +69,16 @@ def publish_series(folder: Path, dest: str, ws: Workspace, *, sign_key: str | Pa
         elif (Path(folder) / "manifest.sig").is_file():
             shutil.copyfile(Path(folder) / "manifest.sig", work / "manifest.sig")
             key_id = _key_id(work / "manifest.sig")
-        archive = archive_series(work, Path(tmpdir))
-        digest, size = sha256_file(archive), archive.stat().st_size
-        fs, root = snap_publish._fs(dest)
-        fs.makedirs(f"{root}/series", exist_ok=True)
-        remote = f"series/{archive.name}"
-        fs.put_file(str(archive), f"{root}/{remote}")
+        where = snap_publish.upload_archive(archive_series(work, Path(tmpdir)), dest, "series")
     entry = {"name": m.name, "signature": m.signature, "short_signature": SeriesSignature.parse(m.signature).short,
              "content_hash": m.content_hash, "start": str(m.start), "end": str(m.end), "days": len(m.members),
-             "archive": remote, "sha256": digest, "bytes": size, "signed": key_id is not None, "key_id": key_id,
+             **where, "signed": key_id is not None, "key_id": key_id,
              "published_at": utcnow().isoformat()}
     index = snap_publish.read_index(dest)  # re-read: member uploads rewrote it
     index["series"] = [e for e in index.get("series", []) if e.get("name") != m.name] + [entry]
     index["series"].sort(key=lambda e: e.get("name", ""))
     index["updated_at"] = utcnow().isoformat()
-    snap_publish._write_index(fs, root, index)
+    snap_publish._write_index(*snap_publish._fs(dest), index)
     log.info("published series %s (%d member(s) uploaded now) to %s", m.name, uploaded, dest)
     return {**entry, "members_uploaded": uploaded}
 
@@ -116,18 +110,10 @@ def pull_series(ref: str, src: str, ws: Workspace, *, pubkey: str | Path | None 
         known = ", ".join(e.get("name", "?") for e in entries) or "none"
         raise NotFoundError(f"{'no' if not matches else 'more than one'} published series matches {ref!r} in {src} (published: {known})")
     entry = matches[0]
-    fs, root = snap_publish._fs(src)
     target_root = series_dir(ws)
     target_root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".pull-", dir=target_root) as tmpdir:
-        local = Path(tmpdir) / Path(entry["archive"]).name
-        try:
-            fs.get_file(f"{root}/{entry['archive']}", str(local))
-        except FileNotFoundError:
-            raise NotFoundError(f"{src}/{entry['archive']}: listed in the index but missing") from None
-        digest = sha256_file(local)
-        if digest != entry["sha256"]:
-            raise IntegrityError(f"{entry['archive']}: SHA-256 {digest[:12]}… differs from the index ({entry['sha256'][:12]}…); refusing it")
+        local = snap_publish.fetch_archive(entry, src, Path(tmpdir), "series")
         folder = safe_extract(local, Path(tmpdir) / "x", verify=False, only=SERIES_FILES)
         m = read_manifest(folder / MANIFEST)
         if m.signature != entry["signature"]:

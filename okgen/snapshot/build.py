@@ -90,20 +90,14 @@ def build_snapshot(
     ts = (timestamp or utcnow()).astimezone(dt.timezone.utc).replace(microsecond=0)
 
     articles = sorted(corpus, key=lambda a: (a.date, a.id))
-    ids = Counter(a.id for a in articles)
-    dup = [i for i, n in ids.items() if n > 1]
-    if dup:
-        raise OkgenError(f"corpus holds article {dup[0]} {ids[dup[0]]} times")
+    ids = _once(Counter(a.id for a in articles), "corpus holds article {} {} times")
     for a in articles:
         if a.date > date:
             raise OkgenError(f"article {a.id} is dated {a.date}, after the snapshot date {date}")
         if a.date <= start:
             raise OkgenError(f"article {a.id} is dated {a.date}, outside the {longest}-day window ending {date}")
     qs = sorted(questions, key=lambda q: (q.article_id, q.id))
-    qids = Counter(q.id for q in qs)
-    dup = [i for i, n in qids.items() if n > 1]
-    if dup:
-        raise OkgenError(f"question {dup[0]} appears {qids[dup[0]]} times")
+    _once(Counter(q.id for q in qs), "question {} appears {} times")
     for q in qs:
         if q.article_id not in ids:
             raise OkgenError(f"question {q.id} refers to article {q.article_id}, which is not in the corpus")
@@ -191,6 +185,14 @@ def build_snapshot(
         register(snap, ws, archive=archive_path)
     log.info("built snapshot %s (%d questions, %d articles)", name, nq, nc)
     return snap
+
+
+def _once(counts: Counter[str], message: str) -> Counter[str]:
+    """``counts`` when every id is there once; else an OkgenError ``message.format(id, times)``."""
+    dup = next((i for i, n in counts.items() if n > 1), None)
+    if dup is not None:
+        raise OkgenError(message.format(dup, counts[dup]))
+    return counts
 
 
 def _counts(qs: Sequence[Question], articles: Sequence[Article], windows: Sequence[int], date: dt.date) -> dict[str, Any]:

@@ -36,8 +36,9 @@ from okgen.snapshot.verify import verify_folder
 
 log = logging.getLogger(__name__)
 INDEX = "index.json"
-# Where an index entry's archive may be: a plain file name under archives/ (never ../ or /).
-ARCHIVE_PATH = re.compile(r"archives/[A-Za-z0-9_][A-Za-z0-9._-]*\.tar\.gz")
+# Where an index entry's archive may be: a plain file name under archives/ (snapshots) or
+# series/ (series), never ../ or /.
+ARCHIVE_NAME = r"[A-Za-z0-9_][A-Za-z0-9._-]*\.tar\.gz"
 
 
 def _fs(url: str):
@@ -70,6 +71,39 @@ def read_index(src: str) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("kind") != "okgen-index" or not isinstance(data.get("snapshots"), list):
         raise IntegrityError(f"{src}/{INDEX}: not an okgen catalogue index")
     return data
+
+
+def upload_archive(archive: Path, dest: str, folder: str) -> dict[str, Any]:
+    """Put ``archive`` under ``dest/folder/``; the index fields that name it (archive, sha256, bytes)."""
+    digest, size = sha256_file(archive), archive.stat().st_size
+    fs, root = _fs(dest)
+    fs.makedirs(f"{root}/{folder}", exist_ok=True)
+    remote = f"{folder}/{archive.name}"
+    fs.put_file(str(archive), f"{root}/{remote}")
+    return {"archive": remote, "sha256": digest, "bytes": size}
+
+
+def fetch_archive(entry: dict[str, Any], src: str, into: Path, folder: str) -> Path:
+    """Download the archive an index entry names into the folder ``into`` and check its SHA-256.
+
+    Raises:
+        IntegrityError: the entry's path leaves ``src/folder/`` or the bytes differ from the index.
+        NotFoundError: the index lists an archive that is not there.
+    """
+    remote = entry.get("archive")
+    if not isinstance(remote, str) or not re.fullmatch(f"{folder}/{ARCHIVE_NAME}", remote):
+        raise IntegrityError(f"{src}/{INDEX}: archive path {remote!r} is not a file under {folder}/ "
+                             "of the publication folder; refusing it")
+    fs, root = _fs(src)
+    local = into / Path(remote).name
+    try:
+        fs.get_file(f"{root}/{remote}", str(local))
+    except FileNotFoundError:
+        raise NotFoundError(f"{src}/{remote}: listed in the index but missing") from None
+    digest = sha256_file(local)
+    if digest != entry.get("sha256"):
+        raise IntegrityError(f"{remote}: SHA-256 {digest[:12]}… differs from the index ({str(entry.get('sha256'))[:12]}…); refusing it")
+    return local
 
 
 def _write_index(fs: Any, root: str, data: dict[str, Any]) -> None:
@@ -120,12 +154,7 @@ def publish(snapshot: Snapshot, dest: str, workspace: Workspace, *, sign_key: st
         if not no_text:
             local = snapshot.path.parent / archive.name
             shutil.copyfile(archive, local)
-        digest = sha256_file(archive)
-        size = archive.stat().st_size
-        fs, root = _fs(dest)
-        fs.makedirs(f"{root}/archives", exist_ok=True)
-        remote = f"archives/{archive.name}"
-        fs.put_file(str(archive), f"{root}/{remote}")
+        where = upload_archive(archive, dest, "archives")
     m = snapshot.manifest
     entry = {
         "signature": m.signature,
@@ -134,9 +163,7 @@ def publish(snapshot: Snapshot, dest: str, workspace: Workspace, *, sign_key: st
         "name": snapshot.name,
         "date": str(m.date),
         "questions": m.counts.get("questions"),
-        "archive": remote,
-        "sha256": digest,
-        "bytes": size,
+        **where,
         "text_included": not no_text,
         "signed": key_id is not None,
         "key_id": key_id,
@@ -147,9 +174,9 @@ def publish(snapshot: Snapshot, dest: str, workspace: Workspace, *, sign_key: st
     index["snapshots"].append(entry)
     index["snapshots"].sort(key=lambda e: (e.get("date", ""), e.get("name", ""), not e.get("text_included", True)))
     index["updated_at"] = utcnow().isoformat()
-    _write_index(fs, root, index)
+    _write_index(*_fs(dest), index)
     register(snapshot, workspace, archive=None if no_text else snapshot.path.parent / f"{snapshot.name}.tar.gz", source=dest)
-    log.info("published %s to %s (%s, %d bytes)", snapshot.name, dest, remote, size)
+    log.info("published %s to %s (%s, %d bytes)", snapshot.name, dest, where["archive"], where["bytes"])
     return entry
 
 
@@ -191,22 +218,10 @@ def pull(ref: str, src: str, workspace: Workspace, *, pubkey: str | Path | None 
     """
     index = read_index(src)
     entry = find_entry(index, ref, prefer_text)
-    archive_path = entry.get("archive")
-    if not isinstance(archive_path, str) or not ARCHIVE_PATH.fullmatch(archive_path):
-        raise IntegrityError(f"{src}/{INDEX}: archive path {archive_path!r} is not a file under archives/ "
-                             "of the publication folder; refusing it")
-    fs, root = _fs(src)
     ws = workspace
     ws.snapshots_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".pull-", dir=ws.snapshots_dir) as tmpdir:
-        local_archive = Path(tmpdir) / Path(entry["archive"]).name
-        try:
-            fs.get_file(f"{root}/{entry['archive']}", str(local_archive))
-        except FileNotFoundError:
-            raise NotFoundError(f"{src}/{entry['archive']}: listed in the index but missing") from None
-        digest = sha256_file(local_archive)
-        if digest != entry["sha256"]:
-            raise IntegrityError(f"{entry['archive']}: SHA-256 {digest[:12]}… differs from the index ({entry['sha256'][:12]}…); refusing it")
+        local_archive = fetch_archive(entry, src, Path(tmpdir), "archives")
         folder = safe_extract(local_archive, Path(tmpdir) / "x", verify=False)  # verified just below
         rep = verify_folder(folder, parse_any(entry["signature"]))
         if not rep.ok:
