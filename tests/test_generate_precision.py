@@ -98,7 +98,7 @@ def _pool() -> Pool:
     people = {"Ana Ruiz": "coach club season league striker", "Ben Otto": "coach club match league goal",
               "Cleo Dunn": "coach team season match league", "Dev Patel": "minister tariff government trade",
               "Eli Moss": "minister government election vote", "Fay Lin": "singer album tour concert",
-              "Gus Hale": "manager club season league match"}
+              "Gus Hale": "manager club season league match", "Ivy Moon": "coach club season match"}
     bags = {}
     for i, (name, words) in enumerate(people.items()):
         pool.add("person", name, f"a{i}")
@@ -112,11 +112,11 @@ def test_distractors_are_names_used_like_the_answer():
     assert pool.similarity("Gus Hale", "Ana Ruiz") > pool.similarity("Gus Hale", "Fay Lin")
     got = pick("Gus Hale", "person", pool=pool, article_id="a6", article_norm="", question="Who coaches the club?",
                rng=random.Random(0), year=2025, n=3)
-    assert got is not None and set(got) <= {"Ana Ruiz", "Ben Otto", "Cleo Dunn", "Eli Moss", "Dev Patel", "Fay Lin"}
+    assert got is not None and set(got) <= {"Ana Ruiz", "Ben Otto", "Cleo Dunn", "Ivy Moon"}
     # The three coaches outrank the minister and the singer (n + 3 kept: the closest few).
-    ranked = sorted(["Ana Ruiz", "Ben Otto", "Cleo Dunn", "Dev Patel", "Eli Moss", "Fay Lin"],
+    ranked = sorted(["Ana Ruiz", "Ben Otto", "Cleo Dunn", "Dev Patel", "Eli Moss", "Fay Lin", "Ivy Moon"],
                     key=lambda c: -pool.similarity("Gus Hale", c))
-    assert set(ranked[:3]) == {"Ana Ruiz", "Ben Otto", "Cleo Dunn"}
+    assert set(ranked[:4]) == {"Ana Ruiz", "Ben Otto", "Cleo Dunn", "Ivy Moon"}
 
 
 def test_no_distractors_when_the_day_has_no_names_used_alike():
@@ -143,3 +143,30 @@ def test_words_glued_by_extraction_are_written_apart():
     assert unglue("Okafor won. Ada OkaforandBen Eze") == "Okafor won. Ada Okafor and Ben Eze"
     rare = "Olansen Iriafen Earhardt Hegseth Aldcroft Dinklage Kovacic Essiedu iPhone YouTube McDonald OpenAI"
     assert unglue(rare) == rare
+
+
+def test_distractors_get_the_answers_entity_label_when_parsed_alone():
+    pool = _pool()
+    # Only options the type check accepts are offered (the generator checks each option's spaCy
+    # label parsed alone against the answer's, as the snapshot's quality evidence measures it).
+    got = pick("Gus Hale", "person", pool=pool, article_id="a6", article_norm="", question="Who coaches the club?",
+               rng=random.Random(0), year=2025, n=3, same_type=lambda c: c != "Ben Otto")
+    assert got is not None and "Ben Otto" not in got
+    assert pick("Gus Hale", "person", pool=pool, article_id="a6", article_norm="", question="Who coaches the club?",
+                rng=random.Random(0), year=2025, n=3, same_type=lambda c: False) is None
+    nums = pick("$45 million", "money", pool=pool, article_id="a6", article_norm="", question="How much?",
+                rng=random.Random(0), year=2025, n=3, same_type=lambda c: "36" not in c)
+    assert nums is not None and all("36" not in c for c in nums)
+
+
+def test_option_label_is_the_label_of_the_whole_option(nlp):
+    from okgen.generate.nlp import option_label
+
+    assert option_label(nlp("Donald Trump")) == "PERSON"
+    assert option_label(nlp("$45 million")) == "MONEY"
+    assert option_label(nlp("the quick brown fox jumped")) == "none"
+
+
+def test_a_stem_word_that_nearly_spells_the_answer_is_a_giveaway():
+    assert pr.echoes_answer("Which game was dreamed up by software engineer Josh Wardle" + SUFFIX, "Wordle")
+    assert not pr.echoes_answer("Which organisation fired the commander of the base" + SUFFIX, "Pentagon")

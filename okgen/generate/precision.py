@@ -168,3 +168,13 @@ def broken_hyphen(question: str) -> bool:
     """Whether cutting the clause left half of a word: a hyphenated word ("a -before heard") or a
     possessive whose owner was cut ("until 's close")."""
     return bool(re.search(r"(?:^|\s)[-\u2013]\w|\w[-\u2013](?:\s|$)|(?:^|\s)['\u2019]s\b", question))
+
+
+def echoes_answer(question: str, answer: str) -> bool:
+    """Whether a stem word nearly spells an answer word ("Josh Wardle" for "Wordle"): a giveaway
+    the exact-match gates miss."""
+    import difflib
+
+    a_words = [w.lower() for w in re.findall(r"[A-Za-z]{4,}", answer)]
+    q_words = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", question)}
+    return any(difflib.SequenceMatcher(None, a, q).ratio() >= 0.8 for a in a_words for q in q_words)

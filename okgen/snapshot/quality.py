@@ -183,15 +183,8 @@ def compute_quality(questions: Sequence[Question], corpus: Sequence[Article], fu
                            sample_seed=seed, sample=sample)
 
 
-def _label(doc: Any) -> str:
-    best, size = "none", 0
-    for e in doc.ents:
-        if len(e.text) > size:
-            best, size = e.label_, len(e.text)
-    return best if size * 2 >= len(doc.text.strip()) else "none"
-
-
 def _nlp_measures(questions: Sequence[Question], corpus: Sequence[Article], nlp: Any):
+    from okgen.generate.nlp import option_label
     from okgen.generate.overlap import MAX_SHARED_RUN, longest_shared_run
 
     disable = [p for p in ("parser", "lemmatizer", "attribute_ruler") if p in nlp.pipe_names]
@@ -200,7 +193,7 @@ def _nlp_measures(questions: Sequence[Question], corpus: Sequence[Article], nlp:
     options = list(dict.fromkeys(c for q in questions for c in q.choices))  # each distinct option parsed once
     docs = list(nlp.pipe([*(q.question for q in questions), *options], disable=disable, batch_size=128))
     stems = docs[: len(questions)]
-    label_of = {o: _label(d) for o, d in zip(options, docs[len(questions):])}
+    label_of = {o: option_label(d) for o, d in zip(options, docs[len(questions):])}
     overlap = None
     if have_text:
         runs = [longest_shared_run(q.question, texts[q.article_id], doc=d) for q, d in zip(questions, stems)]
