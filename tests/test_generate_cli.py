@@ -122,9 +122,9 @@ def test_cli_budget_stop_exits_1_and_keeps_work(workspace, capsys, articles_file
     (workspace.home / "okgen.toml").write_text('[prices."judge"]\ninput = 1.0\noutput = 1.0\n')
     with OpenAIServer(responder=priced) as srv:
         code, stdout, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file),
-                                    "--validator", f"openai/judge,base_url={srv.base_url}", "--max-cost", "0.02",
-                                    "--concurrency", "1")  # $0.01 a validator call; five for the day
-    assert code == 1 and "budget of $0.02 reached" in err and "rerun with a higher --max-cost" in err
+                                    "--validator", f"openai/judge,base_url={srv.base_url}", "--max-cost", "0.005",
+                                    "--concurrency", "1")  # $0.01 a validator call; several for the day
+    assert code == 1 and "budget of $0.005 reached" in err and "rerun with a higher --max-cost" in err
     assert "stopped early: budget" in stdout and "usage" in stdout
 
 

@@ -82,9 +82,10 @@ def test_fixture_questions_meet_the_contract(articles):
             assert c.answer_type is not None
             check_candidate(c, normalize(f"{a.title}\n{a.text}"))
             assert c.kept, (c.question, c.rejected_by, [v for v in c.verdicts if not v.passed])
-    assert total >= len(out) // 2
-    # most articles give a question, and the questions come in several forms
-    assert sum(1 for c in out.values() if c) >= 0.5 * len(out)
+    # On a six-article day the precision rules (a one-word name must be used by three articles,
+    # distractors must be names used like the answer) leave fewer questions; still several.
+    assert total >= 2
+    assert sum(1 for c in out.values() if c) >= 2
     assert len({c.question.split()[0] for v in out.values() for c in v}) >= 2
 
 

@@ -215,9 +215,9 @@ def test_budget_stops_cleanly_and_resume_finishes(workspace, articles):
     cfg = {"prices": {"judge": {"input": 1.0, "output": 1.0}}}  # $0.01 per validator call
     with OpenAIServer(responder=priced) as srv:
         spec = f"openai/judge,base_url={srv.base_url}"
-        # The offline generator writes a candidate for three of the fixture articles (three
-        # validator calls for the day): a budget of 1.5 calls stops the run part way.
-        res = run_generate(DAY, workspace, articles, validator=spec, max_cost=0.015, concurrency=1, config=cfg)
+        # The offline generator writes a candidate for two of the six fixture articles (two
+        # validator calls for the day): a budget of half a call stops the run after the first.
+        res = run_generate(DAY, workspace, articles, validator=spec, max_cost=0.005, concurrency=1, config=cfg)
         f = res.funnel
         assert res.stopped == "budget" and not res.complete and f["stopped"] == "budget"
         assert f["articles"]["pending_by_reason"].get("budget", 0) >= 1
@@ -247,7 +247,7 @@ def test_a_budget_goes_into_finishing_started_articles(workspace):
     cfg = {"prices": {"judge": {"input": 1.0, "output": 1.0}}}  # $0.01 per call
     with OpenAIServer(responder=priced, latency=0.02) as srv:
         spec = f"openai/judge,base_url={srv.base_url}"
-        res = run_generate(DAY, workspace, arts, generator=spec, validator=spec, max_cost=0.3, concurrency=8,
+        res = run_generate(DAY, workspace, arts, generator=spec, validator=spec, max_cost=0.2, concurrency=8,
                            config=cfg)
     f = res.funnel
     assert res.stopped == "budget" and f["articles"]["generated"] >= 1

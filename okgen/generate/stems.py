@@ -92,6 +92,8 @@ def answer_kind(ent: Any) -> str | None:
         if not re.search(rf"\b(?:{'|'.join(lx.MONTHS)})\b", text) or not re.search(r"\d", text):
             return None
     # A count is a number that counts a noun ("30 people"), not a rank, a score or a year.
+    if kind == "count" and ent.start > 0 and ent.doc[ent.start - 1].pos_ == "PROPN":
+        return None  # "the Cessna 310 aircraft": a model number, not a count
     if kind == "count" and (ent.root.dep_ != "nummod" or ent.root.head.pos_ != "NOUN"
                             or not re.fullmatch(r"\d[\d,]*(?: (?:million|billion|thousand))?|\d+(?:\.\d+)? (?:million|billion|thousand)",
                                                 ent.text)):
@@ -127,12 +129,13 @@ def _subtree_tokens(tok: Any, exclude: frozenset[str] = DROP_DEPS) -> list[Any]:
 MEANING_WORDS = frozenset({"not", "n't", "never", "no", "only", "nearly", "almost", "about", "around", "roughly",
                            "approximately", "more", "less", "fewer", "least", "most", "just", "barely", "over",
                            "under", "up", "down", "first", "second", "third", "fourth", "fifth", "sixth",
-                           "seventh", "eighth", "ninth", "tenth", "last", "again", "no longer", "also"})
+                           "seventh", "eighth", "ninth", "tenth", "last", "again", "no longer", "also", "once",
+                           "twice", "thrice"})
 
 
 def _meaning(tok: Any) -> bool:
     """A modifier whose loss would change the fact ("eighth largest" is not "largest")."""
-    return tok.dep_ in ("advmod", "npadvmod", "neg", "predet") and (tok.lower_ in MEANING_WORDS or tok.like_num
+    return tok.dep_ in ("advmod", "npadvmod", "neg", "predet") and (tok.lower_ in MEANING_WORDS
                                                                      or tok.tag_ == "JJ" and tok.lower_.endswith("th"))
 
 
@@ -146,13 +149,19 @@ def _clause(verb: Any, skip: set[int]) -> list[Any] | None:
     parenthesis or is too long."""
     toks: list[Any] = []
     for child in verb.children:
-        if child.i < verb.i or child.dep_ not in KEEP_VERB_DEPS or child.i in skip:
+        if child.i < verb.i or (child.dep_ not in KEEP_VERB_DEPS and not _meaning(child)) or child.i in skip:
             continue
         sub = _subtree_tokens(child)
         if child.dep_ == "prep" and not any(t.ent_type_ or t.like_num for t in sub) and len(sub) > 4:
             continue  # a long prepositional phrase without a name or number: detail, not core
         toks.extend(sub)
     toks.sort(key=lambda t: t.i)
+    kept = {t.i for t in toks}
+    for t in toks:  # half of a hyphenated word ("0" of "2-0") is no word
+        for j in (t.i - 1, t.i + 1):
+            if 0 <= j < len(t.doc) and t.doc[j].text in ("-", "\u2013") and j not in kept \
+                    and not (t.doc[j].whitespace_ if j > t.i else t.doc[j - 1].whitespace_ if j > 0 else True):
+                return None
     return toks
 
 
