@@ -41,15 +41,23 @@ WINDOWS = (1, 5, 10)
 
 
 def import_days(ws, news: Path, tmp: Path, per_day: int) -> None:
-    """``okgen ingest --import`` of each day (the dump has no dates: the day is added to each record)."""
+    """``okgen ingest --import`` of each day (the dump has no dates: each file is imported with its day)."""
     from okgen.ingest.pipeline import run_ingest
 
     for day in DAYS:
-        records = json.loads((news / f"news_{day}.json").read_text(encoding="utf-8"))[: per_day or None]
-        dump = tmp / f"news_{day}.jsonl"
-        dump.write_text("\n".join(json.dumps({**r, "date": str(day)}) for r in records), encoding="utf-8")
+        dump = news / f"news_{day}.json"
+        if per_day:
+            records = json.loads(dump.read_text(encoding="utf-8"))[:per_day]
+            dump = tmp / dump.name
+            dump.write_text(json.dumps(records), encoding="utf-8")
+        # as `okgen ingest --import FILE --date DAY --map ...`: the records take the day given
         summary = run_ingest(day, ws, import_file=dump, import_mapping=MAPPING)
         print(f"imported {day}: {summary.stored} articles stored")
+
+
+def load() -> str:
+    """The 1/5/15-minute load averages (what else ran on the machine)."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def timed(fn) -> tuple[float, float, object]:
@@ -70,7 +78,7 @@ def build(snap, ws, label: str, spec) -> tuple[float, float, int, int]:
         wall, cpu, enc, reu = wall + w_s, cpu + c_s, enc + c.encoded, reu + c.reused
         print(f"  {label} {w:>2}-day window: {idx.num_docs:>5} articles, {idx.num_units:>5} passages, "
               f"encoded {c.encoded:>5}, reused {c.reused:>5}, {w_s:7.2f} s wall, {c_s:7.2f} s CPU")
-    print(f"  {label} total: encoded {enc}, reused {reu}, {wall:.2f} s wall, {cpu:.2f} s CPU")
+    print(f"  {label} total: encoded {enc}, reused {reu}, {wall:.2f} s wall, {cpu:.2f} s CPU; load {load()}")
     return wall, cpu, enc, reu
 
 
@@ -111,7 +119,7 @@ def main() -> None:
     from okgen.testing.retrieval import snapshot_from
 
     print(f"bench_index_incremental: {platform.machine()}, {os.cpu_count()} CPUs, torch {torch.__version__} "
-          f"({torch.get_num_threads()} threads)")
+          f"({torch.get_num_threads()} threads), load average {load()}")
     with tempfile.TemporaryDirectory(prefix="okgen-bench-incr-") as tmp:
         tmp = Path(tmp)
         ws = Workspace(tmp / "ws")
@@ -142,13 +150,13 @@ def main() -> None:
 
         d1 = timed(direct)
         print(f"direct: {len(distinct)} distinct passages of day 4's windows encoded once, {d1[0]:.2f} s wall, "
-              f"{d1[1]:.2f} s CPU ({len(distinct) / d1[0]:.1f} passages/s)")
+              f"{d1[1]:.2f} s CPU ({len(distinct) / d1[0]:.1f} passages/s); load {load()}")
         print("cold (day 4, empty store):")
         cold, cold_cpu, cold_enc, _ = build(snap4, ws, "cold", spec)
         print("warm (day 5, days 1-4 stored):")
         warm, warm_cpu, warm_enc, warm_reu = build(snap5, ws, "warm", spec)
         d2 = timed(direct)
-        print(f"direct again: {d2[0]:.2f} s wall, {d2[1]:.2f} s CPU")
+        print(f"direct again: {d2[0]:.2f} s wall, {d2[1]:.2f} s CPU; load {load()}")
         # The machine may be shared: the baseline is the mean of two runs that bracket the builds.
         base, base_cpu = (d1[0] + d2[0]) / 2, (d1[1] + d2[1]) / 2
         new5 = len({u.text for u in make_units(window_articles(snap5, 1), spec.passage_words)} - set(distinct))
@@ -160,6 +168,7 @@ def main() -> None:
         print(f"cold / direct = {cold:.2f} / {base:.2f} s wall = {r2:.3f}x (target <= 1.1x: {'PASS' if r2 <= 1.1 else 'FAIL'}); "
               f"CPU {cold_cpu:.2f} / {base_cpu:.2f} s = {r2c:.3f}x")
         print(f"counts: cold encoded {cold_enc}; warm encoded {warm_enc} (day 5's new passages: {new5}), reused {warm_reu}")
+        print(f"load average at the end: {load()} (1, 5, 15 min; a shared machine slows wall times)")
 
 
 if __name__ == "__main__":
