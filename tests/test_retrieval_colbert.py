@@ -7,6 +7,7 @@ The first run compiles colbert-ai's C++ extensions (about 2 minutes) into
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from okgen.errors import MissingExtraError
+from okgen.hashing import sha256_text
 from okgen.retrieval.base import ModelLoadError
 from okgen.retrieval.index import WindowIndex, open_index
 from okgen.settings import Workspace
@@ -153,5 +155,19 @@ def test_colbert_token_embeddings_come_from_the_store_and_give_the_same_index(ti
     assert cold.keys() == warm.keys() and {"centroids.pt", "0.codes.pt", "0.residuals.pt"} <= set(cold)
     for name, t in cold.items():  # built from stored embeddings: the same index, file by file
         assert torch.equal(t[0] if isinstance(t, tuple) else t, warm[name][0] if isinstance(t, tuple) else warm[name]), name
-    q = snap.questions[0]
-    assert five.search([q.question], 3)[0] == again.search([q.question], 3)[0]
+    # Query matrices go through the store too: encoded once, then reused by another index object.
+    q = [" ".join(snap.questions[i].question.split()) for i in (0, 1)]
+    first = five.search(q, 3)
+    assert (five.query_counts.encoded, five.query_counts.reused) == (2, 0)
+    assert again.search(q, 3) == first
+    assert (again.query_counts.encoded, again.query_counts.reused) == (0, 2)
+    from okgen.retrieval.vectors import VectorStore, encoder_key
+
+    with torch.inference_mode():
+        direct = again.retriever.searcher.encode(q).float()
+    with VectorStore.for_workspace(ws) as store:
+        key = encoder_key(again.retriever.query_identity())
+        stored = store.get_many(key, [sha256_text(t) for t in q])
+        identities = [json.loads(i) for (i,) in store.db.execute("SELECT identity FROM encoders")]
+    assert sorted(i.get("role", "passage") for i in identities) == ["passage", "query"]
+    assert all(torch.equal(torch.from_numpy(stored[sha256_text(t)].copy()), direct[i]) for i, t in enumerate(q))

@@ -12,7 +12,8 @@ changes. Passage token embeddings come from the workspace's encoding store
 (:mod:`okgen.retrieval.vectors`, float16, keyed by the checkpoint's content and the document
 settings): passages any earlier window encoded are not encoded again, new ones are encoded
 (with progress) and stored before colbert-ai runs, and colbert-ai's k-means sample and index
-passes both read them, so each passage is encoded once per store, not twice per window. The
+passes both read them, so each passage is encoded once per store, not twice per window. Query
+matrices go through the store too (float32, keyed by the checkpoint and the query settings). The
 centroids, residual codes and IVF are still computed by colbert-ai over the whole window:
 PLAID's centroids depend on every passage of the window, so a window index is rebuilt, not
 extended (see docs/retrieval.md for why colbert-ai's ``IndexUpdater`` is not used). And
@@ -246,7 +247,7 @@ class ColbertRetriever(Retriever):
         super().__init__(params)
         self._searcher = None
         self._info: dict[str, Any] = {}
-        self.counts = EncodeCounts()
+        self.counts, self.query_counts = EncodeCounts(), EncodeCounts()
 
     @classmethod
     def check_params(cls, params: dict[str, Any], where: str) -> None:
@@ -335,10 +336,12 @@ class ColbertRetriever(Retriever):
     def search(self, queries: Sequence[str], k: int, limits: Sequence[int]) -> Ranked:
         import torch
 
+        if not queries:
+            return []
         searcher = self.searcher
         out: Ranked = []
+        Q = self._encode_queries(list(queries))
         with _quiet(), torch.inference_mode():
-            Q = searcher.encode(list(queries))
             for i, limit in enumerate(limits):
                 kk = min(k, limit)
                 if kk <= 0:
@@ -351,6 +354,44 @@ class ColbertRetriever(Retriever):
                 pids, _, scores = searcher.dense_search(Q[i:i + 1], kk, filter_fn=filter_fn)
                 out.append([(int(p), float(s)) for p, s in zip(pids, scores) if p < limit])
         return out
+
+    def query_identity(self) -> dict[str, Any]:
+        """Everything that determines a query matrix (the key of the encoding store, see ``vectors``)."""
+        from okgen.retrieval.vectors import model_fingerprint
+
+        config = self.searcher.config
+        ckpt = resolve_checkpoint(self.params["checkpoint"])
+        return {"retriever": "colbert", "role": "query", "checkpoint": self.params["checkpoint"],
+                "fingerprint": model_fingerprint(ckpt), "query_maxlen": config.query_maxlen,
+                "attend_to_mask_tokens": config.attend_to_mask_tokens, "query_token": config.query_token_id,
+                "device": "cuda" if config.total_visible_gpus > 0 else "cpu",
+                "versions": self.installed_versions("colbert-ai", "torch", "transformers")}
+
+    def _encode_queries(self, queries: list[str]):
+        """Query matrices ``(n, query_maxlen, dim)``: stored ones reused, the others encoded by colbert-ai.
+
+        colbert-ai pads every query to ``query_maxlen`` with mask tokens (query augmentation),
+        so a query's matrix does not depend on the other queries of its batch. They are stored
+        as float32: on the CPU that is what colbert-ai computes; on a GPU its float16 widens
+        exactly, and colbert-ai casts the query to the index's dtype before scoring.
+        """
+        import numpy as np
+        import torch
+
+        from okgen.retrieval.vectors import tokens_with_store
+
+        searcher = self.searcher
+
+        def encode(batch: list[str]) -> list[np.ndarray]:
+            with _quiet(), torch.inference_mode():
+                Q = searcher.encode(batch)
+            return [q.to("cpu", torch.float32).numpy() for q in Q]
+
+        mats, counts = tokens_with_store(self.store, self.query_identity(), queries, encode, batch_size=128,
+                                         used_on=self.used_on or dt.date.today(), desc="colbert: encode queries",
+                                         dtype="float32")
+        self.query_counts.add(counts)
+        return torch.from_numpy(np.stack(mats))
 
     def versions(self) -> dict[str, str]:
         return self.installed_versions("colbert-ai", "torch", "transformers", "faiss-cpu", "faiss-gpu")
