@@ -6,6 +6,7 @@ The first run compiles colbert-ai's C++ extensions (about 2 minutes) into
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from okgen import progress
 from okgen.errors import MissingExtraError
 from okgen.hashing import sha256_text
 from okgen.retrieval.base import ModelLoadError
@@ -139,12 +141,26 @@ def test_small_block_codec_assigns_the_same_centroids():
 
 
 @pytest.mark.slow
-def test_colbert_token_embeddings_come_from_the_store_and_give_the_same_index(tiny, tmp_path):
+def test_colbert_token_embeddings_come_from_the_store_and_give_the_same_index(tiny, tmp_path, monkeypatch):
     import torch
+
+    from okgen.retrieval import colbert_retriever
 
     _, snap, _, spec = tiny
     ws = Workspace(tmp_path / "fresh")
+    tickers = []
+
+    @contextlib.contextmanager
+    def recorded(*a, **kw):
+        with progress.ticker(*a, **kw) as t:
+            tickers.append(t)
+            yield t
+
+    monkeypatch.setattr(colbert_retriever, "ticker", recorded)
     one = open_index(snap, "colbert", 1, ws, spec=spec)
+    # colbert-ai's own passes (no steps to count) run under a ticker that names each phase
+    assert tickers[0].desc == f"colbert: index {one.num_units} passages"
+    assert [p.split(",")[0] for p in tickers[0].phases] == ["plan", "k-means", "residual codes", "IVF"]
     assert (one.encode_counts.encoded, one.encode_counts.reused) == (one.num_units, 0)
     five = open_index(snap, "colbert", 5, ws, spec=spec)
     assert (five.encode_counts.encoded, five.encode_counts.reused) == (five.num_units - one.num_units, one.num_units)
@@ -171,3 +187,23 @@ def test_colbert_token_embeddings_come_from_the_store_and_give_the_same_index(ti
         identities = [json.loads(i) for (i,) in store.db.execute("SELECT identity FROM encoders")]
     assert sorted(i.get("role", "passage") for i in identities) == ["passage", "query"]
     assert all(torch.equal(torch.from_numpy(stored[sha256_text(t)].copy()), direct[i]) for i, t in enumerate(q))
+
+
+QUIET = """
+import logging, os, sys
+from okgen.retrieval.colbert_retriever import _quiet
+logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
+with _quiet():
+    print("python noise")
+    os.write(1, b"c noise on 1\\n")
+    os.write(2, b"c noise on 2\\n")
+    logging.getLogger("okgen.progress").info("colbert: index 9 passages (k-means): elapsed 00:10")
+logging.getLogger("okgen").info("after")
+"""
+
+
+def test_colbert_quiet_swallows_library_output_but_not_okgen_log_lines():
+    got = subprocess.run([sys.executable, "-c", QUIET], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(REPO)}, check=True)
+    assert got.stdout == ""
+    assert got.stderr.splitlines() == ["colbert: index 9 passages (k-means): elapsed 00:10", "after"]

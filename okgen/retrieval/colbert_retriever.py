@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from okgen.errors import ConfigError, OkgenError
+from okgen.progress import ticker
 from okgen.registry import require
 from okgen.retrieval.base import Doc, ModelLoadError, Ranked, Retriever, short_reason
 
@@ -79,13 +80,19 @@ def _quiet() -> Iterator[None]:
 
     They are logged at debug level: stdout stays clean for results (``--json``) and stderr
     for okgen's own log. faiss writes to file descriptors 1 and 2 directly, so the
-    descriptors are redirected, not just ``sys.stdout``/``sys.stderr``.
+    descriptors are redirected, not just ``sys.stdout``/``sys.stderr``; the root logger's
+    handlers that write to stderr are pointed at a copy of the real one meanwhile, so
+    progress lines (:func:`okgen.progress.ticker`) still reach the user.
     """
     buf = io.StringIO()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
     saved = {fd: os.dup(fd) for fd in (1, 2)}
+    # Log handlers on the real stderr (the CLI's: progress lines, warnings) keep writing there.
+    real = os.fdopen(os.dup(saved[2]), "w", buffering=1, encoding="utf-8", errors="replace")
+    moved = [(h, h.setStream(real)) for h in logging.getLogger().handlers
+             if isinstance(h, logging.StreamHandler) and _fileno(h.stream) == 2]
     with tempfile.TemporaryFile(mode="w+b") as raw:
         for fd in saved:
             os.dup2(raw.fileno(), fd)
@@ -93,6 +100,9 @@ def _quiet() -> Iterator[None]:
             with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
                 yield
         finally:
+            for h, stream in moved:
+                h.setStream(stream)
+            real.close()
             for fd, old in saved.items():
                 os.dup2(old, fd)
                 os.close(old)
@@ -100,6 +110,13 @@ def _quiet() -> Iterator[None]:
             text = (buf.getvalue() + raw.read().decode("utf-8", "replace")).strip()
             if text:
                 log.debug("colbert-ai output:\n%s", text[-20000:])
+
+
+def _fileno(stream) -> int | None:
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 @contextlib.contextmanager
@@ -196,8 +213,11 @@ def _classes() -> tuple[type, type]:
             return embs, doclens
 
     class Indexer(CollectionIndexer):
-        def __init__(self, config, collection, lookup, verbose=0):
+        """colbert-ai's indexer reading the store, small codec blocks, and its phase on a progress ticker."""
+
+        def __init__(self, config, collection, lookup, tk, verbose=0):
             super().__init__(config=config, collection=collection, verbose=verbose)
+            self.tk = tk
             self.encoder = StoreEncoder(self.encoder, lookup)
             saver = self.saver
 
@@ -216,6 +236,18 @@ def _classes() -> tuple[type, type]:
             if self.num_partitions > cap:
                 self.num_partitions = cap
                 self._save_plan()
+
+        def train(self, shared_lists):
+            self.tk.phase = f"k-means, {self.num_partitions} centroids"
+            super().train(shared_lists)
+
+        def index(self):
+            self.tk.phase = "residual codes"
+            super().index()
+
+        def finalize(self):
+            self.tk.phase = "IVF"
+            super().finalize()
 
         def _concatenate_and_split_sample(self):
             sample, heldout = super()._concatenate_and_split_sample()
@@ -286,8 +318,9 @@ class ColbertRetriever(Retriever):
                                                  Run().config)
             lookup = _TokenLookup(self, store, config, ckpt)
             lookup.prefill(texts)  # encodes what the store lacks, with progress, before colbert-ai's quiet run
-            with _quiet(), _seeded():
-                _indexer_class()(config, texts, lookup, verbose=0).run([])
+            desc = f"colbert: index {len(texts)} passages"
+            with _quiet(), _seeded(), ticker(desc, phase="plan") as tk:
+                _indexer_class()(config, texts, lookup, tk, verbose=0).run([])
         with contextlib.suppress(OSError):
             (folder / ".run").rmdir()
         meta = json.loads((index_path / "metadata.json").read_text(encoding="utf-8"))
