@@ -8,16 +8,22 @@ Library code calls :func:`bar` (a ``tqdm`` object: iterate it or ``update`` it):
   last line when a job that logged a line ends;
 * ``-q`` (``OKGEN_QUIET=1``, or the ``okgen.progress`` logger set above INFO): neither.
 
+Work inside a library that reports no steps (colbert-ai's k-means and compression) runs under
+:func:`ticker`: a line every :data:`LOG_EVERY` seconds saying what runs and for how long.
+
 The log lines come from a tqdm subclass, so rate and ETA are tqdm's own (smoothed) figures;
 its clock can be replaced (``clock=``) for tests.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import sys
-from collections.abc import Callable, Iterable
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from tqdm.std import tqdm
@@ -114,3 +120,61 @@ def interval() -> float:
     from okgen.config import global_settings
 
     return global_settings().progress_seconds
+
+
+class Ticker:
+    """What :func:`ticker` yields: the phase shown in its lines, and :meth:`line` / :meth:`tick`."""
+
+    def __init__(self, desc: str, phase: str = "", clock: Callable[[], float] = time.monotonic):
+        self.desc, self._clock = desc, clock
+        self.phases: list[str] = []
+        """Every phase set, in order."""
+        self.phase = phase
+        self.start = clock()
+        self.lines = 0
+
+    @property
+    def phase(self) -> str:
+        """What part of the work runs now (shown in brackets)."""
+        return self.phases[-1] if self.phases else ""
+
+    @phase.setter
+    def phase(self, value: str) -> None:
+        self.phases.append(value)
+
+    def line(self) -> str:
+        """``desc (phase): elapsed MM:SS``."""
+        what = f"{self.desc} ({self.phase})" if self.phase else self.desc
+        return f"{what}: elapsed {tqdm.format_interval(self._clock() - self.start)}"
+
+    def tick(self) -> None:
+        """Log the current line (the ticker's thread calls this every interval)."""
+        self.lines += 1
+        log.info("%s", self.line())
+
+
+@contextlib.contextmanager
+def ticker(desc: str, *, phase: str = "", clock: Callable[[], float] = time.monotonic) -> Iterator[Ticker]:
+    """Progress of a block that reports no steps: one line every :func:`interval` seconds while it runs.
+
+    The lines go to the ``okgen.progress`` logger, on a terminal too (there is no bar to draw
+    without steps); ``-q`` silences them. Set ``.phase`` on the yielded object to say what
+    part of the work is running.
+    """
+    t = Ticker(desc, phase, clock)
+    if quiet() or not log.isEnabledFor(logging.INFO):
+        yield t
+        return
+    stop = threading.Event()
+
+    def run() -> None:
+        while not stop.wait(interval() or LOG_EVERY):
+            t.tick()
+
+    thread = threading.Thread(target=run, name="okgen-ticker", daemon=True)
+    thread.start()
+    try:
+        yield t
+    finally:
+        stop.set()
+        thread.join()

@@ -86,3 +86,45 @@ def test_the_interval_is_a_setting(lines, monkeypatch):
     monkeypatch.setenv("OKGEN_PROGRESS_SECONDS", "soon")  # a typo is an error naming the variable
     with pytest.raises(ConfigError, match="OKGEN_PROGRESS_SECONDS='soon'"):
         progress.interval()
+
+
+def test_a_ticker_says_what_runs_and_for_how_long(lines):
+    clock = Clock()
+    t = progress.Ticker("colbert: index 600 passages", clock=clock)
+    clock.t += 75
+    t.phase = "k-means"
+    t.tick()
+    assert lines() == ["colbert: index 600 passages (k-means): elapsed 01:15"]
+
+
+def test_a_ticker_logs_from_its_thread_while_the_block_runs_and_stops_after(lines, monkeypatch):
+    import threading
+
+    monkeypatch.setenv("OKGEN_PROGRESS_SECONDS", "0.01")
+    seen = threading.Event()
+
+    class Seen(logging.Handler):
+        def emit(self, record):
+            seen.set()
+
+    handler = Seen()
+    progress.log.addHandler(handler)
+    try:
+        with progress.ticker("work", phase="one") as t:
+            assert any(th.name == "okgen-ticker" for th in threading.enumerate())
+            assert seen.wait(60), "no line while the block ran"  # the block blocks; the thread reports
+    finally:
+        progress.log.removeHandler(handler)
+    n = t.lines
+    assert n >= 1 and lines()[0].startswith("work (one): elapsed 00:00")
+    assert t.lines == n  # the thread stopped with the block
+
+
+def test_quiet_silences_the_ticker(lines, monkeypatch):
+    monkeypatch.setenv("OKGEN_QUIET", "1")
+    monkeypatch.setenv("OKGEN_PROGRESS_SECONDS", "0.01")
+    import threading
+
+    with progress.ticker("work") as t:
+        assert not any(th.name == "okgen-ticker" for th in threading.enumerate())  # no thread started
+    assert t.lines == 0 and lines() == []

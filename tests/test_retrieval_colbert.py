@@ -6,7 +6,9 @@ The first run compiles colbert-ai's C++ extensions (about 2 minutes) into
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import json
 import os
 import subprocess
 import sys
@@ -14,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from okgen import progress
 from okgen.errors import MissingExtraError
+from okgen.hashing import sha256_text
 from okgen.retrieval.base import ModelLoadError
 from okgen.retrieval.index import WindowIndex, open_index
 from okgen.settings import Workspace
@@ -137,12 +141,26 @@ def test_small_block_codec_assigns_the_same_centroids():
 
 
 @pytest.mark.slow
-def test_colbert_token_embeddings_come_from_the_store_and_give_the_same_index(tiny, tmp_path):
+def test_colbert_token_embeddings_come_from_the_store_and_give_the_same_index(tiny, tmp_path, monkeypatch):
     import torch
+
+    from okgen.retrieval import colbert_retriever
 
     _, snap, _, spec = tiny
     ws = Workspace(tmp_path / "fresh")
+    tickers = []
+
+    @contextlib.contextmanager
+    def recorded(*a, **kw):
+        with progress.ticker(*a, **kw) as t:
+            tickers.append(t)
+            yield t
+
+    monkeypatch.setattr(colbert_retriever, "ticker", recorded)
     one = open_index(snap, "colbert", 1, ws, spec=spec)
+    # colbert-ai's own passes (no steps to count) run under a ticker that names each phase
+    assert tickers[0].desc == f"colbert: index {one.num_units} passages"
+    assert [p.split(",")[0] for p in tickers[0].phases] == ["plan", "k-means", "residual codes", "IVF"]
     assert (one.encode_counts.encoded, one.encode_counts.reused) == (one.num_units, 0)
     five = open_index(snap, "colbert", 5, ws, spec=spec)
     assert (five.encode_counts.encoded, five.encode_counts.reused) == (five.num_units - one.num_units, one.num_units)
@@ -153,5 +171,39 @@ def test_colbert_token_embeddings_come_from_the_store_and_give_the_same_index(ti
     assert cold.keys() == warm.keys() and {"centroids.pt", "0.codes.pt", "0.residuals.pt"} <= set(cold)
     for name, t in cold.items():  # built from stored embeddings: the same index, file by file
         assert torch.equal(t[0] if isinstance(t, tuple) else t, warm[name][0] if isinstance(t, tuple) else warm[name]), name
-    q = snap.questions[0]
-    assert five.search([q.question], 3)[0] == again.search([q.question], 3)[0]
+    # Query matrices go through the store too: encoded once, then reused by another index object.
+    q = [" ".join(snap.questions[i].question.split()) for i in (0, 1)]
+    first = five.search(q, 3)
+    assert (five.query_counts.encoded, five.query_counts.reused) == (2, 0)
+    assert again.search(q, 3) == first
+    assert (again.query_counts.encoded, again.query_counts.reused) == (0, 2)
+    from okgen.retrieval.vectors import VectorStore, encoder_key
+
+    with torch.inference_mode():
+        direct = again.retriever.searcher.encode(q).float()
+    with VectorStore.for_workspace(ws) as store:
+        key = encoder_key(again.retriever.query_identity())
+        stored = store.get_many(key, [sha256_text(t) for t in q])
+        identities = [json.loads(i) for (i,) in store.db.execute("SELECT identity FROM encoders")]
+    assert sorted(i.get("role", "passage") for i in identities) == ["passage", "query"]
+    assert all(torch.equal(torch.from_numpy(stored[sha256_text(t)].copy()), direct[i]) for i, t in enumerate(q))
+
+
+QUIET = """
+import logging, os, sys
+from okgen.retrieval.colbert_retriever import _quiet
+logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
+with _quiet():
+    print("python noise")
+    os.write(1, b"c noise on 1\\n")
+    os.write(2, b"c noise on 2\\n")
+    logging.getLogger("okgen.progress").info("colbert: index 9 passages (k-means): elapsed 00:10")
+logging.getLogger("okgen").info("after")
+"""
+
+
+def test_colbert_quiet_swallows_library_output_but_not_okgen_log_lines():
+    got = subprocess.run([sys.executable, "-c", QUIET], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(REPO)}, check=True)
+    assert got.stdout == ""
+    assert got.stderr.splitlines() == ["colbert: index 9 passages (k-means): elapsed 00:10", "after"]

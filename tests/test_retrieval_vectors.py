@@ -180,3 +180,67 @@ def test_a_torn_row_is_never_served(tmp_path, bad):
         store.db.execute("UPDATE vectors SET vec = ? WHERE text_sha256 = ?", (bad, sha256_text("a")))
         _, counts = encode_with_store(store, ident, ["a", "b"], _fake_encoder(calls), batch_size=8, used_on=D)
     assert (counts.encoded, counts.reused) == (1, 1)
+
+
+def test_a_day_reingested_with_changed_text_encodes_only_the_changed_passage(tmp_path):
+    ws = Workspace(tmp_path)
+    arts = _articles(9)
+    before = snapshot_from(ws, arts, date=D)
+    old = open_index(before, "dpr", 5, ws)
+    changed = article(arts[0].title, "The harbour council voted to rebuild the ferry terminal after the ash storm.", arts[0].date)
+    assert changed.id == arts[0].id and changed.text != arts[0].text
+    after = snapshot_from(ws, [changed, *arts[1:]], date=D)
+    idx = open_index(after, "dpr", 5, ws)
+    assert idx.folder != old.folder  # another corpus: another index, the old one untouched
+    assert (idx.encode_counts.encoded, idx.encode_counts.reused) == (1, idx.num_units - 1)
+    pos = next(i for i, u in enumerate(idx._units) if u.article_id == changed.id)
+    assert old._units[pos].article_id == changed.id
+    vec = idx.retriever.index.reconstruct(pos)
+    assert np.allclose(vec, idx.retriever.encode([idx._units[pos].text], queries=False)[0], atol=1e-5)
+    assert not np.allclose(vec, old.retriever.index.reconstruct(pos), atol=1e-2)  # never yesterday's vector
+    assert idx.search(["rebuild the ferry terminal"], 1)[0][0].doc_id == changed.id
+    again = open_index(before, "dpr", 5, ws)  # the earlier snapshot's index still opens as it was
+    assert again.folder == old.folder
+    assert np.array_equal(again.retriever.index.reconstruct(pos), old.retriever.index.reconstruct(pos))
+
+
+def test_a_sliding_window_encodes_the_new_day_only_and_gc_keeps_every_vector_a_kept_window_needs(tmp_path):
+    from okgen.daily.gc import collect_garbage
+
+    ws = Workspace(tmp_path)
+    days = [D - dt.timedelta(days=3 - i) for i in range(4)]
+    words = ["harbour", "council", "ferry", "drought", "coffee", "museum", "volcano", "runner", "bank", "bees"]
+    arts = [article(f"Day {i} story {j}", " ".join(words[(i * 3 + j + k) % len(words)] for k in range(30 + j)), day)
+            for i, day in enumerate(days) for j in range(3)]
+    yesterday = snapshot_from(ws, [a for a in arts if a.date < D], date=days[2], windows=(1, 3))
+    today = snapshot_from(ws, [a for a in arts if a.date > days[0]], date=D, windows=(1, 3))
+    y3 = open_index(yesterday, "dpr", 3, ws)
+    assert (y3.encode_counts.encoded, y3.num_units) == (9, 9)
+    t3 = open_index(today, "dpr", 3, ws)  # slid by a day: day D-3 left, day D came in
+    assert (t3.encode_counts.encoded, t3.encode_counts.reused) == (3, 6)
+    # Reused and new vectors sit at their units' positions (the index is not shuffled by reuse).
+    fresh = t3.retriever.encode([u.text for u in t3._units], queries=False)
+    assert np.allclose(t3.retriever.index.reconstruct_n(0, t3.num_units), fresh, atol=1e-5)
+    assert [u.date for u in t3._units] == sorted(u.date for u in t3._units) and t3._units[0].date == days[1]
+    # gc keeping today's windows only: day D-3's vectors (used by yesterday's window alone) go, the rest stay.
+    rep = collect_garbage(ws, 0, today=D)
+    assert rep.vectors == 3
+    again = open_index(today, "dpr", 3, ws, rebuild=True)
+    assert (again.encode_counts.encoded, again.encode_counts.reused) == (0, 9)
+    one = open_index(today, "dpr", 1, ws)
+    assert (one.encode_counts.encoded, one.encode_counts.reused) == (0, 3)
+
+
+def test_a_model_folder_with_other_weights_is_another_encoder(tmp_path):
+    from okgen.retrieval.dense import DenseRetriever
+    from okgen.retrieval.vectors import model_fingerprint
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"\x00" * 64)
+    params = DenseRetriever.resolve_params({"model": str(folder)})
+    first = encoder_key(DenseRetriever(params).identity(queries=False))
+    (folder / "model.safetensors").write_bytes(b"\x01" * 64)  # fine-tuned in place, same path
+    model_fingerprint.cache_clear()
+    assert encoder_key(DenseRetriever(params).identity(queries=False)) != first

@@ -12,7 +12,8 @@ changes. Passage token embeddings come from the workspace's encoding store
 (:mod:`okgen.retrieval.vectors`, float16, keyed by the checkpoint's content and the document
 settings): passages any earlier window encoded are not encoded again, new ones are encoded
 (with progress) and stored before colbert-ai runs, and colbert-ai's k-means sample and index
-passes both read them, so each passage is encoded once per store, not twice per window. The
+passes both read them, so each passage is encoded once per store, not twice per window. Query
+matrices go through the store too (float32, keyed by the checkpoint and the query settings). The
 centroids, residual codes and IVF are still computed by colbert-ai over the whole window:
 PLAID's centroids depend on every passage of the window, so a window index is rebuilt, not
 extended (see docs/retrieval.md for why colbert-ai's ``IndexUpdater`` is not used). And
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from okgen.errors import ConfigError, OkgenError
+from okgen.progress import ticker
 from okgen.registry import require
 from okgen.retrieval.base import Doc, ModelLoadError, Ranked, Retriever, short_reason
 
@@ -80,13 +82,19 @@ def _quiet() -> Iterator[None]:
 
     They are logged at debug level: stdout stays clean for results (``--json``) and stderr
     for okgen's own log. faiss writes to file descriptors 1 and 2 directly, so the
-    descriptors are redirected, not just ``sys.stdout``/``sys.stderr``.
+    descriptors are redirected, not just ``sys.stdout``/``sys.stderr``; the root logger's
+    handlers that write to stderr are pointed at a copy of the real one meanwhile, so
+    progress lines (:func:`okgen.progress.ticker`) still reach the user.
     """
     buf = io.StringIO()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
     saved = {fd: os.dup(fd) for fd in (1, 2)}
+    # Log handlers on the real stderr (the CLI's: progress lines, warnings) keep writing there.
+    real = os.fdopen(os.dup(saved[2]), "w", buffering=1, encoding="utf-8", errors="replace")
+    moved = [(h, h.setStream(real)) for h in logging.getLogger().handlers
+             if isinstance(h, logging.StreamHandler) and _fileno(h.stream) == 2]
     with tempfile.TemporaryFile(mode="w+b") as raw:
         for fd in saved:
             os.dup2(raw.fileno(), fd)
@@ -94,6 +102,9 @@ def _quiet() -> Iterator[None]:
             with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
                 yield
         finally:
+            for h, stream in moved:
+                h.setStream(stream)
+            real.close()
             for fd, old in saved.items():
                 os.dup2(old, fd)
                 os.close(old)
@@ -101,6 +112,13 @@ def _quiet() -> Iterator[None]:
             text = (buf.getvalue() + raw.read().decode("utf-8", "replace")).strip()
             if text:
                 log.debug("colbert-ai output:\n%s", text[-20000:])
+
+
+def _fileno(stream) -> int | None:
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 @contextlib.contextmanager
@@ -197,8 +215,11 @@ def _classes() -> tuple[type, type]:
             return embs, doclens
 
     class Indexer(CollectionIndexer):
-        def __init__(self, config, collection, lookup, verbose=0):
+        """colbert-ai's indexer reading the store, small codec blocks, and its phase on a progress ticker."""
+
+        def __init__(self, config, collection, lookup, tk, verbose=0):
             super().__init__(config=config, collection=collection, verbose=verbose)
+            self.tk = tk
             self.encoder = StoreEncoder(self.encoder, lookup)
             saver = self.saver
 
@@ -217,6 +238,18 @@ def _classes() -> tuple[type, type]:
             if self.num_partitions > cap:
                 self.num_partitions = cap
                 self._save_plan()
+
+        def train(self, shared_lists):
+            self.tk.phase = f"k-means, {self.num_partitions} centroids"
+            super().train(shared_lists)
+
+        def index(self):
+            self.tk.phase = "residual codes"
+            super().index()
+
+        def finalize(self):
+            self.tk.phase = "IVF"
+            super().finalize()
 
         def _concatenate_and_split_sample(self):
             sample, heldout = super()._concatenate_and_split_sample()
@@ -248,7 +281,7 @@ class ColbertRetriever(Retriever):
         super().__init__(params)
         self._searcher = None
         self._info: dict[str, Any] = {}
-        self.counts = EncodeCounts()
+        self.counts, self.query_counts = EncodeCounts(), EncodeCounts()
 
     @classmethod
     def check_params(cls, params: dict[str, Any], where: str) -> None:
@@ -287,8 +320,9 @@ class ColbertRetriever(Retriever):
                                                  Run().config)
             lookup = _TokenLookup(self, store, config, ckpt)
             lookup.prefill(texts)  # encodes what the store lacks, with progress, before colbert-ai's quiet run
-            with _quiet(), _seeded():
-                _indexer_class()(config, texts, lookup, verbose=0).run([])
+            desc = f"colbert: index {len(texts)} passages"
+            with _quiet(), _seeded(), ticker(desc, phase="plan") as tk:
+                _indexer_class()(config, texts, lookup, tk, verbose=0).run([])
         with contextlib.suppress(OSError):
             (folder / ".run").rmdir()
         meta = json.loads((index_path / "metadata.json").read_text(encoding="utf-8"))
@@ -337,10 +371,12 @@ class ColbertRetriever(Retriever):
     def search(self, queries: Sequence[str], k: int, limits: Sequence[int]) -> Ranked:
         import torch
 
+        if not queries:
+            return []
         searcher = self.searcher
         out: Ranked = []
+        Q = self._encode_queries(list(queries))
         with _quiet(), torch.inference_mode():
-            Q = searcher.encode(list(queries))
             for i, limit in enumerate(limits):
                 kk = min(k, limit)
                 if kk <= 0:
@@ -353,6 +389,44 @@ class ColbertRetriever(Retriever):
                 pids, _, scores = searcher.dense_search(Q[i:i + 1], kk, filter_fn=filter_fn)
                 out.append([(int(p), float(s)) for p, s in zip(pids, scores) if p < limit])
         return out
+
+    def query_identity(self) -> dict[str, Any]:
+        """Everything that determines a query matrix (the key of the encoding store, see ``vectors``)."""
+        from okgen.retrieval.vectors import model_fingerprint
+
+        config = self.searcher.config
+        ckpt = resolve_checkpoint(self.params["checkpoint"])
+        return {"retriever": "colbert", "role": "query", "checkpoint": self.params["checkpoint"],
+                "fingerprint": model_fingerprint(ckpt), "query_maxlen": config.query_maxlen,
+                "attend_to_mask_tokens": config.attend_to_mask_tokens, "query_token": config.query_token_id,
+                "device": "cuda" if config.total_visible_gpus > 0 else "cpu",
+                "versions": self.installed_versions("colbert-ai", "torch", "transformers")}
+
+    def _encode_queries(self, queries: list[str]):
+        """Query matrices ``(n, query_maxlen, dim)``: stored ones reused, the others encoded by colbert-ai.
+
+        colbert-ai pads every query to ``query_maxlen`` with mask tokens (query augmentation),
+        so a query's matrix does not depend on the other queries of its batch. They are stored
+        as float32: on the CPU that is what colbert-ai computes; on a GPU its float16 widens
+        exactly, and colbert-ai casts the query to the index's dtype before scoring.
+        """
+        import numpy as np
+        import torch
+
+        from okgen.retrieval.vectors import tokens_with_store
+
+        searcher = self.searcher
+
+        def encode(batch: list[str]) -> list[np.ndarray]:
+            with _quiet(), torch.inference_mode():
+                Q = searcher.encode(batch)
+            return [q.to("cpu", torch.float32).numpy() for q in Q]
+
+        mats, counts = tokens_with_store(self.store, self.query_identity(), queries, encode, batch_size=128,
+                                         used_on=self.used_on or dt.date.today(), desc="colbert: encode queries",
+                                         dtype="float32")
+        self.query_counts.add(counts)
+        return torch.from_numpy(np.stack(mats))
 
     def versions(self) -> dict[str, str]:
         return self.installed_versions("colbert-ai", "torch", "transformers", "faiss-cpu", "faiss-gpu")

@@ -292,10 +292,19 @@ def encode_with_store(store: VectorStore | None, identity: dict[str, Any], texts
     return np.ascontiguousarray(np.concatenate([found[s] for s in shas]), dtype=np.float32), counts
 
 
-def tokens_with_store(store: VectorStore, identity: dict[str, Any], texts: Sequence[str],
+def tokens_with_store(store: VectorStore | None, identity: dict[str, Any], texts: Sequence[str],
                       encode: Callable[[list[str]], Sequence[np.ndarray]], *, batch_size: int, used_on: dt.date,
-                      desc: str = "encode") -> tuple[list[np.ndarray], EncodeCounts]:
-    """Token embeddings (one float16 ``(tokens, dim)`` array per text), like :func:`encode_with_store`."""
-    shas, found, counts = _fill(store, identity, texts, encode, batch_size=batch_size, used_on=used_on, desc=desc,
-                                dtype="float16")
+                      desc: str = "encode", dtype: str = "float16") -> tuple[list[np.ndarray], EncodeCounts]:
+    """Token embeddings (one ``(tokens, dim)`` array per text, stored as ``dtype``), like :func:`encode_with_store`.
+
+    ColBERT passages are stored as float16 (half the space; colbert-ai compresses them to a
+    few bits anyway), its query matrices as float32 (small, and searched exactly as encoded).
+    """
+    if not texts:
+        return [], EncodeCounts()
+    with contextlib.ExitStack() as stack:
+        if store is None:
+            store = stack.enter_context(VectorStore(":memory:"))
+        shas, found, counts = _fill(store, identity, texts, encode, batch_size=batch_size, used_on=used_on, desc=desc,
+                                    dtype=dtype)
     return [found[s] for s in shas], counts
