@@ -51,9 +51,7 @@ def entity_of_question(text: str) -> str | None:
     runs: list[list[str]] = []
     cur: list[str] = []
     for tok in _TOKEN.findall(text):
-        if tok[0].isupper() and tok.lower() not in _NOT_NAMES:
-            cur.append(tok)
-        elif cur and tok.lower() in _CONNECT:
+        if tok[0].isupper() and tok.lower() not in _NOT_NAMES or cur and tok.lower() in _CONNECT:
             cur.append(tok)
         else:
             if cur:

@@ -27,7 +27,7 @@ def results(setting: str, asked: dict[str, tuple[Question, dt.date]], preds: dic
     correct = [bool(p.correct and p.error is None) for _, p in got]
     n = len(got)
     by_age: dict[int, list[bool]] = defaultdict(list)
-    for (q, p), ok in zip(got, correct):
+    for (q, _p), ok in zip(got, correct):
         by_age[(asked[q.id][1] - q.date).days].append(ok)
     lo, hi = bootstrap_ci(correct, seed=int(cfg.get("seed", 0))) if n else (0.0, 0.0)
     per_day = [{k: v for k, v in c.items()} for c in costs]
