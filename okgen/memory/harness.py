@@ -174,9 +174,10 @@ def run_stream(days: Sequence[StreamDay], setting: str, backend: Backend, out: s
     start = st.get("next_day", 0)
     costs: list[dict[str, Any]] = st.get("costs", [])
     if mem is not None:
-        mem.reset(opts.seed)
         if st:
-            mem.restore(st["state"])
+            mem.restore(st["state"])  # not reset first: a server-side memory keeps what it stored
+        else:
+            mem.reset(opts.seed)
         if getattr(mem, "question_aware", False):
             mem.prepare([q for qs in plan.values() for q in qs])
     for d in days[:start]:
