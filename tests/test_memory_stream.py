@@ -201,3 +201,35 @@ def test_bad_settings_are_refused(tmp_path):
         run_stream(stream(), "ctx:nearest", FirstArticleBackend(), tmp_path)
     with pytest.raises(ConfigError, match="unknown memory 'nope'"):
         run_stream(stream(), "mem:nope", FirstArticleBackend(), tmp_path / "x")
+
+
+def regex_facts(articles):
+    """A stand-in extractor for the synthetic stream: '<org> said ... that <person> will lead'."""
+    import re
+    from types import SimpleNamespace
+
+    out = []
+    for a in articles:
+        m = re.search(r"^(.+?) said on \w+ that (.+?) will lead the company as chief executive", a.text)
+        if m:
+            out.append(SimpleNamespace(subject=m.group(1), relation="holds_office", object=m.group(2), valid_from=None,
+                                       reported=a.date, outlet=a.source, article_id=a.id, evidence=m.group(0)))
+    return out
+
+
+def test_structured_memory_blind_and_question_aware(tmp_path):
+    from okgen.memory.structured import KOBlind, KOQAware
+
+    days = stream()
+    b = FirstArticleBackend()
+    newest = run_stream(days, "mem:ko-blind", b, tmp_path / "k1", StreamOptions(k=1), memory=KOBlind(extract=regex_facts))
+    assert newest["accuracy"] == 1.0 and newest["dated"]["gold_in_context"] == 1.0  # the newest entry is the gold
+    allk = run_stream(days, "mem:ko-blind", b, tmp_path / "k5", StreamOptions(k=5), memory=KOBlind(extract=regex_facts))
+    assert allk["dated"]["stale_answer_rate"] == 1.0  # oldest entry first: the stub reads the first value
+    state = json.loads((tmp_path / "k5" / "memory_state.json").read_text())["state"]
+    assert [e["object"] for e in state["entries"]] == list(CEOS)
+    qa = KOQAware(extract=regex_facts)
+    res = run_stream(days, "mem:ko-qaware", b, tmp_path / "qa", StreamOptions(k=1), memory=qa)
+    assert qa.targets and qa.targets[0][0] == "Harbor Lights Company"
+    assert any(e.relation == "mentions" for e in qa.entries)
+    assert res["config"]["memory"]["memory"] == "ko-qaware" and res["n"] == 4
