@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "eval": ("okgen.cli.eval", "eval_cmd", "Score a model on a snapshot."),
     "series": ("okgen.cli.series", "series", "Build, list, show, verify, publish and pull series of daily snapshots."),
     "timeline": ("okgen.cli.timeline", "timeline", "Accuracy over time, moving averages and cutoff estimates from series runs."),
+    "memory": ("okgen.cli.memory", "memory", "Dated contexts and memory agents over a series' daily stream."),
     "report": ("okgen.cli.report", "report", "Render tables and plots from eval runs."),
     "export": ("okgen.cli.export", "export", "Export a snapshot for lm-eval, Hugging Face datasets or inspect_ai."),
     "schedule": ("okgen.cli.schedule", "schedule", "Run `okgen daily` every day with APScheduler."),

@@ -113,3 +113,15 @@ class FirstArticleBackend(Backend):
     def info(self) -> dict[str, Any]:
         """Identity."""
         return {"backend": self.name, "model": "first-article"}
+
+
+def entity_series(ws: Any, name: str = "entity") -> Any:
+    """The ten days as ten snapshots (10-day windows) pinned as series ``name``."""
+    from okgen.series.store import build_series
+    from okgen.testing.retrieval import snapshot_from
+
+    arts, qs = entity_stream()
+    for n in range(1, 11):
+        d = day(n)
+        snapshot_from(ws, [a for a in arts if a.date <= d], [q for q in qs if q.date == d], date=d, windows=(10,))
+    return build_series(ws, name, day(1), day(10))
