@@ -42,4 +42,4 @@ def test_memory_ls_and_a_bad_memory(tmp_path):
     assert {"none", "full", "recent", "bm25", "rag-recent", "summary", "ko-blind", "ko-qaware"} <= names
     r = CliRunner().invoke(cli, ["--home", str(tmp_path), "memory", "eval", "--series", "x", "-m", "random/seed0",
                                  "--memory", "nope"])
-    assert r.exit_code == 1 and "unknown memory 'nope'" in r.stderr
+    assert r.exit_code == 1 and "unknown memory 'nope'" in str(r.exception)
