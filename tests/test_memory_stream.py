@@ -233,3 +233,44 @@ def test_structured_memory_blind_and_question_aware(tmp_path):
     assert qa.targets and qa.targets[0][0] == "Harbor Lights Company"
     assert any(e.relation == "mentions" for e in qa.entries)
     assert res["config"]["memory"]["memory"] == "ko-qaware" and res["n"] == 4
+
+
+KILLED_RUN = """
+import os, signal, sys
+from okgen.memory.builtin import BM25Memory
+from okgen.memory.harness import StreamDay, run_stream
+from okgen.testing.memory import FirstArticleBackend, entity_stream
+
+class Dies(BM25Memory):
+    def observe(self, day, articles):
+        if str(day) == sys.argv[2]:
+            os.kill(os.getpid(), signal.SIGKILL)  # no cleanup, no finally: as when the machine dies
+        super().observe(day, articles)
+
+arts, qs = entity_stream()
+dates = sorted({a.date for a in arts})
+days = [StreamDay(d, [a for a in arts if a.date == d], [q for q in qs if q.date == d]) for d in dates]
+run_stream(days, "mem:bm25", FirstArticleBackend(), sys.argv[1], memory=Dies())
+"""
+
+
+def test_a_sigkilled_process_resumes_and_scores_each_question_once(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    days = stream()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(__import__("pathlib").Path(__file__).parents[1]),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    p = subprocess.run([sys.executable, "-c", KILLED_RUN, str(tmp_path), str(days[7].date)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == -signal.SIGKILL, p.stderr
+    assert json.loads((tmp_path / "memory_state.json").read_text())["next_day"] == 7
+    p = subprocess.run([sys.executable, "-c", KILLED_RUN, str(tmp_path), "never"], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    ids = [json.loads(x)["question_id"] for x in (tmp_path / "predictions.jsonl").read_text().splitlines()]
+    assert sorted(ids) == sorted(f"q-ceo-{n}" for n in (1, 4, 7, 10))
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert res["n"] == 4 and len(res["cost_per_day"]) == 10
