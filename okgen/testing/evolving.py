@@ -87,3 +87,25 @@ def story_articles(days: int = 5) -> list[Article]:
             lines = STORY[i].get(outlet, []) + [FILLER[outlet]]
             out.append(make_article(DAYS[i], outlet, f"{outlet.title()} news digest {DAYS[i]}", " ".join(lines)))
     return out
+
+
+def story_series(ws, name: str = "story", days: int = 5, skip: tuple[int, ...] = ()):
+    """Register one snapshot per story day (the story's articles plus a few synthetic ones that
+    carry the snapshot's questions) and pin them as series ``name``; days in ``skip`` get no
+    snapshot (the series is then built with gaps allowed)."""
+    from okgen.schema import AgentInfo
+    from okgen.series.store import build_series
+    from okgen.snapshot.build import build_snapshot
+    from okgen.testing.corpus import make_articles, make_questions
+
+    story = story_articles(days)
+    for i in range(days):
+        if i in skip:
+            continue
+        d = DAYS[i]
+        arts, facts = make_articles(3, d, days=1, seed=i)
+        qs = make_questions(arts, facts, d, seed=i, per_article=1)
+        build_snapshot(qs, arts + [a for a in story if a.date == d], date=d, generator=AgentInfo(model="synthetic-v1"),
+                       prompt_hash="0" * 12, feeds_hash="1" * 12, seed=i, windows=(1,), workspace=ws,
+                       timestamp=dt.datetime(d.year, d.month, d.day, 6, tzinfo=dt.timezone.utc))
+    return build_series(ws, name, DAYS[0], DAYS[days - 1], allow_gaps=bool(skip))
