@@ -36,6 +36,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "retrieval-eval": ("okgen.cli.retrieval_eval", "retrieval_eval", "Compare retrievers by hit rate and MRR."),
     "eval": ("okgen.cli.eval", "eval_cmd", "Score a model on a snapshot."),
     "series": ("okgen.cli.series", "series", "Build, list, show, verify, publish and pull series of daily snapshots."),
+    "facts": ("okgen.cli.facts", "facts", "Extract and show dated facts (offices, death tolls, prices) of a news day."),
+    "stream": ("okgen.cli.stream", "stream", "Build, list, show, verify, import and export evolving-fact streams."),
     "timeline": ("okgen.cli.timeline", "timeline", "Accuracy over time, moving averages and cutoff estimates from series runs."),
     "memory": ("okgen.cli.memory", "memory", "Dated contexts and memory agents over a series' daily stream."),
     "report": ("okgen.cli.report", "report", "Render tables and plots from eval runs."),
