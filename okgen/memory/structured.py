@@ -6,7 +6,8 @@ indexed by subject key and relation. ``retrieve(query, as_of, k)`` finds the sub
 names (every word of the subject in the query; else the subjects sharing most words with it),
 keeps their entries dated on or before ``as_of`` and returns the newest ``k`` of them, oldest
 first, one passage each (the entry as a line, with its evidence sentence): the model answers
-from the entries only.
+from the entries only. Facts the extractor flags as reporting an earlier value (``past``) are
+kept only when they carry their own date (``valid_from``).
 
 Two modes, both recorded in a run's identity:
 
@@ -94,6 +95,8 @@ class KOBlind(Memory):
             self._extract = _rules_extractor()
         out = []
         for f in self._extract(articles):
+            if getattr(f, "past", False) and f.valid_from is None:
+                continue  # "had initially been set at 10%": an earlier value with no date of its own
             when = f.valid_from or f.reported
             out.append(Entry(f.subject, f.relation, f.object, when.isoformat(), f.outlet, f.article_id, f.evidence))
         return out
