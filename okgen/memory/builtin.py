@@ -69,6 +69,7 @@ class FullContext(_Store):
     """Everything observed, oldest first."""
 
     name = "full"
+    chronological = True
 
     def retrieve(self, query: str, as_of: dt.date, k: int) -> list[Passage]:
         return [article_passage(a) for a in self.upto(as_of)]
@@ -78,6 +79,7 @@ class RecentWindow(_Store):
     """The last ``window`` days' articles."""
 
     name = "recent"
+    chronological = True
 
     def __init__(self, window: int = 1, **options: Any):
         super().__init__(window=int(window), **options)

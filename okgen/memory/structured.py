@@ -73,6 +73,7 @@ class KOBlind(Memory):
 
     name = "ko-blind"
     question_aware = False
+    chronological = True
 
     def __init__(self, extractor: str = "rules", extract: Callable[[Sequence[Article]], list[Any]] | None = None,
                  **options: Any):
