@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from okgen.cli.main import cli
@@ -11,6 +12,7 @@ from okgen.settings import Workspace
 from okgen.testing.memory import entity_series
 
 
+@pytest.mark.slow  # ten snapshots, five settings, two calls (~20 s)
 def test_memory_eval_over_a_series_writes_runs_and_a_comparison(tmp_path):
     ws = Workspace(tmp_path)
     entity_series(ws)

@@ -32,6 +32,7 @@ def test_entity_is_the_longest_name():
     assert entity_of_question(f"Who did {ENTITY} name as its chief executive?") == ENTITY
     assert entity_of_question("What did the Bank of England decide on Thursday?") == "Bank of England"
     assert entity_of_question("what happened?") is None
+    assert entity_of_question("Who won in Ohio, as reported on April 10, 2025?") == "Ohio"
 
 
 def test_closest_and_latest_give_the_gold_on_the_snapshot_day(outs):

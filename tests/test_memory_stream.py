@@ -254,6 +254,7 @@ run_stream(days, "mem:bm25", FirstArticleBackend(), sys.argv[1], memory=Dies())
 """
 
 
+@pytest.mark.slow
 def test_a_sigkilled_process_resumes_and_scores_each_question_once(tmp_path):
     import os
     import signal

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 pytest.importorskip("spacy")
+pytestmark = pytest.mark.slow  # loads the spaCy pipeline (~20 s on the development machine)
 
 from okgen.memory.base import load_memory  # noqa: E402
 from okgen.testing.evolving import DAYS, story_articles  # noqa: E402

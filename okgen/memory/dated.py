@@ -14,7 +14,7 @@ of a stream known at eval time):
   first** (the newest, most relevant, stay), then the oldest one left is cut from its end.
 
 **Entity.** The question's entity is its longest run of capitalised words (connectors such as
-``of``/``and`` inside a run allowed; a leading question word is not a name), found in an
+``of``/``and`` inside a run allowed; question words, month and weekday names are not names), found in an
 article's title or text as written (policy ``propn-v1``). A caller that knows the subject (a
 stream's fact) passes ``entity_of``. The question's own article is always about its entity.
 
@@ -43,7 +43,10 @@ _CONNECT = {"of", "and", "the", "de", "for", "&"}
 _NOT_NAMES = {"who", "what", "which", "when", "where", "why", "how", "whom", "whose", "according", "in", "on",
               "at", "the", "a", "an", "as", "by", "for", "from", "to", "after", "before", "during", "since",
               "this", "that", "these", "those", "is", "was", "are", "were", "did", "does", "do", "has", "have",
-              "will", "would", "can", "could", "should", "if", "with", "about", "into", "over", "under", "per"}
+              "will", "would", "can", "could", "should", "if", "with", "about", "into", "over", "under", "per",
+              # dates are not entities ("as reported on April 10, 2025")
+              "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+              "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
 
 
 def entity_of_question(text: str) -> str | None:
