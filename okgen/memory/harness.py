@@ -40,6 +40,7 @@ from okgen import __version__
 from okgen.errors import ConfigError, OkgenError
 from okgen.eval import contexts
 from okgen.eval.rundir import PREDICTIONS, RESULTS, open_run_dir, read_predictions, write_run_file
+from okgen.eval.runner import SPEED_OPTIONS
 from okgen.eval.scoring import Mode, score
 from okgen.eval.templates import Passage, get_template
 from okgen.files import atomic_write_text, pretty_json, record_line
@@ -159,7 +160,8 @@ def run_stream(days: Sequence[StreamDay], setting: str, backend: Backend, out: s
     plan = schedule(days, opts.ask, opts.limit)
     cfg = {"kind": "okgen-stream-run", "setting": setting, "memory": mem.identity() if mem else None,
            "k": opts.k, "ask": opts.ask, "limit": opts.limit, "seed": opts.seed, "scoring": opts.scoring,
-           "guard": opts.guard, "model": backend.spec.name, "template": "mc-v1" + backend.template_suffix,
+           "guard": opts.guard, "model": backend.spec.name,
+           "model_options": {k: v for k, v in sorted(backend.spec.options.items()) if k not in SPEED_OPTIONS}, "template": "mc-v1" + backend.template_suffix,
            "days": [[str(d.date), len(d.articles), len(d.questions)] for d in days]}
     stored = open_run_dir(path, cfg, opts.overwrite)
     if opts.overwrite:
