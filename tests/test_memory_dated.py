@@ -88,3 +88,18 @@ def test_unknown_setting_is_refused():
 
     with pytest.raises(ConfigError, match="ctx:closest"):
         plan_runs(["ctx:nearest"])
+
+
+def test_series_eval_runs_dated_settings_day_by_day(tmp_path):
+    """`okgen eval --series` with ctx settings: each day's pool is that day's snapshot window."""
+    from okgen.series.evaluate import run_series_eval
+    from okgen.testing.memory import entity_series
+
+    ws = Workspace(tmp_path)
+    entity_series(ws)
+    out = run_series_eval("entity", "stub/first-article", [RunSpec("ctx:latest"), RunSpec("ctx:cumulative")],
+                          workspace=ws, backend=FirstArticleBackend())
+    acc = {(d["date"], d["run"]): d["accuracy"] for d in out.days if d["n"]}
+    assert acc[("2026-01-07", "ctx-latest")] == 1.0  # no day after the question in that day's window
+    assert acc[("2026-01-07", "ctx-cumulative")] == 0.0  # the oldest article says Alice Moreau
+    assert sum(d["n"] for d in out.days) == 8
