@@ -103,3 +103,14 @@ def test_series_eval_runs_dated_settings_day_by_day(tmp_path):
     assert acc[("2026-01-07", "ctx-latest")] == 1.0  # no day after the question in that day's window
     assert acc[("2026-01-07", "ctx-cumulative")] == 0.0  # the oldest article says Alice Moreau
     assert sum(d["n"] for d in out.days) == 8
+
+
+def test_cumulative_puts_the_questions_own_article_last_on_its_day():
+    from okgen.testing.retrieval import article
+
+    arts, qs = entity_stream()
+    q = qs[-1]
+    same_day = [article(f"{ENTITY} shares rise {i}", f"{ENTITY} shares rose on day ten ({i}).", q.date, key=f"x{i}")
+                for i in range(3)]
+    got = Pool.of(arts + same_day).cumulative(q)
+    assert got[-1].id == q.article_id and {a.id for a in same_day} <= {a.id for a in got}

@@ -9,7 +9,8 @@ of a stream known at eval time):
 * ``ctx:latest``: the newest article about the entity in the pool; it is **future context**
   when it is dated after the question (counted in ``future_context``);
 * ``ctx:cumulative``: every article about the entity dated on or before the question's date,
-  oldest first. When they do not fit the model's window, the truncation policy
+  oldest first (the question's own article last among those of its day). When they do not
+  fit the model's window, the truncation policy
   :data:`CUMULATIVE_POLICY` applies and is recorded: whole articles are dropped **oldest
   first** (the newest, most relevant, stay), then the oldest one left is cut from its end.
 
@@ -129,8 +130,10 @@ class Pool:
         return self.about(q)[-1:]
 
     def cumulative(self, q: Question) -> list[Article]:
-        """Every article about the entity dated on or before the question's date, oldest first."""
-        return [a for a in self.about(q) if a.date <= q.date]
+        """Every article about the entity dated on or before the question's date, oldest first;
+        the question's own article last among those of its day (the closest, kept longest)."""
+        arts = [a for a in self.about(q) if a.date <= q.date]
+        return sorted(arts, key=lambda a: (a.date, a.id == q.article_id))
 
     def context(self, setting: str, q: Question) -> list[Article]:
         """The articles a dated setting gives for ``q``."""
