@@ -39,7 +39,7 @@ _HEX_RE = re.compile(r"^[0-9a-f]+$")
 _INT_RE = re.compile(r"^-?[0-9]+$")
 _TS_RE = re.compile(r"^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$")
 
-SETTINGS = ("none", "oracle", "retrieval")
+SETTINGS = ("none", "oracle", "retrieval", "ctx:closest", "ctx:latest", "ctx:cumulative")
 SCORINGS = ("loglik", "loglik-full", "loglik-norm", "generate")
 FORMATS = ("mc", "open")
 

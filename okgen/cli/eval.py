@@ -28,7 +28,7 @@ def _ints(value: str | None, name: str) -> list[int]:
               help="Score every snapshot of a series instead (name or series signature); the model is loaded once.")
 @click.option("--model", "-m", required=True, help="Model spec backend/model[,key=value...], e.g. hf/Qwen/Qwen2.5-0.5B-Instruct.")
 @click.option("--setting", default="none", show_default=True,
-              help="none, oracle or retrieval; comma-separated to run several with one loaded model.")
+              help="none, oracle, retrieval, ctx:closest, ctx:latest or ctx:cumulative; comma-separated to run several with one loaded model.")
 @click.option("--retriever", default="bm25", show_default=True, help="Retriever(s) for the retrieval setting, comma-separated.")
 @click.option("--window", default=None, help="News window(s) in days, comma-separated (default: the snapshot's longest).")
 @click.option("--k", "ks", default="5", show_default=True, help="Passages given, comma-separated (e.g. 1,5,10).")

@@ -3,7 +3,9 @@
 * ``none``: no context.
 * ``oracle``: the question's source article (title and text).
 * ``retrieval``: the top-k passages a retriever returns from the snapshot's corpus over a news
-  window, in rank order (:func:`retrieve`).
+  window, in rank order (:func:`retrieve`); never an article dated after the question.
+* ``ctx:closest`` / ``ctx:latest`` / ``ctx:cumulative``: dated articles about the question's
+  entity (:mod:`okgen.memory.dated`; cumulative contexts drop their oldest articles first, :func:`fit_oldest_first`).
 
 **Truncation rule.** The instruction, the question, the choices and the ``Answer:`` prefix are
 never cut. When the prompt plus the answer's reserve (the longest choice continuation, 2 tokens
@@ -27,7 +29,7 @@ from okgen.models.base import Backend, Prompt
 from okgen.schema import Article, Question
 
 MIN_PASSAGE_TOKENS = 16
-SETTINGS = ("none", "oracle", "retrieval")
+SETTINGS = ("none", "oracle", "retrieval", "ctx:closest", "ctx:latest", "ctx:cumulative")
 
 
 @dataclass
@@ -109,3 +111,22 @@ def _cut_tail(passages: list[Passage], tokens: int, backend: Backend) -> list[Pa
         out[-1] = replace(last, text=backend.truncate_text(last.text, keep))
         tokens = 0
     return out
+
+
+def fit_oldest_first(template: Template, question: Question, passages: Sequence[Passage], setting: str,
+                     backend: Backend, reserve: int) -> Fitted:
+    """Fit oldest-first passages by dropping whole passages from the front (the oldest) until
+    the rest fits, then apply the truncation rule (policy ``drop-oldest``)."""
+    passages = list(passages)
+    limit = backend.max_length
+    dropped = False
+    if limit is not None and len(passages) > 1:
+        base = backend.prompt_tokens(template.render(question, [], setting))
+        sizes = [backend.text_tokens(p.title) + backend.text_tokens(p.text) + 8 for p in passages]
+        while len(passages) > 1 and base + sum(sizes) + reserve > limit:
+            passages.pop(0)
+            sizes.pop(0)
+            dropped = True
+    fi = fit(template, question, passages, setting, backend, reserve)
+    fi.truncated = fi.truncated or dropped
+    return fi

@@ -71,7 +71,7 @@ class RunSpec:
         """Folder-name form (``retrieval-bm25-w5-k5``)."""
         if self.setting == "retrieval":
             return f"retrieval-{self.retriever}-w{self.window}-k{self.k}"
-        return self.setting
+        return self.setting.replace(":", "-")
 
 
 @dataclass
@@ -280,6 +280,15 @@ class _Evaluator:
             self._judge = Judge(self.opts.judge, self.ws)
         return self._judge
 
+    @property
+    def pool(self) -> Any:
+        """The snapshot's corpus as a dated pool (:class:`okgen.memory.dated.Pool`), built once."""
+        if getattr(self, "_pool", None) is None:
+            from okgen.memory.dated import Pool
+
+            self._pool = Pool.of(self.snap.articles_by_id.values())
+        return self._pool
+
     def index(self, retriever: str, window: int) -> Any:
         key = (retriever, window)
         if key not in self._indexes:
@@ -376,6 +385,9 @@ class _Evaluator:
                 t0 = time.perf_counter()
                 if rs.setting == "retrieval":
                     got = contexts.retrieve(self.index(rs.retriever, rs.window), chunk, rs.k, arts)
+                elif rs.setting.startswith("ctx:"):
+                    got = [([contexts.article_passage(a) for a in self.pool.context(rs.setting, q)], None)
+                           for q in chunk]
                 elif rs.setting == "oracle":
                     got = [([contexts.article_passage(arts[q.article_id])], None) for q in chunk]
                 else:
@@ -384,6 +396,11 @@ class _Evaluator:
                 t0 = time.perf_counter()
                 fitted = []
                 for q, (passages, gold) in zip(chunk, got):
+                    if rs.setting == "ctx:cumulative":
+                        fi = contexts.fit_oldest_first(self.template, q, passages, rs.setting, backend,
+                                                       self.mode.reserve(backend, q))
+                        fitted.append(fi)
+                        continue
                     fi = contexts.fit(self.template, q, passages, rs.setting, backend, self.mode.reserve(backend, q),
                                       group=q.article_id if rs.setting == "oracle" else None)
                     fi.gold_rank = gold
@@ -442,6 +459,8 @@ class _Evaluator:
             extra["judge_usage"] = self._judge.usage()
         if rs.setting in ("oracle", "retrieval") and self.without_text:
             extra["questions_without_article_text"] = self.without_text
+        if (rs.setting.startswith("ctx:") or rs.setting == "retrieval") and got:
+            extra["dated"] = self.pool.rates(self.questions, preds)
         if rs.setting == "retrieval" and got:
             gold = {q.id: q.article_id for q in self.questions}
             extra["gold_retrieved"] = round(sum(p.gold_rank is not None for p in got) / len(got), 6)

@@ -1,0 +1,1 @@
+"""Dated contexts, memory agents and the stream harness (see docs/memory.md)."""

@@ -1,0 +1,1 @@
+"""Example adapters for third-party memories (``okgen.memories`` entry points)."""

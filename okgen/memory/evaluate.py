@@ -1,0 +1,101 @@
+"""``okgen memory eval``: every setting over a series' days, one model load, resumable.
+
+The series is verified (every member, every hash) before anything loads. Its days become a
+stream (:class:`okgen.memory.harness.StreamDay`): each member snapshot gives the articles of its
+own date (its corpus's articles of that day) and its questions. Each setting runs into
+``<out>/<setting>/`` (see :mod:`okgen.memory.harness`); ``<out>/comparison.json`` and
+``comparison.md`` compare them (:func:`okgen.memory.report.compare`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from okgen.errors import ConfigError, IntegrityError
+from okgen.files import atomic_write_text, pretty_json
+from okgen.memory.harness import StreamDay, StreamOptions, parse_setting, run_stream
+from okgen.memory.report import compare, markdown
+from okgen.models.base import Backend, parse_model_spec
+from okgen.settings import Workspace
+
+log = logging.getLogger(__name__)
+
+
+def stream_from_series(ref: str, ws: Workspace) -> tuple[Any, list[StreamDay]]:
+    """The series' manifest and its days as a stream (verified first).
+
+    Raises:
+        IntegrityError: the series or a member fails verification.
+    """
+    from okgen.series.store import member_snapshots, resolve_series, verify_series
+
+    manifest, folder = resolve_series(ref, ws)
+    report = verify_series(folder, ws)
+    if not report.ok:
+        raise IntegrityError(f"series {manifest.name} failed verification: {report.problems[0]}")
+    days, seen = [], set()
+    for snap in member_snapshots(manifest, ws):
+        date = snap.signature.date
+        arts = [a for a in snap.corpus if a.date == date and a.id not in seen]
+        seen.update(a.id for a in arts)
+        days.append(StreamDay(date, arts, list(snap.questions)))
+    return manifest, days
+
+
+def slug(setting: str) -> str:
+    """Folder name of a setting (``mem:bm25,k=3`` -> ``mem-bm25_k=3``)."""
+    return setting.replace(":", "-").replace(",", "_").replace("/", "_")
+
+
+def run_memory_eval(ref: str, model: str, settings: Sequence[str], opts: StreamOptions | None = None, *,
+                    workspace: Workspace | None = None, out: str | Path | None = None,
+                    memory_model: str | None = None, backend: Backend | None = None) -> dict[str, Any]:
+    """Run ``settings`` over the series ``ref`` with ``model``; returns the comparison.
+
+    Args:
+        ref: series name, signature or hash prefix.
+        model: model spec under test (loaded once).
+        settings: ``none``, ``ctx:closest``/``ctx:latest``/``ctx:cumulative``, ``mem:SPEC``...
+        opts: stream options (k, ask, limit per day...).
+        workspace: okgen workspace.
+        out: parent folder (default ``data/runs/memory/<series>/<model>/``).
+        memory_model: chat model spec for memories that need one (``summary``).
+        backend: an already loaded backend (not closed).
+    """
+    from okgen.eval.runner import model_slug
+
+    ws = workspace or Workspace.from_env()
+    from okgen.memory.base import known_memories, parse_memory_spec
+
+    for s in settings:  # refuse a bad setting before anything is verified or loaded
+        kind, mspec = parse_setting(s)
+        if kind == "memory" and parse_memory_spec(mspec)[0] not in known_memories():
+            raise ConfigError(f"unknown memory {parse_memory_spec(mspec)[0]!r}; known: {', '.join(known_memories())}")
+    manifest, days = stream_from_series(ref, ws)
+    spec = parse_model_spec(model)
+    root = Path(out) if out is not None else ws.runs_dir / "memory" / manifest.name / model_slug(spec)
+    owned = backend is None
+    if backend is None:
+        from okgen.models.registry import load_backend
+
+        backend = load_backend(spec, ws)
+    runs = []
+    try:
+        for s in settings:
+            log.info("%s: %s", manifest.name, s)
+            runs.append(run_stream(days, s, backend, root / slug(s), opts, memory_model=memory_model))
+    finally:
+        if owned:
+            backend.close()
+    rows = compare(runs)
+    summary = {"series": manifest.signature, "model": spec.text or spec.name, "rows": rows,
+               "options": vars(opts or StreamOptions())}
+    root.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(root / "comparison.json", pretty_json(summary))
+    atomic_write_text(root / "comparison.md", f"series `{manifest.name}`, model `{spec.text or spec.name}`\n\n"
+                      + markdown(rows))
+    summary["path"] = str(root)
+    return summary

@@ -1,0 +1,253 @@
+"""Stream harness: feed a memory day by day, ask each question once, nothing from the future.
+
+A **stream** is a list of :class:`StreamDay` (date, that day's articles, that day's questions),
+oldest first. One setting runs into one folder::
+
+    RUN/run.json            what the run is (setting, memory identity, k, ask policy, days, model)
+    RUN/predictions.jsonl   one Prediction per question, appended and fsynced after each day
+    RUN/memory_state.json   the memory's state after the last completed day, and per-day costs
+    RUN/results.json        accuracy, retention, stale/future rates, gold in context, cost per day
+
+Settings: ``none``; the dated contexts ``ctx:closest`` / ``ctx:latest`` / ``ctx:cumulative`` over
+every article of the stream (the eval-time view, :mod:`okgen.memory.dated`); and
+``mem:SPEC`` for a memory agent (:mod:`okgen.memory.base`).
+
+**The guard.** For a memory, day *d*'s questions are asked right after ``observe(d, ...)``, and
+(``ask="end"``) again only after the last day. Every article handed to ``observe`` must be dated
+on or before that day, and every passage ``retrieve`` returns must be dated on or before
+``as_of`` and, when it names an article of the stream, one already observed: otherwise
+:class:`LeakError` stops the run. A memory that reads ahead (from a store, from a reference
+it kept) is caught the first time it shows what it saw.
+
+**Resuming.** Predictions are written before the state that follows them: a run killed
+after day *d*'s predictions but before its state restores the state of day *d-1*, observes day
+*d* again and skips the questions already scored, so every question is scored once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from okgen import __version__
+from okgen.errors import ConfigError, OkgenError
+from okgen.eval import contexts
+from okgen.eval.rundir import PREDICTIONS, RESULTS, open_run_dir, read_predictions, write_run_file
+from okgen.eval.runner import SPEED_OPTIONS
+from okgen.eval.scoring import Mode, score
+from okgen.eval.templates import Passage, get_template
+from okgen.files import atomic_write_text, pretty_json, record_line
+from okgen.memory.base import Memory, load_memory
+from okgen.memory.dated import DATED_SETTINGS, Pool
+from okgen.models.base import Backend
+from okgen.schema import Article, Prediction, Question
+
+log = logging.getLogger(__name__)
+STATE = "memory_state.json"
+ASK = ("same-day", "end")
+
+
+class LeakError(OkgenError):
+    """Something dated after the question's ``as_of`` reached the memory or the context."""
+
+
+@dataclass
+class StreamDay:
+    """One day of a stream: its date, its articles and its questions."""
+
+    date: dt.date
+    articles: list[Article]
+    questions: list[Question]
+
+
+@dataclass
+class StreamOptions:
+    """Options of a stream run."""
+
+    k: int = 5
+    ask: str = "same-day"
+    limit: int | None = None
+    seed: int = 0
+    scoring: str = "loglik"
+    guard: bool = True
+    overwrite: bool = False
+
+
+@dataclass
+class _Feed:
+    """What the guard knows: every article id of the stream with its date, and what was observed."""
+
+    dates: dict[str, dt.date]
+    seen: set[str] = field(default_factory=set)
+
+    def check_batch(self, day: dt.date, articles: Sequence[Article]) -> None:
+        late = [a for a in articles if a.date > day]
+        if late:
+            raise LeakError(f"article {late[0].id} dated {late[0].date} was about to be observed on {day}")
+
+    def check_passages(self, who: str, as_of: dt.date, passages: Sequence[Passage]) -> None:
+        for p in passages:
+            if p.date and dt.date.fromisoformat(p.date[:10]) > as_of:
+                raise LeakError(f"{who} returned {p.article_id or 'a passage'} dated {p.date} for a question asked "
+                                f"on {as_of}: it saw the future")
+            if p.article_id in self.dates and p.article_id not in self.seen:
+                raise LeakError(f"{who} returned article {p.article_id} (dated {self.dates[p.article_id]}) "
+                                f"before it was observed (question asked on {as_of}): it read ahead")
+
+
+def parse_setting(setting: str) -> tuple[str, str | None]:
+    """``none`` / ``ctx:...`` / ``mem:SPEC`` into (kind, memory spec)."""
+    if setting == "none":
+        return "none", None
+    if setting in DATED_SETTINGS:
+        return "dated", None
+    if setting.startswith("mem:") and len(setting) > 4:
+        return "memory", setting[4:]
+    raise ConfigError(f"unknown stream setting {setting!r}; known: none, {', '.join(DATED_SETTINGS)}, mem:NAME")
+
+
+def schedule(days: Sequence[StreamDay], ask: str, limit: int | None) -> dict[dt.date, list[Question]]:
+    """When each question is asked: on its own date (``same-day``) or after the last day (``end``)."""
+    if ask not in ASK:
+        raise ConfigError(f"ask must be one of {', '.join(ASK)}, got {ask!r}")
+    out: dict[dt.date, list[Question]] = {d.date: [] for d in days}
+    for d in days:
+        qs = d.questions[:limit] if limit else d.questions
+        for q in qs:
+            if q.date > d.date:
+                raise LeakError(f"question {q.id} dated {q.date} is in the day {d.date}")
+            out[d.date if ask == "same-day" else days[-1].date].append(q)
+    return out
+
+
+def run_stream(days: Sequence[StreamDay], setting: str, backend: Backend, out: str | Path,
+               opts: StreamOptions | None = None, *, memory: Memory | None = None,
+               memory_model: str | None = None) -> dict[str, Any]:
+    """Run one setting over a stream and return (and write) its results.
+
+    Args:
+        days: the stream, oldest first.
+        setting: ``none``, ``ctx:closest``/``ctx:latest``/``ctx:cumulative`` or ``mem:SPEC``.
+        backend: the model under test (loaded once by the caller).
+        out: the run folder.
+        opts: options.
+        memory: an already built memory for ``mem:`` settings (else ``load_memory(SPEC)``).
+        memory_model: chat model spec for memories that need one (``summary``, LLM extractors).
+
+    Raises:
+        LeakError: the guard caught a future article (see the module docstring).
+        ConfigError: a bad setting, or the folder holds another run.
+    """
+    from okgen.memory.report import results
+
+    opts = opts or StreamOptions()
+    days = sorted(days, key=lambda d: d.date)
+    kind, spec = parse_setting(setting)
+    path = Path(out)
+    mem = None
+    if kind == "memory":
+        extra = {"model": memory_model} if memory_model and spec.split(",")[0] == "summary" else {}
+        mem = memory or load_memory(spec, **extra)
+    elif kind == "none":
+        mem = memory or load_memory("none")
+    plan = schedule(days, opts.ask, opts.limit)
+    cfg = {"kind": "okgen-stream-run", "setting": setting, "memory": mem.identity() if mem else None,
+           "k": opts.k, "ask": opts.ask, "limit": opts.limit, "seed": opts.seed, "scoring": opts.scoring,
+           "guard": opts.guard, "model": backend.spec.name,
+           "model_options": {k: v for k, v in sorted(backend.spec.options.items()) if k not in SPEED_OPTIONS}, "template": "mc-v1" + backend.template_suffix,
+           "days": [[str(d.date), len(d.articles), len(d.questions)] for d in days]}
+    stored = open_run_dir(path, cfg, opts.overwrite)
+    if opts.overwrite:
+        (path / STATE).unlink(missing_ok=True)
+    if not stored:
+        write_run_file(path, cfg, "", backend.spec.text or backend.spec.name, backend.info())
+    done = read_predictions(path / PREDICTIONS)
+    template, mode = get_template(None, "mc"), Mode(opts.scoring, "mc")
+    pool = Pool.of(a for d in days for a in d.articles)
+    feed = _Feed({a.id: a.date for d in days for a in d.articles})
+    st = _load_state(path)
+    start = st.get("next_day", 0)
+    costs: list[dict[str, Any]] = st.get("costs", [])
+    if mem is not None:
+        if st:
+            mem.restore(st["state"])  # not reset first: a server-side memory keeps what it stored
+        else:
+            mem.reset(opts.seed)
+        if getattr(mem, "question_aware", False):
+            mem.prepare([q for qs in plan.values() for q in qs])
+    for d in days[:start]:
+        feed.seen.update(a.id for a in d.articles)
+    base = {"setting": setting, "retriever": None, "window": None, "k": opts.k}
+    with open(path / PREDICTIONS, "a", encoding="utf-8") as f:
+        for i in range(start, len(days)):
+            day = days[i]
+            row: dict[str, Any] = {"date": str(day.date), "articles": len(day.articles)}
+            t0 = time.perf_counter()
+            if mem is not None:
+                if opts.guard:
+                    feed.check_batch(day.date, day.articles)
+                mem.observe(day.date, day.articles)
+            feed.seen.update(a.id for a in day.articles)
+            row["observe_s"] = round(time.perf_counter() - t0, 6)
+            pending = [q for q in plan[day.date] if q.id not in done or done[q.id].error is not None]
+            t0 = time.perf_counter()
+            fitted = []
+            for q in pending:
+                if kind == "dated":
+                    passages = [contexts.article_passage(a) for a in pool.context(setting, q)]
+                else:
+                    passages = mem.retrieve(q.question, day.date, opts.k)
+                    if opts.guard:
+                        feed.check_passages(f"memory {mem.name}", day.date, passages)
+                reserve = mode.reserve(backend, q)
+                if getattr(mem, "chronological", False) or setting == "ctx:cumulative":
+                    fitted.append(contexts.fit_oldest_first(template, q, passages, setting, backend, reserve))
+                else:
+                    fitted.append(contexts.fit(template, q, passages, setting, backend, reserve))
+            row["retrieve_s"] = round(time.perf_counter() - t0, 6)
+            t0 = time.perf_counter()
+            preds = score(backend, mode, pending, fitted, base) if pending else []
+            row["score_s"] = round(time.perf_counter() - t0, 6)
+            for p in preds:
+                f.write(record_line(p) + "\n")
+                done[p.question_id] = p
+            f.flush()
+            os.fsync(f.fileno())
+            row.update(questions=len(preds), prompt_tokens=sum(p.prompt_tokens for p in preds),
+                       memory=mem.stats() if mem is not None else {})
+            costs.append(row)
+            state = mem.state() if mem is not None else {}
+            atomic_write_text(path / STATE, json.dumps({"next_day": i + 1, "state": state, "costs": costs},
+                                                       sort_keys=True))
+    asked = {q.id: (q, as_of) for as_of, qs in plan.items() for q in qs}
+    res = results(setting, asked, read_predictions(path / PREDICTIONS), pool, costs, cfg)
+    res["okgen"] = __version__
+    atomic_write_text(path / RESULTS, pretty_json(res))
+    if mem is not None:
+        mem.close()
+    return res
+
+
+def _load_state(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads((path / STATE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ConfigError(f"{path / STATE}: corrupted; rerun with --overwrite") from None
+
+
+def predictions_of(path: str | Path) -> dict[str, Prediction]:
+    """A stream run's predictions by question id."""
+    return read_predictions(Path(path) / PREDICTIONS)
+
+
+__all__ = ["ASK", "LeakError", "StreamDay", "StreamOptions", "parse_setting", "predictions_of", "run_stream",
+           "schedule"]

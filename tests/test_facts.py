@@ -1,0 +1,81 @@
+"""Facts from the spaCy parse (``rules-v1``) and ``okgen facts extract``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from okgen.errors import NotFoundError
+from okgen.facts import RELATIONS, extract_day, extract_facts, read_facts
+from okgen.settings import Workspace
+from okgen.testing.evolving import DAYS, story_articles
+
+pytest.importorskip("spacy")
+
+
+@pytest.fixture(scope="module")
+def facts():
+    return extract_facts(story_articles())
+
+
+def slot(facts, relation, subject_key, day):
+    return sorted((f.outlet, f.object_key) for f in facts if f.relation == relation and f.subject_key == subject_key
+                  and f.reported == day)
+
+
+def test_relations_values_and_dates(facts):
+    assert {f.relation for f in facts} <= set(RELATIONS)
+    assert slot(facts, "tariff_rate", "brazil", DAYS[3]) == [("alpha", "25%"), ("beta", "25%")]
+    assert slot(facts, "death_toll", "valparaiso", DAYS[0]) == [("alpha", "40"), ("beta", "40")]
+    assert slot(facts, "leads", "masters", DAYS[3]) == [("alpha", "rory mcilroy"), ("beta", "rory mcilroy")]
+    assert slot(facts, "price", "gold", DAYS[2]) == [("alpha", "3000"), ("beta", "3100")]
+    assert ("alpha", "tim cook") in slot(facts, "holds_office", "chief executive of apple", DAYS[0])
+    # "on Thursday" in an article of Thursday 2026-03-05 dates the value that day
+    tariff = next(f for f in facts if f.relation == "tariff_rate" and f.reported == DAYS[3])
+    assert tariff.valid_from == DAYS[3] and "Brazilian goods" in tariff.evidence and not tariff.past
+    assert tariff.id.startswith("rules-v1:") and tariff.extractor.startswith("rules-v1+")
+    # the late report of the old rate is flagged as past
+    retro = [f for f in facts if f.relation == "tariff_rate" and f.reported == DAYS[4] and f.outlet == "gamma"]
+    assert retro and all(f.past for f in retro)
+    # a title with a country: "Canadian Prime Minister Mark Carney"
+    assert any(f.subject == "Prime Minister of Canada" and f.object == "Mark Carney" for f in facts)
+
+
+def test_ids_are_deterministic(facts):
+    again = extract_facts(story_articles())
+    assert [f.id for f in again] == [f.id for f in facts]
+    assert len({f.id for f in facts}) == len(facts)
+
+
+def test_extract_day_writes_and_reads_back(tmp_path):
+    ws = Workspace(tmp_path)
+    arts = story_articles()
+    with pytest.raises(NotFoundError, match="no articles dated"):
+        extract_day(ws, DAYS[0], articles=[])
+    ff = extract_day(ws, DAYS[1], articles=arts)
+    assert ff.articles == 3 and ff.facts
+    back = read_facts(ws, DAYS[1])
+    assert back == ff
+    data = json.loads((tmp_path / "data" / "facts" / f"{DAYS[1]}.json").read_text())
+    assert data["schema_version"] == 1 and data["kind"] == "okgen-facts"
+    with pytest.raises(NotFoundError, match="okgen facts extract --date"):
+        read_facts(ws, DAYS[4])
+
+
+def test_cli_facts_extract(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from okgen.cli.main import cli
+    from okgen.ingest.store import ArticleStore
+
+    ws = Workspace(tmp_path)
+    with ArticleStore.for_workspace(ws) as store:
+        for a in story_articles():
+            store.upsert(a)
+    res = CliRunner().invoke(cli, ["--home", str(tmp_path), "facts", "extract", "--date", str(DAYS[3]), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["articles"] == 3 and out["by_relation"]["tariff_rate"] == 2
+    res = CliRunner().invoke(cli, ["--home", str(tmp_path), "facts", "show", "--date", str(DAYS[3]), "--relation", "leads"])
+    assert res.exit_code == 0 and "Rory McIlroy" in res.stdout
