@@ -131,3 +131,23 @@ def test_cli_build_show_verify(tmp_path):
     (tmp_path / "streams" / "st" / "tracks.jsonl").write_text("{}\n")
     with pytest.raises(IntegrityError, match="tracks.jsonl: SHA-256 differs"):
         run.invoke(cli, ["--home", str(tmp_path), "stream", "verify", "st"], catch_exceptions=False)
+
+
+def test_archive_publish_pull_signed(built, tmp_path):
+    from okgen.settings import Workspace
+    from okgen.snapshot.signing import generate_keypair
+    from okgen.streams.publish import archive_stream, publish_stream, pull_stream
+
+    ws, m, s = built
+    a1 = archive_stream(s.path, tmp_path / "a1")
+    a2 = archive_stream(s.path, tmp_path / "a2")
+    assert a1.read_bytes() == a2.read_bytes()  # deterministic
+    priv, pub = generate_keypair(tmp_path / "k", tmp_path / "k.pub")
+    dest = tmp_path / "pub"
+    entry = publish_stream(s.path, str(dest), ws, sign_key=priv)
+    assert entry["signed"] and entry["archive"] == "streams/story-facts.stream.tar.gz"
+    index = json.loads((dest / "index.json").read_text())
+    assert [e["name"] for e in index["streams"]] == ["story-facts"] and index["series"][0]["name"] == "story"
+    other = Workspace(tmp_path / "other")
+    folder = pull_stream("story-facts", str(dest), other, pubkey=pub)
+    assert verify_stream(folder, other) == [] and open_stream(folder).questions == s.questions
