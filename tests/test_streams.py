@@ -151,3 +151,32 @@ def test_archive_publish_pull_signed(built, tmp_path):
     other = Workspace(tmp_path / "other")
     folder = pull_stream("story-facts", str(dest), other, pubkey=pub)
     assert verify_stream(folder, other) == [] and open_stream(folder).questions == s.questions
+
+
+def test_name_spellings_are_one_value_and_never_distractors():
+    import datetime as dt
+
+    from okgen.facts.records import Fact
+    from okgen.facts.rules import same_name
+    from okgen.generate.distractors import Pool
+    from okgen.streams.tracks import build_tracks
+
+    def fact(day, outlet, name, subject="Foreign Minister of Russia"):
+        key = name.lower()
+        return Fact(id=f"rules-v1:{day}{outlet}{key}", subject=subject, subject_key=subject.lower(),
+                    relation="holds_office", object=name, object_key=key, object_kind="person",
+                    reported=dt.date(2026, 1, 1 + day), outlet=outlet, article_id=f"{day}{outlet}", evidence="x",
+                    extractor="rules-v1+x")
+
+    assert same_name("sergey lavrov", "sergei lavrov") and same_name("volodymyr zelensky", "volodymyr zelenskyy")
+    assert not same_name("keir starmer", "rishi sunak")
+    days = [[], [fact(1, "a", "Sergey Lavrov"), fact(1, "b", "Sergey Lavrov")],
+            [fact(2, "c", "Sergei Lavrov")], [fact(3, "a", "Olga Petrova"), fact(3, "b", "Olga Petrova")]]
+    (t,) = build_tracks(days, min_changes=2)
+    assert [d.status for d in t.days] == ["none", "new", "stays", "changes"] and t.changes == 2
+    pool = Pool()
+    for i, n in enumerate(["Sergei Lavrov", "Anna Berg", "Ivan Markov", "Lena Sokol", "Mark Oduya", "Ruth Kane",
+                           "Tom Ekwe", "Olga Petrov"]):
+        pool.add("person", n, f"art{i}")
+    q = make_question(t, pool=pool, seed=1, year=2026)
+    assert "Sergei Lavrov" not in q.choices and "Olga Petrov" not in q.choices and len(q.choices) >= 6
