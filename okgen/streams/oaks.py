@@ -30,6 +30,7 @@ from okgen.errors import ConfigError, SchemaError
 from okgen.settings import Workspace
 from okgen.streams.metrics import changes
 from okgen.streams.records import (
+    NOT_KNOWN,
     StreamDocument,
     StreamInterval,
     StreamManifest,
@@ -101,6 +102,7 @@ def parse_document(doc: Any, where: str) -> tuple[dict[str, Any], list[str], lis
         track = "oaks/" + str(qa["question_type"]) if qa.get("question_type") else "oaks"
         questions.append(StreamQuestion(id=qid, track=track, question=text, choices=tuple(options),
                                         answers=tuple(options.index(g) for g in gold), changes=changes(gold),
+                                        not_known_index=options.index(NOT_KNOWN) if NOT_KNOWN in options else None,
                                         sources={str(k): {str(c): list(s) for c, s in v.items()} for k, v in sources.items()}))
     return meta, [str(chunks[str(i)]) for i in range(n)], questions
 
