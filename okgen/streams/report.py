@@ -64,7 +64,8 @@ def plot_accuracy(results: Sequence[dict[str, Any]], path: Path) -> Path:
     ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel("accuracy")
-    ax.set_title(f"{results[0]['stream']}: {results[0]['model']}", fontsize=9)
+    model = results[0]["model"].rstrip("/").rsplit("/", 1)[-1]  # a local folder's name, not its whole path
+    ax.set_title(f"{results[0]['stream']}: {model}", fontsize=9)
     ax.plot([], [], color="0.6", linestyle=":", label="a gold answer changes")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
