@@ -26,6 +26,8 @@ def _ints(value: str | None, name: str) -> list[int]:
               help="Snapshot: signature (long or short), content hash, folder or .tar.gz archive.")
 @click.option("--series", "series_ref", default=None,
               help="Score every snapshot of a series instead (name or series signature); the model is loaded once.")
+@click.option("--stream", "stream_ref", default=None,
+              help="Score a stream instead: every question at every interval (settings none, full, window:W, retrieval:R).")
 @click.option("--model", "-m", required=True, help="Model spec backend/model[,key=value...], e.g. hf/Qwen/Qwen2.5-0.5B-Instruct.")
 @click.option("--setting", default="none", show_default=True,
               help="none, oracle, retrieval, ctx:closest, ctx:latest or ctx:cumulative; comma-separated to run several with one loaded model.")
@@ -48,7 +50,7 @@ def _ints(value: str | None, name: str) -> list[int]:
               help="Run folder (one run) or parent of run folders (default: data/runs/<snapshot>/<model>/).")
 @click.option("--overwrite", is_flag=True, help="Start again instead of resuming an existing run folder.")
 @json_option
-def eval_cmd(ref: str | None, series_ref: str | None, model: str, setting: str, retriever: str, window: str | None, ks: str, scoring: str, fmt: str,
+def eval_cmd(ref: str | None, series_ref: str | None, stream_ref: str | None, model: str, setting: str, retriever: str, window: str | None, ks: str, scoring: str, fmt: str,
              template: str | None, judge: str | None, limit: int | None, seed: int, temperature: float,
              max_tokens: int | None, chunk: int, out: str | None, overwrite: bool, json_out: bool) -> None:
     """Score a model on a snapshot: accuracy with a 95% CI, by source and answer position.
@@ -61,10 +63,18 @@ def eval_cmd(ref: str | None, series_ref: str | None, model: str, setting: str, 
           --setting retrieval --retriever bm25 --window 1,5,10 --k 1,5,10
       okgen eval -s SIG -m openai/gpt-4.1-mini --scoring generate --format open --judge default
       okgen eval --series april -m hf/HuggingFaceTB/SmolLM2-135M-Instruct --setting none,oracle
+      okgen eval --stream april-facts -m hf/HuggingFaceTB/SmolLM2-135M-Instruct --setting none,full,window:1
     """
     from okgen.eval.runner import EvalOptions, plan_runs, run_eval
 
     ws = get_ctx().workspace
+    if stream_ref is not None:
+        if ref is not None or series_ref is not None:
+            raise click.UsageError("give only one of --signature, --series and --stream")
+        from okgen.cli.stream_eval import echo_stream_eval
+
+        echo_stream_eval(stream_ref, model, _csv(setting), limit, out, want_json(json_out))
+        return
     if (ref is None) == (series_ref is None):
         raise click.UsageError("give exactly one of --signature and --series")
     if series_ref is not None:

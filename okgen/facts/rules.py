@@ -38,7 +38,8 @@ DEMONYMS = {"american": "United States", "u.s.": "United States", "us": "United 
             "eu": "European Union", "australian": "Australia", "iranian": "Iran", "turkish": "Turkey",
             "south korean": "South Korea", "korean": "South Korea", "brazilian": "Brazil", "vietnamese": "Vietnam",
             "irish": "Ireland", "polish": "Poland", "dutch": "Netherlands", "swiss": "Switzerland",
-            "pakistani": "Pakistan", "palestinian": "Palestine", "syrian": "Syria", "dominican": "Dominican Republic",
+            "pakistani": "Pakistan", "palestinian": "Palestine", "syrian": "Syria", "dominican": "Dominican Republic", "salvadoran": "El Salvador",
+            "el salvadoran": "El Salvador",
             "taiwanese": "Taiwan", "hungarian": "Hungary", "greek": "Greece", "egyptian": "Egypt",
             "saudi": "Saudi Arabia", "thai": "Thailand", "filipino": "Philippines", "scottish": "Scotland",
             "welsh": "Wales", "danish": "Denmark", "norwegian": "Norway", "swedish": "Sweden",
@@ -74,6 +75,19 @@ def clean(text: str) -> str:
 def key(text: str) -> str:
     """Normalised key of a subject or a value."""
     return normalize(clean(text)).strip()
+
+
+def same_name(a: str, b: str) -> bool:
+    """Two name keys that name one person or body: the same surname ("sergey lavrov" and
+    "sergei lavrov"), or spellings that differ by a letter or two ("zelensky", "zelenskyy")."""
+    from difflib import SequenceMatcher
+
+    if a == b:
+        return True
+    ta, tb = a.split(), b.split()
+    if ta and tb and ta[-1] == tb[-1] and len(ta[-1]) > 2:
+        return True
+    return SequenceMatcher(None, a, b).ratio() >= 0.85
 
 
 def country(text: str) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from okgen.errors import ConfigError
 from okgen.facts.records import QUESTION_FORMS, Fact
 from okgen.facts.rules import key as name_key
-from okgen.facts.rules import number_key
+from okgen.facts.rules import number_key, same_name
 from okgen.generate import distractors as dis
 from okgen.hashing import sha256_text
 from okgen.streams.records import NOT_KNOWN, StreamQuestion, Track
@@ -60,7 +60,8 @@ def make_question(track: Track, *, pool: dis.Pool, seed: int, year: int,
                          year=year, n=need + len(values) + 2 * attempt) or []
         for c in cands:
             k = _value_key(track.object_kind, c)
-            if k and k not in taken and c not in picked:
+            names = track.object_kind in ("person", "org")
+            if k and k not in taken and c not in picked and not (names and any(same_name(k, t) for t in taken)):
                 picked.append(c)
                 taken.add(k)
         if len(picked) >= need:

@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from okgen.facts.records import Fact
+from okgen.facts.rules import same_name
 from okgen.streams.records import Track, TrackDay
 
 
@@ -70,12 +71,17 @@ def _track(rel: str, skey: str, days: list[list[Fact]], dates: list[dt.date | No
         live: dict[str, set[str]] = defaultdict(set)
         retro = 0
         for f in day:
-            late = f.valid_from is not None and since is not None and f.valid_from < since and f.object_key != current
+            late = (f.valid_from is not None and since is not None and f.valid_from < since
+                    and not (f.object_key == current or current is not None and f.object_kind in ("person", "org")
+                             and same_name(f.object_key, current)))
             if f.past or late:
                 retro += 1
                 continue
-            live[f.object_key].add(f.outlet)
-            labels.setdefault(f.object_key, _label(f))
+            okey = f.object_key
+            if f.object_kind in ("person", "org"):  # one person under two spellings is one value
+                okey = next((k for k in labels if same_name(k, okey)), okey)
+            live[okey].add(f.outlet)
+            labels.setdefault(okey, _label(f))
         reported = {k: sorted(v) for k, v in sorted(live.items())}
         if len(live) > 1:
             status = "conflict"

@@ -1,0 +1,39 @@
+"""``okgen eval --stream``: score a model on a stream in one or more settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from okgen.cli.common import echo_json, echo_table, get_ctx
+
+
+def echo_stream_eval(ref: str, model: str, settings: list[str], limit: int | None, out: str | None,
+                     json_out: bool) -> None:
+    """Run every setting with one loaded model; print the metrics and transition tables; write
+    ``report.md`` and ``accuracy.png`` beside the runs."""
+    from okgen.files import atomic_write_text
+    from okgen.models.registry import load_backend
+    from okgen.streams import report
+    from okgen.streams.evaluate import Setting, run_stream_eval
+
+    ws = get_ctx().workspace
+    for s in settings:
+        Setting.parse(s)  # every setting checked before the model loads
+    backend = load_backend(model, ws)
+    try:
+        results = [run_stream_eval(ws, ref, model, s, limit=limit, backend=backend,
+                                   out=Path(out) / Setting.parse(s).name if out else None) for s in settings]
+    finally:
+        backend.close()
+    parent = Path(results[0]["path"]).parent
+    atomic_write_text(parent / "report.md", report.markdown(results))
+    png = report.plot_accuracy(results, parent / "accuracy.png")
+    if json_out:
+        echo_json(results)
+        return
+    echo_table(report.metrics_rows(results), title=f"stream {results[0]['stream']}, model {model}")
+    echo_table(report.transition_rows(results), title="transition classes: rate within the gold scenario (count)")
+    echo_table(report.changes_rows(results), title="by number of answer changes")
+    click.echo(f"report: {parent / 'report.md'}, plot: {png}", err=True)

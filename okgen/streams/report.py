@@ -1,0 +1,75 @@
+"""Report tables and the accuracy-by-interval plot of stream runs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from okgen.streams.metrics import GOLD_CHANGES, GOLD_STAYS
+
+
+def metrics_rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per run: model, setting, questions, Acc, AL, DS, PM."""
+    return [{"model": r["model"], "setting": r["setting"], "n": r["n"],
+             **{k: f"{r[k]:.3f}" for k in ("acc", "al", "ds", "pm")}} for r in results]
+
+
+def transition_rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per run: the eight transition classes as rates within their gold scenario (count)."""
+    rows = []
+    for r in results:
+        row: dict[str, Any] = {"setting": r["setting"]}
+        for c in (*GOLD_CHANGES, *GOLD_STAYS):
+            rate = r["rates"].get(c)
+            row[c] = "-" if rate is None else f"{rate:.2f} ({r['transitions'].get(c, 0)})"
+        rows.append(row)
+    return rows
+
+
+def changes_rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per run and number of answer changes: questions and Acc/AL/DS/PM of that subset."""
+    return [{"setting": r["setting"], "changes": k, "n": v["n"], **{m: f"{v[m]:.3f}" for m in ("acc", "al", "ds", "pm")}}
+            for r in results for k, v in r["by_changes"].items()]
+
+
+def markdown(results: Sequence[dict[str, Any]]) -> str:
+    """The three tables as Markdown."""
+    def table(rows: list[dict[str, Any]]) -> str:
+        if not rows:
+            return "(none)\n"
+        cols = list(rows[0])
+        lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
+        return "\n".join(lines) + "\n"
+
+    head = f"# Stream {results[0]['stream']}\n\n`{results[0]['signature']}`\n\n" if results else ""
+    return (head + "## Acc, AL, DS, PM (per question, summing to 1)\n\n" + table(metrics_rows(results))
+            + "\n## Transition classes (rate within the gold scenario, count)\n\n" + table(transition_rows(results))
+            + "\n## By number of answer changes\n\n" + table(changes_rows(results)))
+
+
+def plot_accuracy(results: Sequence[dict[str, Any]], path: Path) -> Path:
+    """Accuracy by interval, one line per run, the phase boundaries as dotted vertical lines."""
+    from okgen.eval.plots import LINESTYLES, MARKERS, OKABE_ITO, _plt
+
+    plt = _plt()
+    labels = results[0]["intervals"]
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.7 * len(labels) + 2), 3.6))
+    for b in results[0].get("phase_boundaries", []):
+        ax.axvline(b - 0.5, color="0.6", linestyle=":", linewidth=1)
+    for i, r in enumerate(results):
+        ax.plot(range(len(labels)), r["acc_by_interval"], color=OKABE_ITO[i % 8], marker=MARKERS[i % 8],
+                linestyle=LINESTYLES[i % 4], label=f"{r['setting']} (Acc {r['acc']:.2f})")
+    ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylabel("accuracy")
+    model = results[0]["model"].rstrip("/").rsplit("/", 1)[-1]  # a local folder's name, not its whole path
+    ax.set_title(f"{results[0]['stream']}: {model}", fontsize=9)
+    ax.plot([], [], color="0.6", linestyle=":", label="a gold answer changes")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
