@@ -109,7 +109,7 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
             # Organisations of one class and shape: a ministry among public bodies, an acronym
             # among acronyms, when the day offers enough of them.
             same = [c for c in cands if org_class(c) == org_class(answer) and _acronym(c) == _acronym(answer)]
-            if sum(pool.similarity(answer, c) >= MIN_SIMILARITY for c in same) >= n:
+            if not pool.contexts or sum(pool.similarity(answer, c) >= MIN_SIMILARITY for c in same) >= n:
                 cands = same  # only when the class still holds names used like the answer
         if kind == "place":
             # Places of one scale only: a city among cities, not among countries or continents.
@@ -162,8 +162,9 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
         ranked = typed
         if len(ranked) < n:
             return ranked
-    if kind != "place":
+    if kind != "place" and pool.contexts:
         # Only names used like the answer; when fewer than n are, any pick would be absurd.
+        # (A pool built without contexts, as the streams' is, ranks by nearness alone.)
         ranked = [c for c in ranked if pool.similarity(answer, c) >= MIN_SIMILARITY]
         if len(ranked) < n:
             return []
