@@ -16,7 +16,6 @@ import logging
 import re
 import signal
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -59,13 +58,11 @@ class ChatResult:
     text: str | None = None
     parsed: Any = None
     finish_reason: str | None = None
-    refusal: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
     cached: bool = False
     retries: int = 0
-    latency: float = 0.0
     mode: str = "text"
     logprobs: list[dict[str, Any]] | None = None
     error: str | None = None
@@ -165,27 +162,18 @@ class ChatModel:
         res = await self.achat(ChatRequest(messages=tuple(messages), schema=schema, **decoding))
         return (res.parsed if schema is not None else res.text) if res.ok else None, res
 
-    async def complete_many(self, requests: Sequence[ChatRequest], *, use_cache: bool = True,
-                            on_result: Callable[[int, ChatResult], None] | None = None) -> list[ChatResult]:
+    async def complete_many(self, requests: Sequence[ChatRequest], *, use_cache: bool = True) -> list[ChatResult]:
         """Run requests, at most ``concurrency`` at once; results in request order."""
-
-        async def one(i: int, req: ChatRequest) -> ChatResult:
-            res = await self.achat(req, use_cache=use_cache)
-            if on_result is not None:
-                on_result(i, res)
-            return res
-
         try:
-            return list(await asyncio.gather(*(one(i, r) for i, r in enumerate(requests))))
+            return list(await asyncio.gather(*(self.achat(r, use_cache=use_cache) for r in requests)))
         finally:
             await self.aclose()
             if self.cache is not None:
                 self.cache.flush()
 
-    def chat_many(self, requests: Sequence[ChatRequest], *, use_cache: bool = True,
-                  on_result: Callable[[int, ChatResult], None] | None = None) -> list[ChatResult]:
+    def chat_many(self, requests: Sequence[ChatRequest], *, use_cache: bool = True) -> list[ChatResult]:
         """:meth:`complete_many` from sync code."""
-        return run_sync(self.complete_many(requests, use_cache=use_cache, on_result=on_result))
+        return run_sync(self.complete_many(requests, use_cache=use_cache))
 
     def chat(self, req: ChatRequest, *, use_cache: bool = True) -> ChatResult:
         """One request from sync code."""
@@ -198,7 +186,6 @@ class ChatModel:
     async def achat(self, req: ChatRequest, *, use_cache: bool = True, limiter: Any = None) -> ChatResult:
         """One request; ``limiter`` (an async context manager) bounds calls shared with other
         models (cache hits skip it)."""
-        t0 = time.perf_counter()
         try:
             res = await self._achat(req, use_cache, limiter)
         except asyncio.CancelledError:
@@ -207,7 +194,6 @@ class ChatModel:
             log.warning("%s: unexpected error: %s: %s", self.name, type(e).__name__, e,
                         exc_info=log.isEnabledFor(logging.DEBUG))
             res = ChatResult(error=f"{type(e).__name__}: {e}", error_kind="internal")
-        res.latency = time.perf_counter() - t0
         self.stats.add(res)
         return res
 
@@ -279,13 +265,13 @@ class ChatModel:
     def _finish(self, req: ChatRequest, raw: dict[str, Any], cached: bool) -> ChatResult:
         choice = raw["choices"][0]
         msg, usage = choice.get("message") or {}, raw.get("usage") or {}
-        res = ChatResult(text=msg.get("content"), finish_reason=choice.get("finish_reason"), refusal=msg.get("refusal"),
+        res = ChatResult(text=msg.get("content"), finish_reason=choice.get("finish_reason"),
                          prompt_tokens=int(usage.get("prompt_tokens") or 0),
                          completion_tokens=int(usage.get("completion_tokens") or 0), cached=cached,
                          mode=raw.get("okgen_mode") or self._key_mode(req),
                          logprobs=(choice.get("logprobs") or {}).get("content"))
-        if res.refusal:
-            res.error, res.error_kind = f"refused: {res.refusal}", "refusal"
+        if msg.get("refusal"):
+            res.error, res.error_kind = f"refused: {msg['refusal']}", "refusal"
         elif res.finish_reason == "length" and req.schema is not None:
             res.error, res.error_kind = "output cut by the length limit", "length"
         elif res.finish_reason == "content_filter":

@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 MODES = ("structured", "json", "text")  # strongest first
 MAX_WAIT = 60.0
+_CLIENTS: dict[tuple[Any, ...], tuple[openai.AsyncOpenAI, set[int]]] = {}  # (loop, URL, key, timeout) -> (client, users)
 _LEARNT: dict[tuple[str, str], str] = {}  # (endpoint, model) -> the mode learnt in this process
 _FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|structured output|guided", re.IGNORECASE)
 _TOO_LONG = re.compile(r"context length|context window|maximum context|too long|too many tokens|"
@@ -89,7 +90,7 @@ class OpenAIChat(ChatModel):
         self._api_key = key or "okgen-local"  # local servers ignore the key; the client needs one
         self._asked = {"auto": "structured", "json": "json", "text": "text"}[structured]
         self._sleep = sleep
-        self._client: tuple[Any, openai.AsyncOpenAI] | None = None  # (event loop, its client)
+        self._keys: set[tuple[Any, ...]] = set()
 
     @property
     def endpoint(self) -> str:  # type: ignore[override]
@@ -109,19 +110,25 @@ class OpenAIChat(ChatModel):
         return self.prices.priced(self.model, self.endpoint)
 
     def client(self) -> openai.AsyncOpenAI:
-        """The SDK's async client of the running event loop (its own retries off: ours decide)."""
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client[0] is not loop:
-            self._client = (loop, openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
-                                                     timeout=self.timeout, max_retries=0))
-        return self._client[1]
+        """The SDK's async client of the running event loop, shared by the models of one server
+        (one connection pool); its own retries are off: ours decide."""
+        key = (asyncio.get_running_loop(), self.base_url, self._api_key, self.timeout)
+        if key not in _CLIENTS:
+            _CLIENTS[key] = (openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout,
+                                                max_retries=0), set())
+        _CLIENTS[key][1].add(id(self))
+        self._keys.add(key)
+        return _CLIENTS[key][0]
 
     async def aclose(self) -> None:
-        """Close the HTTP client's connections."""
-        if self._client is not None:
-            (loop, client), self._client = self._client, None
-            if loop is asyncio.get_running_loop():
+        """Stop using the shared HTTP client; its last user closes it."""
+        for key in self._keys:
+            client, users = _CLIENTS.get(key, (None, set()))
+            users.discard(id(self))
+            if client is not None and not users:
+                del _CLIENTS[key]
                 await client.close()
+        self._keys = set()
 
     def _cost(self, raw: dict[str, Any]) -> float:
         usage = raw.get("usage") or {}
