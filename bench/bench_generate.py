@@ -6,7 +6,9 @@
    server in the same run: each article's generator request, then its validator requests
    (those okgen made), through ``chat.completions.parse`` with the same schemas, under the same
    concurrency limit. Targets: okgen's wall time <= 1.05x the bare SDK's at concurrency 32 and
-   at 128, and okgen's client CPU per call <= 1.1x the bare SDK's.
+   at 128, and okgen's client CPU per call <= 1.1x the bare SDK's. For information, the same
+   stage with the quality gates off, and okgen's LLM layer alone (``ChatModel.achat`` with its
+   response cache) making the same calls.
 2. A cached rerun of the same day vs the first run (target >= 50x): both a rerun answered from
    the store (the normal rerun) and a ``fresh`` rerun whose every LLM call is a cache hit.
 3. The extractive generator's articles per second per core (target >= 20), single process.
