@@ -156,8 +156,11 @@ class OpenAIChat(ChatModel):
         """
         retrying = tenacity.AsyncRetrying(stop=tenacity.stop_after_attempt(self.max_retries + 1), wait=_wait, reraise=True,
                                  retry=tenacity.retry_if_exception_type(_Retry), **({"sleep": self._sleep} if self._sleep else {}))
+        async def attempt() -> Any:  # ``send`` may be a plain function returning an awaitable
+            return await send()
+
         try:
-            return await retrying(send)
+            return await retrying(attempt)
         except _Retry as e:
             n = retrying.statistics.get("attempt_number", 1) - 1
             raise CallError(e.kind, f"{e} (after {n} retries)", retries=n) from None
