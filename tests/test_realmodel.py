@@ -10,6 +10,7 @@ must finish, keep only what passes every check, and explain every drop in its fu
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import json
 import threading
 from pathlib import Path
@@ -105,7 +106,8 @@ def test_generate_and_validate_in_process(workspace, smollm2, news):
     res = run_generate(DAY, workspace, news, generator=f"{spec},{GEN_OPTS}", validator=f"{spec},{VAL_OPTS}",
                        per_article=2, concurrency=4, progress=False)
     check_run(res, len(news))
-    assert res.funnel["output_modes"] == {"generator": "text", "validator": "text"}
+    mode = "guided" if importlib.util.find_spec("lmformatenforcer") else "text"
+    assert res.funnel["output_modes"] == {"generator": mode, "validator": mode}
     assert res.generator.model == spec
 
 

@@ -6,16 +6,20 @@ generated together), ``gguf_file`` (a GGUF file inside PATH, loaded by transform
 ``revision``, ``trust_remote_code``.
 
 Prompts are rendered with the tokenizer's chat template; a schema is asked for in the prompt
-(with its JSON schema) and the output is parsed tolerantly. Requests arriving together are
-generated as one left-padded batch in a worker thread, so the event loop stays free.
+(with its JSON schema) and, where ``lm-format-enforcer`` is installed (the ``hf`` extra), the
+output is constrained to it token by token (mode ``guided``); otherwise it is parsed
+tolerantly (mode ``text``). Requests arriving together are generated as one left-padded batch
+in a worker thread, so the event loop stays free.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
 from typing import Any
 
 from okgen.errors import ConfigError
-from okgen.llm.base import ChatModel, ChatRequest, InProcessBatches, schema_prompt
+from okgen.llm.base import ChatModel, ChatRequest, InProcessBatches, schema_json, schema_prompt
 from okgen.registry import require
 
 DEFAULT_MAX_NEW_TOKENS = 512
@@ -52,6 +56,23 @@ class HFChat(InProcessBatches, ChatModel):
         eos = self.lm.generation_config.eos_token_id
         eos = eos if eos is not None else tok.eos_token_id
         self.eos = set(eos if isinstance(eos, list | tuple) else [eos])
+        self.mode = "guided" if importlib.util.find_spec("lmformatenforcer") else "text"
+        self._vocab: Any = None  # lm-format-enforcer's view of the tokenizer, built on first use
+
+    def _batch_key(self, r: ChatRequest) -> Any:
+        return (*super()._batch_key(r), r.schema)
+
+    def guide(self, schema: Any) -> dict[str, Any]:
+        """``generate`` options constraining the output to ``schema``'s JSON (none in text mode)."""
+        if schema is None or self.mode != "guided":
+            return {}
+        from lmformatenforcer import JsonSchemaParser
+        from lmformatenforcer.integrations import transformers as lmfe
+
+        if self._vocab is None:
+            self._vocab = lmfe.build_token_enforcer_tokenizer_data(self.tokenizer)
+        parser = JsonSchemaParser(json.loads(schema_json(schema)))
+        return {"prefix_allowed_tokens_fn": lmfe.build_transformers_prefix_allowed_tokens_fn(self._vocab, parser)}
 
     def render(self, req: ChatRequest) -> str:
         """The prompt text: the chat template over the messages (the schema asked for in the last)."""
@@ -76,6 +97,7 @@ class HFChat(InProcessBatches, ChatModel):
             gen.update(temperature=None, top_p=None, top_k=None)
         if r0.stop:
             gen.update(stop_strings=list(r0.stop), tokenizer=tok)
+        gen.update(self.guide(r0.schema))
         with torch.inference_mode():
             out = self.lm.generate(input_ids=ids, attention_mask=mask, **gen)
         replies = []
