@@ -27,7 +27,8 @@ GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 NEWS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "news-dev"
 DAY = dt.date(2025, 4, 10)
 # Small budgets: a 135M model on a shared CPU. The generator is asked for two questions, which
-# take about 150 tokens each in this schema (320 cut one of three answers: a "length" failure).
+# take 126-153 tokens each in this schema (SmolLM2 tokenizer, four fixture questions); 320 cut
+# one of three answers (a "length" failure).
 GEN_OPTS = "max_tokens=512"
 VAL_OPTS = "max_tokens=160"
 
