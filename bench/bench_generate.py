@@ -6,7 +6,9 @@
    server in the same run: each article's generator request, then its validator requests
    (those okgen made), through ``chat.completions.parse`` with the same schemas, under the same
    concurrency limit. Targets: okgen's wall time <= 1.05x the bare SDK's at concurrency 32 and
-   at 128, and okgen's client CPU per call <= 1.1x the bare SDK's.
+   at 128, and okgen's client CPU per call <= 1.1x the bare SDK's. For information, the same
+   stage with the quality gates off, and okgen's LLM layer alone (``ChatModel.achat`` with its
+   response cache) making the same calls.
 2. A cached rerun of the same day vs the first run (target >= 50x): both a rerun answered from
    the store (the normal rerun) and a ``fresh`` rerun whose every LLM call is a cache hit.
 3. The extractive generator's articles per second per core (target >= 20), single process.
@@ -48,11 +50,17 @@ def start_server(n: int, seed: int, latency: float, kind: str = "asyncio") -> tu
     return proc, url
 
 
-def llm_run(url: str, arts, concurrency: int, ws: Workspace, **kw) -> tuple[float, dict, Any]:
+def llm_run(url: str, arts, concurrency: int, ws: Workspace, gates: bool = True, **kw) -> tuple[float, dict, Any]:
+    from okgen.generate import gates as quality_gates
+
     spec = f"openai/bench-model,base_url={url}"
-    t0 = time.perf_counter()
-    res = run_generate(DAY, ws, arts, generator=spec, validator=spec, concurrency=concurrency, progress=False, **kw)
-    wall = time.perf_counter() - t0
+    was, quality_gates.DEFAULT_ON = quality_gates.DEFAULT_ON, gates
+    try:
+        t0 = time.perf_counter()
+        res = run_generate(DAY, ws, arts, generator=spec, validator=spec, concurrency=concurrency, progress=False, **kw)
+        wall = time.perf_counter() - t0
+    finally:
+        quality_gates.DEFAULT_ON = was
     assert res.complete, res.funnel["articles"]
     return wall, res.funnel, res
 
@@ -73,13 +81,8 @@ def _cpu_of(pid: int) -> float:
         return float("nan")
 
 
-def bare_sdk(url: str, arts, candidates, concurrency: int, ws: Workspace, seed: int) -> tuple[float, float, int]:
-    """The same calls as okgen's run, made by the bare ``openai`` SDK: per article its generator
-    request, then (once answered) its validator requests, ``chat.completions.parse`` with the same
-    messages and schemas, at most ``concurrency`` in flight. Returns (wall, client CPU, calls).
-    Requests are built before the clock starts: only the SDK's own work is timed."""
-    import openai
-
+def same_calls(url: str, arts, candidates, ws: Workspace, seed: int) -> list[tuple[Any, list[Any]]]:
+    """The requests okgen's run made: per article its generator request and its validator requests."""
     from okgen.generate.agents import load_agent, resolve_agents_dir
     from okgen.generate.llm_generator import LLMGenerator, decoding_from
     from okgen.generate.validator import LLMValidator
@@ -94,7 +97,19 @@ def bare_sdk(url: str, arts, candidates, concurrency: int, ws: Workspace, seed: 
     for c in candidates:
         if any(v.stage == "validator" for v in c.verdicts):
             by_article.setdefault(c.article_id, []).append(c)
-    jobs = [(gen.request(a, 5), [val.request(a, c, seed) for c in by_article.get(a.id, [])]) for a in arts]
+    return [(gen.request(a, 5), [val.request(a, c, seed) for c in by_article.get(a.id, [])]) for a in arts]
+
+
+def replay(url: str, jobs, concurrency: int, layer: Path | None = None) -> tuple[float, float, int]:
+    """Make the calls of ``jobs``: per article its generator request, then (once answered) its
+    validator requests, at most ``concurrency`` in flight, through the bare ``openai`` SDK
+    (``chat.completions.parse`` with the same messages and schemas) or, with ``layer`` (a cache
+    file), through okgen's LLM layer alone (``ChatModel.achat``, with its response cache).
+    Requests are built before the clock starts. Returns (wall, client CPU, calls)."""
+    import openai
+
+    from okgen.llm import chat_model
+    from okgen.models.cache import ResponseCache
 
     def kw(r) -> dict:
         return {"model": "bench-model", "messages": list(r.messages), "response_format": r.schema,
@@ -102,12 +117,19 @@ def bare_sdk(url: str, arts, candidates, concurrency: int, ws: Workspace, seed: 
                 **({"max_tokens": r.max_tokens} if r.max_tokens else {})}
 
     async def main() -> float:
-        sem = asyncio.Semaphore(concurrency)
-        client = openai.AsyncOpenAI(base_url=url, api_key="bench", timeout=120.0)  # okgen's default timeout
+        if layer is not None:
+            cache = ResponseCache(layer)
+            model, _ = chat_model(f"openai/bench-model,base_url={url}", concurrency=concurrency, cache=cache)
 
-        async def call(r) -> None:
-            async with sem:
-                await client.chat.completions.parse(**kw(r))
+            async def call(r) -> None:
+                assert (await model.achat(r)).ok
+        else:
+            sem = asyncio.Semaphore(concurrency)
+            client = openai.AsyncOpenAI(base_url=url, api_key="bench", timeout=120.0)  # okgen's default timeout
+
+            async def call(r) -> None:
+                async with sem:
+                    await client.chat.completions.parse(**kw(r))
 
         async def article(g, vs) -> None:
             await call(g)
@@ -116,7 +138,11 @@ def bare_sdk(url: str, arts, candidates, concurrency: int, ws: Workspace, seed: 
         t0 = time.perf_counter()
         await asyncio.gather(*(article(g, vs) for g, vs in jobs))
         wall = time.perf_counter() - t0
-        await client.close()
+        if layer is not None:
+            await model.aclose()
+            cache.close()
+        else:
+            await client.close()
         return wall
 
     c0 = time.process_time()
@@ -162,30 +188,44 @@ def main() -> None:
         # (httpcore2 and h11) is imported when the first client is made.
         asyncio.run(openai.AsyncOpenAI(base_url=url, api_key="bench").close())
 
-        # One untimed round of both first (imports, schema and template caches, the first client),
-        # so that neither run pays the process's start-up costs for the other.
+        # One untimed round of every client first (imports, schema and template caches, the first
+        # client), so that no run pays the process's start-up costs for another.
         wws = Workspace(tmp / "warm-up")
         _, _, wres = llm_run(url, arts[:4], 4, wws)
-        bare_sdk(url, arts[:4], wres.candidates, 4, wws, seed)
+        wjobs = same_calls(url, arts[:4], wres.candidates, wws, seed)
+        replay(url, wjobs, 4)
+        replay(url, wjobs, 4, layer=tmp / "warm-up.sqlite")
 
         print("\n1. the generate stage vs the bare openai SDK making the same calls (same server, same run)")
         first = {}
         for conc, day in ((32, arts), (128, every)):
-            ws = Workspace(tmp / f"c{conc}-{len(day)}")
+            ws, ws_off = Workspace(tmp / f"c{conc}-{len(day)}"), Workspace(tmp / f"c{conc}-{len(day)}-off")
             c0, s0 = time.process_time(), _cpu_of(proc.pid)
             wall, f, res = llm_run(url, day, conc, ws)
             cpu, scpu = time.process_time() - c0, _cpu_of(proc.pid) - s0
             calls = f["usage"]["calls"]
             first.setdefault(conc, (wall, ws, f))
-            bwall, bcpu, bcalls = bare_sdk(url, day, res.candidates, conc, ws, seed)
+            jobs = same_calls(url, day, res.candidates, ws, seed)
+            bwall, bcpu, bcalls = replay(url, jobs, conc)
             assert bcalls == calls, (bcalls, calls)
+            c0 = time.process_time()
+            owall, f_off, _ = llm_run(url, day, conc, ws_off, gates=False)
+            ocpu = time.process_time() - c0
+            ocalls = f_off["usage"]["calls"]  # the gates drop questions before the validator: maybe more calls
+            lwall, lcpu, _ = replay(url, jobs, conc, layer=tmp / f"layer-{conc}.sqlite")
             ideal = calls * args.latency / conc
             print(f"  concurrency {conc}, {len(day)} articles: {calls} calls ({f['usage']['by_agent']['generator']['calls']} generator, "
-                  f"{f['usage']['by_agent']['validator']['calls']} validator), {f['kept']} questions kept")
-            print(f"    okgen {wall:.2f} s wall, {1000 * cpu / calls:.2f} ms client CPU per call; bare SDK {bwall:.2f} s, "
-                  f"{1000 * bcpu / calls:.2f} ms per call; ideal {ideal:.2f} s; server {1000 * scpu / calls:.2f} ms CPU per call")
+                  f"{f['usage']['by_agent']['validator']['calls']} validator), {f['kept']} questions kept; ideal {ideal:.2f} s; "
+                  f"server {1000 * scpu / calls:.2f} ms CPU per call")
+            for name, w, c, n in (("okgen generate stage", wall, cpu, calls),
+                                  (f"  the same, gates off ({ocalls} calls)", owall, ocpu, ocalls),
+                                  ("okgen LLM layer alone, same calls", lwall, lcpu, calls),
+                                  ("bare SDK, same calls", bwall, bcpu, calls)):
+                print(f"    {name:<36} {w:7.2f} s wall {1000 * c / n:7.2f} ms client CPU per call")
             row(f"wall okgen / bare SDK at concurrency {conc}", f"{wall / bwall:.3f}x", "<= 1.05x", wall / bwall <= 1.05)
             row(f"CPU per call okgen / bare SDK at {conc}", f"{cpu / bcpu:.3f}x", "<= 1.10x", cpu / bcpu <= 1.10)
+            print(f"  {'  gates off: wall, CPU per call':<44} {f'{owall / bwall:.3f}x, {ocpu / bcpu:.3f}x':>22}   (for information)")
+            print(f"  {'  LLM layer alone: wall, CPU per call':<44} {f'{lwall / bwall:.3f}x, {lcpu / bcpu:.3f}x':>22}   (for information)")
 
         print("\n2. cached rerun of the same day (first run at concurrency 32)")
         wall0, ws, f0 = first[32]

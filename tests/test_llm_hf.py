@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import json
 import logging
+import re
 
 import pytest
 from pydantic import BaseModel
@@ -62,6 +64,19 @@ def test_schema_goes_into_the_prompt_and_random_output_is_a_final_error(tiny):
     assert out is None and res.error_kind in ("invalid_json", "schema", "length") and not res.transient
 
 
+def test_guided_json_even_from_a_random_model(tiny):
+    """With lm-format-enforcer the output follows the schema token by token: a random model's
+    answer is the schema's JSON (whole, or cut by the length limit), never free text."""
+    pytest.importorskip("lmformatenforcer")
+    model, _ = chat_model(f"hf/{tiny}")
+    assert model.mode == "guided"
+    results = model.chat_many([req(p, schema=City, max_tokens=40) for p in ("Name a city.", "Where?")])
+    for res in results:
+        assert res.mode == "guided" and re.match(r'\s*\{\s*"city"\s*:\s*"', res.text), res.text
+        assert (res.ok and isinstance(res.parsed, City)) or res.error_kind == "length"
+    assert model.chat(req("Hello")).mode == "text"  # no schema: free text
+
+
 def test_no_chat_template_and_bad_options_are_config_errors(tmp_path):
     plain = build_tiny_lm(tmp_path / "plain", ["some words here"] * 20, vocab_size=300, hidden=16, heads=2)
     with pytest.raises(ConfigError, match="no chat template"):
@@ -91,5 +106,6 @@ def test_okgen_generate_with_an_hf_generator_and_validator(tiny, workspace, caps
     f = data["funnel"]
     assert f["articles"]["total"] == 2 and f["articles"]["pending"] == 0
     assert f["articles"]["total"] == f["articles"]["generated"] + sum(f["articles"]["failed"].values())
-    assert f["output_modes"] == {"generator": "text", "validator": "text"}
+    mode = "guided" if importlib.util.find_spec("lmformatenforcer") else "text"
+    assert f["output_modes"] == {"generator": mode, "validator": mode}
     assert data["generator"]["model"] == f"hf/{tiny}" and f["kept"] == 0

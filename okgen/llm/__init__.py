@@ -31,6 +31,8 @@ BACKEND_OPTIONS = {
     "vllm": ("dtype", "batch_size", "tensor_parallel_size", "gpu_memory_utilization", "max_model_len",
              "revision", "trust_remote_code"),
 }
+_TYPED = {"timeout": "float_opt", "max_retries": "int_opt", "concurrency": "int_opt", "batch_size": "int_opt",
+          "base_url": str, "api_key_env": str, "structured": str}
 
 
 def chat_model(spec: str | ModelSpec, **kw: Any) -> tuple[ChatModel, dict[str, str]]:
@@ -58,26 +60,14 @@ def chat_model(spec: str | ModelSpec, **kw: Any) -> tuple[ChatModel, dict[str, s
     if unknown:
         raise ConfigError(f"unknown option(s) {', '.join(unknown)} in model spec {ms.text or ms.name!r} "
                           f"(known: {', '.join(known + DECODING_OPTIONS)})")
-    decoding = {k: str(v) for k, v in ms.options.items() if k in DECODING_OPTIONS}
-    opts = {k: v for k, v in ms.options.items() if k in known}
     if ms.backend != "openai":
-        for k in ("timeout", "max_retries"):
-            kw.pop(k, None)
-        if "batch_size" in opts:
-            opts["concurrency"] = ms.int_opt("batch_size")
-            del opts["batch_size"]
-    else:
-        for k in ("timeout",):
-            if k in opts:
-                opts[k] = ms.float_opt(k)
-        for k in ("max_retries", "concurrency"):
-            if k in opts:
-                opts[k] = ms.int_opt(k)
-        for k in ("base_url", "api_key_env", "structured"):
-            if k in opts:
-                opts[k] = str(opts[k])
-    cls = CHAT_BACKENDS.get(ms.backend)
-    return cls(ms.model, **{**kw, **opts}), decoding
+        kw = {k: v for k, v in kw.items() if k not in ("timeout", "max_retries")}
+    for k in (k for k in known if k in ms.options):
+        how = _TYPED.get(k)
+        value = getattr(ms, how)(k) if isinstance(how, str) else how(ms.options[k]) if how else ms.options[k]
+        kw["concurrency" if k == "batch_size" else k] = value
+    decoding = {k: str(v) for k, v in ms.options.items() if k in DECODING_OPTIONS}
+    return CHAT_BACKENDS.get(ms.backend)(ms.model, **kw), decoding
 
 
 __all__ = ["Budget", "ChatModel", "ChatRequest", "ChatResult", "PriceTable", "Stats", "TRANSIENT_KINDS",

@@ -1,11 +1,10 @@
 """The chat-model interface every agent uses, whatever runs the model.
 
-A :class:`ChatModel` answers :class:`ChatRequest` s with :class:`ChatResult` s (text, the
-parsed output for a schema, token usage and cost, or what went wrong: failures are per item,
-never raised). Backends implement one coroutine, :meth:`ChatModel._send`, returning an
-OpenAI-shaped chat completion (``choices[0].message.content``, ``finish_reason``, ``usage``);
-this module adds what every backend shares: the response cache, the budget, the tolerant
-parsing of structured output (``json-repair``) and usage totals.
+A :class:`ChatModel` answers :class:`ChatRequest` s with :class:`ChatResult` s (text, the parsed
+output for a schema, usage and cost, or what went wrong: failures are per item, never raised).
+Backends implement :meth:`ChatModel._send`, returning an OpenAI-shaped chat completion dict;
+this module adds what they share: the response cache, the budget, tolerant parsing of
+structured output (``json-repair``) and usage totals.
 """
 
 from __future__ import annotations
@@ -17,9 +16,7 @@ import logging
 import re
 import signal
 import threading
-import time
 from collections.abc import Callable, Sequence
-from contextlib import AbstractAsyncContextManager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -30,18 +27,17 @@ from okgen.models.cache import ResponseCache, request_key_and_text
 
 log = logging.getLogger(__name__)
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
-
-# Transient kinds: a retry (now or in a later run) may succeed; anything else is an answer
-# about the request. Every HTTP error status counts as transient too.
+# A retry (now or in a later run) may succeed; any other kind is an answer about the request.
+# Every HTTP error status counts as transient too.
 TRANSIENT_KINDS = frozenset({"rate_limit", "timeout", "connection", "bad_response", "budget", "internal"})
-# Completion tokens assumed for a budget reservation when the request sets no limit.
-DEFAULT_COMPLETION_ESTIMATE = 512
+DEFAULT_COMPLETION_ESTIMATE = 512  # completion tokens reserved from the budget when a request sets no limit
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One chat request: messages, decoding, and an optional pydantic output schema."""
+    """One chat request: messages, decoding, an optional pydantic output schema, and a free
+    ``tag`` for accounting (neither sent nor part of the cache key)."""
 
     messages: tuple[dict[str, str], ...]
     temperature: float = 0.0
@@ -53,23 +49,20 @@ class ChatRequest:
     top_logprobs: int | None = None
     stop: tuple[str, ...] | None = None
     tag: str = ""
-    """Free label for accounting (not sent, not part of the cache key)."""
 
 
 @dataclass
 class ChatResult:
-    """The outcome of one request (never raised: ``error`` and ``error_kind`` say what failed)."""
+    """The outcome of one request (``error`` and ``error_kind`` say what failed)."""
 
     text: str | None = None
     parsed: Any = None
     finish_reason: str | None = None
-    refusal: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
     cached: bool = False
     retries: int = 0
-    latency: float = 0.0
     mode: str = "text"
     logprobs: list[dict[str, Any]] | None = None
     error: str | None = None
@@ -105,6 +98,20 @@ class Stats:
     cost: float = 0.0
     by_error: dict[str, int] = field(default_factory=dict)
 
+    def add(self, res: ChatResult) -> None:
+        """Count one result (a call the budget refused counts only as a ``budget`` error)."""
+        if res.error_kind:
+            self.by_error[res.error_kind] = self.by_error.get(res.error_kind, 0) + 1
+        if not res.sent:
+            return
+        self.calls += 1
+        self.cached += res.cached
+        self.retries += res.retries
+        self.errors += res.error_kind is not None
+        self.prompt_tokens += res.prompt_tokens
+        self.completion_tokens += res.completion_tokens
+        self.cost += res.cost
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready totals."""
         d = asdict(self)
@@ -118,8 +125,7 @@ class CallError(Exception):
 
     def __init__(self, kind: str, message: str, retries: int = 0):
         super().__init__(message)
-        self.kind = kind
-        self.retries = retries
+        self.kind, self.retries = kind, retries
 
 
 class ChatModel:
@@ -127,63 +133,47 @@ class ChatModel:
 
     Args:
         model: the model's name (as the server knows it) or path.
-        concurrency: calls in flight at once (a batch size for in-process backends).
+        concurrency: calls in flight at once (the batch size of in-process backends).
         cache: response cache (None: none).
         prices: price table (overrides first); in-process models cost nothing.
         budget: spending limit shared by the run's models.
     """
 
     backend = "base"
-    #: the output mode of structured requests (``structured``, ``json``, ``text``, ``guided``)
-    mode = "text"
+    mode = "text"  #: output mode of structured requests (``structured``, ``json``, ``text``, ``guided``)
+    endpoint = "in-process"  #: where the model runs (a base URL for servers): part of the cache key
 
     def __init__(self, model: str, *, concurrency: int = 16, cache: ResponseCache | None = None,
                  prices: PriceTable | None = None, budget: Budget | None = None):
-        self.model = model
-        self.concurrency = max(1, int(concurrency))
-        self.cache = cache
+        self.model, self.concurrency, self.cache = model, max(1, int(concurrency)), cache
         self.prices = prices or PriceTable()
         self.budget = budget if budget is not None else Budget(None)
         self.stats = Stats()
-        self._stats_lock = threading.Lock()
-        self._sems: dict[Any, asyncio.Semaphore] = {}
+        self._sem: tuple[Any, asyncio.Semaphore] | None = None  # (event loop, its semaphore)
 
     @property
     def name(self) -> str:
         """``backend/model``, as a model spec names it."""
         return f"{self.backend}/{self.model}"
 
-    @property
-    def endpoint(self) -> str:
-        """Where the model runs (a base URL, or ``in-process``): part of the cache key."""
-        return "in-process"
-
-    # -- the interface --------------------------------------------------------------
     async def complete(self, messages: Sequence[dict[str, str]], schema: type[BaseModel] | None = None,
                        **decoding: Any) -> tuple[Any, ChatResult]:
-        """One call: (the parsed output, or the text without a schema, or None on failure; the result
-        with usage and any error)."""
+        """One call: (the parsed output, or the text without a schema, or None on failure; the result)."""
         res = await self.achat(ChatRequest(messages=tuple(messages), schema=schema, **decoding))
         return (res.parsed if schema is not None else res.text) if res.ok else None, res
 
-    async def complete_many(self, requests: Sequence[ChatRequest], *, use_cache: bool = True,
-                            on_result: Callable[[int, ChatResult], None] | None = None) -> list[ChatResult]:
-        """Run requests, at most ``concurrency`` at once, results in request order."""
-
-        async def one(i: int, req: ChatRequest) -> ChatResult:
-            res = await self.achat(req, use_cache=use_cache)
-            if on_result is not None:
-                on_result(i, res)
-            return res
-
+    async def complete_many(self, requests: Sequence[ChatRequest], *, use_cache: bool = True) -> list[ChatResult]:
+        """Run requests, at most ``concurrency`` at once; results in request order."""
         try:
-            return list(await asyncio.gather(*(one(i, r) for i, r in enumerate(requests))))
+            return list(await asyncio.gather(*(self.achat(r, use_cache=use_cache) for r in requests)))
         finally:
             await self.aclose()
             if self.cache is not None:
                 self.cache.flush()
 
-    achat_many = complete_many
+    def chat_many(self, requests: Sequence[ChatRequest], *, use_cache: bool = True) -> list[ChatResult]:
+        """:meth:`complete_many` from sync code."""
+        return run_sync(self.complete_many(requests, use_cache=use_cache))
 
     def chat(self, req: ChatRequest, *, use_cache: bool = True) -> ChatResult:
         """One request from sync code."""
@@ -193,15 +183,9 @@ class ChatModel:
         """The response-cache key of a request."""
         return request_key_and_text(self._cache_request(req))[0]
 
-    def chat_many(self, requests: Sequence[ChatRequest], *, use_cache: bool = True,
-                  on_result: Callable[[int, ChatResult], None] | None = None) -> list[ChatResult]:
-        """:meth:`complete_many` from sync code."""
-        return run_sync(self.complete_many(requests, use_cache=use_cache, on_result=on_result))
-
-    async def achat(self, req: ChatRequest, *, use_cache: bool = True,
-                    limiter: AbstractAsyncContextManager[Any] | None = None) -> ChatResult:
-        """One request; ``limiter`` bounds calls shared with other models (cache hits skip it)."""
-        t0 = time.perf_counter()
+    async def achat(self, req: ChatRequest, *, use_cache: bool = True, limiter: Any = None) -> ChatResult:
+        """One request; ``limiter`` (an async context manager) bounds calls shared with other
+        models (cache hits skip it)."""
         try:
             res = await self._achat(req, use_cache, limiter)
         except asyncio.CancelledError:
@@ -210,26 +194,23 @@ class ChatModel:
             log.warning("%s: unexpected error: %s: %s", self.name, type(e).__name__, e,
                         exc_info=log.isEnabledFor(logging.DEBUG))
             res = ChatResult(error=f"{type(e).__name__}: {e}", error_kind="internal")
-        res.latency = time.perf_counter() - t0
-        self._account(res)
+        self.stats.add(res)
         return res
 
     async def aclose(self) -> None:
         """Release connections (the model itself stays loaded)."""
 
-    # -- for backends ---------------------------------------------------------------
     async def _send(self, req: ChatRequest) -> dict[str, Any]:
-        """Send one request; an OpenAI-shaped chat completion, or :class:`CallError`."""
+        """Send one request: an OpenAI-shaped chat completion, or :class:`CallError`."""
         raise NotImplementedError
+
+    def _cost(self, raw: dict[str, Any]) -> float:
+        return 0.0
 
     def _key_mode(self, req: ChatRequest) -> str:
         """The output mode named in the cache key (the one asked for, not one fallen back to)."""
         return self.mode if req.schema is not None else "text"
 
-    def _cost(self, raw: dict[str, Any]) -> float:
-        return 0.0
-
-    # -- shared machinery -------------------------------------------------------------
     async def _achat(self, req: ChatRequest, use_cache: bool, limiter: Any) -> ChatResult:
         key = text = None
         if use_cache and self.cache is not None and (req.temperature == 0 or req.seed is not None):
@@ -238,16 +219,15 @@ class ChatModel:
             if hit is not None:
                 return self._finish(req, hit, cached=True)
         loop = asyncio.get_running_loop()
-        sem = self._sems.get(loop)
-        if sem is None:
-            self._sems = {loop: (sem := asyncio.Semaphore(self.concurrency))}  # one loop at a time
+        if self._sem is None or self._sem[0] is not loop:
+            self._sem = (loop, asyncio.Semaphore(self.concurrency))
         estimate = self._estimate(req)
-        async with sem:
+        async with self._sem[1]:
             if limiter is not None:
                 await limiter.__aenter__()
             try:
-                # Checked once the slot is held, charged before it is given back, so calls queued
-                # behind the limit see the money spent before them.
+                # Checked once the slot is held, charged before it is given back, so calls
+                # queued behind the limit see the money spent before them.
                 if not self.budget.try_reserve(estimate):
                     return ChatResult(error=f"budget of ${self.budget.limit:.2f} reached", error_kind="budget")
                 cost = 0.0
@@ -283,19 +263,15 @@ class ChatModel:
                                 endpoint=self.endpoint, warn=False)
 
     def _finish(self, req: ChatRequest, raw: dict[str, Any], cached: bool) -> ChatResult:
-        try:
-            choice = raw["choices"][0]
-            msg = choice.get("message") or {}
-        except (KeyError, IndexError, TypeError, AttributeError):
-            return ChatResult(error="response has no choices", error_kind="bad_response", cached=cached)
-        usage = raw.get("usage") if isinstance(raw.get("usage"), dict) else {}
-        res = ChatResult(text=msg.get("content"), finish_reason=choice.get("finish_reason"), refusal=msg.get("refusal"),
-                         prompt_tokens=_count(usage.get("prompt_tokens")),
-                         completion_tokens=_count(usage.get("completion_tokens")), cached=cached,
+        choice = raw["choices"][0]
+        msg, usage = choice.get("message") or {}, raw.get("usage") or {}
+        res = ChatResult(text=msg.get("content"), finish_reason=choice.get("finish_reason"),
+                         prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                         completion_tokens=int(usage.get("completion_tokens") or 0), cached=cached,
                          mode=raw.get("okgen_mode") or self._key_mode(req),
                          logprobs=(choice.get("logprobs") or {}).get("content"))
-        if res.refusal:
-            res.error, res.error_kind = f"refused: {res.refusal}", "refusal"
+        if msg.get("refusal"):
+            res.error, res.error_kind = f"refused: {msg['refusal']}", "refusal"
         elif res.finish_reason == "length" and req.schema is not None:
             res.error, res.error_kind = "output cut by the length limit", "length"
         elif res.finish_reason == "content_filter":
@@ -304,26 +280,47 @@ class ChatModel:
             res.parsed, res.error, res.error_kind = parse_output(res.text or "", req.schema)
         return res
 
-    def _account(self, res: ChatResult) -> None:
-        with self._stats_lock:
-            s = self.stats
-            if not res.sent:
-                s.by_error["budget"] = s.by_error.get("budget", 0) + 1
-                return
-            s.calls += 1
-            s.cached += int(res.cached)
-            s.retries += res.retries
-            s.prompt_tokens += res.prompt_tokens
-            s.completion_tokens += res.completion_tokens
-            s.cost += res.cost
-            if res.error_kind:
-                s.errors += 1
-                s.by_error[res.error_kind] = s.by_error.get(res.error_kind, 0) + 1
+
+class InProcessBatches:
+    """For in-process backends (mixed in before :class:`ChatModel`): the requests of one
+    event-loop turn queue up, and one worker task generates them with the backend's
+    ``generate(requests) -> [chat completion dict]`` in a thread, in batches of ``concurrency``
+    requests with the same :meth:`_batch_key`."""
+
+    _queue: list[tuple[ChatRequest, asyncio.Future[dict[str, Any]]]] | None = None
+    _worker: asyncio.Task[None] | None = None
+    concurrency: int
+    generate: Callable[[list[ChatRequest]], list[dict[str, Any]]]
+
+    def _batch_key(self, r: ChatRequest) -> Any:
+        return (r.temperature, r.top_p, r.max_tokens, r.seed, r.stop)
+
+    async def _send(self, req: ChatRequest) -> dict[str, Any]:
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._queue = self._queue or []
+        self._queue.append((req, fut))
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.create_task(self._drain())
+        return await fut
+
+    async def _drain(self) -> None:
+        await asyncio.sleep(0)  # let the requests of this turn join the batch
+        while self._queue:
+            head = self._batch_key(self._queue[0][0])
+            batch = [x for x in self._queue if self._batch_key(x[0]) == head][: self.concurrency]
+            self._queue = [x for x in self._queue if all(x is not b for b in batch)]
+            try:
+                outs: list[Any] = await asyncio.to_thread(self.generate, [r for r, _ in batch])
+            except Exception as e:  # noqa: BLE001 - one failed batch fails its requests, not the run
+                outs = [CallError("internal", f"generation failed: {type(e).__name__}: {e}")] * len(batch)
+            for (_, fut), out in zip(batch, outs):
+                if not fut.done():
+                    fut.set_exception(out) if isinstance(out, Exception) else fut.set_result(out)
 
 
 def parse_output(text: str, schema: type[BaseModel]) -> tuple[Any, str | None, str | None]:
-    """Parse a model's text into ``schema``: strict JSON first, then repaired by ``json-repair``
-    (code fences, trailing commas, a cut-off end). Returns (parsed, error, error kind)."""
+    """Parse a model's text into ``schema``: strict JSON first, then repaired by ``json-repair``.
+    Returns (parsed, error, error kind)."""
     try:
         return schema.model_validate_json(text), None, None
     except ValidationError:
@@ -340,9 +337,8 @@ def parse_output(text: str, schema: type[BaseModel]) -> tuple[Any, str | None, s
 
 
 def repair_json(text: str) -> Any:
-    """The JSON value in a model's text, repaired by ``json-repair`` (code fences, prose around
-    it, trailing commas, a cut-off end; a reasoning model's ``<think>`` block skipped). None when
-    the text holds no JSON object or list."""
+    """The JSON object or list in a model's text, repaired by ``json-repair`` (code fences, prose
+    around it, trailing commas, a cut-off end; a ``<think>`` block skipped); None when there is none."""
     import json_repair
 
     text = _THINK.sub("", text)
@@ -363,20 +359,15 @@ def schema_json(schema: type[BaseModel]) -> str:
     return json.dumps(schema.model_json_schema(), separators=(",", ":"), sort_keys=True)
 
 
-def _count(value: Any) -> int:
-    try:
-        return max(0, int(value or 0))
-    except (TypeError, ValueError, OverflowError):
-        return 0
+def schema_prompt(text: str, schema: type[BaseModel]) -> str:
+    """``text`` followed by the instruction to answer with JSON matching ``schema``."""
+    return f"{text}\n\nAnswer with one JSON object that follows this JSON schema:\n{schema_json(schema)}"
 
 
 def run_sync(coro: Any) -> Any:
-    """Run a coroutine to completion from sync code, also from inside a running event loop.
-
-    In the main thread a SIGTERM that arrives while the loop runs cancels the coroutine (so its
-    tasks wind down and none is left with an exception nobody retrieves), then the Python
-    handler installed for SIGTERM (the CLI's: exit 143) is called once the loop has closed.
-    """
+    """Run a coroutine to completion from sync code, also from inside a running event loop (in a
+    thread). In the main thread a SIGTERM cancels the coroutine (so its tasks wind down), then the
+    Python handler installed for SIGTERM (the CLI's: exit 143) is called once the loop has closed."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -414,30 +405,7 @@ def _run_in_main(coro: Any) -> Any:
             signal.signal(signal.SIGTERM, handler)
 
     try:
-        result = asyncio.run(main())
-    except asyncio.CancelledError:
+        return asyncio.run(main())
+    finally:
         if got:
             handler(signal.SIGTERM, None)
-        raise
-    if got:
-        handler(signal.SIGTERM, None)
-    return result
-
-
-class InProcessBatches:
-    """For in-process backends: requests of one event-loop turn queue up and a single worker
-    task (the backend's ``_drain``) generates them in batches; each caller awaits its own
-    future. The backend sets ``self._queue = []`` and ``self._worker = None``."""
-
-    _queue: list[tuple[ChatRequest, asyncio.Future[dict[str, Any]]]]
-    _worker: asyncio.Task[None] | None
-
-    async def _drain(self) -> None:  # pragma: no cover - every backend has its own
-        raise NotImplementedError
-
-    async def _send(self, req: ChatRequest) -> dict[str, Any]:
-        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._queue.append((req, fut))
-        if self._worker is None or self._worker.done():
-            self._worker = asyncio.create_task(self._drain())
-        return await fut

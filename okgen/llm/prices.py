@@ -3,7 +3,8 @@
 A call's cost is, in order: the override table (``[prices."MODEL"]`` in okgen.toml or a
 ``--prices FILE``, USD per million tokens), the cost the server reports in its usage (OpenRouter
 and others), then the maintained price database of ``genai-prices`` (model matched for the
-provider of the base URL). A model priced by none costs 0, with one warning.
+provider of the base URL). A model priced by none costs 0, with one warning; a model on this
+machine (or in-process) costs 0 without one.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,28 +24,14 @@ log = logging.getLogger(__name__)
 OPENAI_URL = "https://api.openai.com/v1"
 
 
-@dataclass(frozen=True)
-class Price:
-    """USD per million input and output tokens (and cached input tokens, when it differs)."""
-
-    input: float
-    output: float
-    cached_input: float | None = None
-
-
 class PriceTable:
-    """The override table, backed by ``genai-prices``.
-
-    Args:
-        prices: model name -> ``{"input": x, "output": y[, "cached_input": z]}``.
-    """
+    """The override table (model -> ``{"input": x, "output": y[, "cached_input": z]}``, USD per
+    million tokens), backed by ``genai-prices``."""
 
     def __init__(self, prices: dict[str, Any] | None = None):
-        self._prices: dict[str, Price] = {}
+        self._prices: dict[str, tuple[float, float, float | None]] = {}
         self._warned: set[str] = set()
-        self._lock = threading.Lock()
-        if prices:
-            self.update(prices)
+        self.update(prices or {})
 
     @classmethod
     def default(cls, extra: dict[str, Any] | None = None, files: list[str | Path] | None = None) -> PriceTable:
@@ -60,8 +46,7 @@ class PriceTable:
             if not cfg and not Path(f).exists():
                 raise ConfigError(f"{f}: no such price file")
             table.update(cfg.get("prices", cfg))
-        if extra:
-            table.update(extra)
+        table.update(extra or {})
         return table
 
     def update(self, prices: dict[str, Any]) -> None:
@@ -74,13 +59,13 @@ class PriceTable:
             raise ConfigError(f"prices must be a table of model = {{input = ..., output = ...}}, got {prices!r}"[:200])
         for model, p in prices.items():
             try:
-                self._prices[model] = Price(float(p["input"]), float(p["output"]),
-                                            float(p["cached_input"]) if p.get("cached_input") is not None else None)
+                cached = p.get("cached_input")
+                self._prices[model] = (float(p["input"]), float(p["output"]), None if cached is None else float(cached))
             except (KeyError, TypeError, ValueError, AttributeError):
                 raise ConfigError(f"price of {model!r} needs numeric 'input' and 'output' (USD per 1M tokens)") from None
 
-    def override(self, model: str) -> Price | None:
-        """The override of ``model`` (also without a ``provider/`` prefix)."""
+    def override(self, model: str) -> tuple[float, float, float | None] | None:
+        """(input, output, cached input) USD per 1M tokens of ``model`` (also without a ``provider/`` prefix)."""
         return self._prices.get(model) or self._prices.get(model.split("/", 1)[-1])
 
     def priced(self, model: str, endpoint: str | None = None) -> bool:
@@ -89,38 +74,23 @@ class PriceTable:
 
     def cost(self, model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, *,
              endpoint: str | None = None, reported: Any = None, warn: bool = True) -> float:
-        """USD of one call.
-
-        Args:
-            model: the model's name.
-            prompt_tokens: input tokens, including ``cached_tokens``.
-            completion_tokens: output tokens.
-            cached_tokens: input tokens served from the provider's prompt cache.
-            endpoint: the base URL (None: OpenAI); picks the provider in ``genai-prices``.
-            reported: the cost the server reported in its usage, if any.
-            warn: warn once when nothing prices the model.
-        """
+        """USD of one call (``prompt_tokens`` include the ``cached_tokens`` served from the provider's
+        prompt cache; ``endpoint``, the base URL, picks the provider; ``reported``: the server's figure)."""
         p = self.override(model)
         if p is not None:
-            cached = min(max(0, cached_tokens), prompt_tokens) if p.cached_input is not None else 0
-            return ((prompt_tokens - cached) * p.input + cached * (p.cached_input or 0.0)
-                    + completion_tokens * p.output) / 1_000_000
+            cached = min(max(0, cached_tokens), prompt_tokens) if p[2] is not None else 0
+            return ((prompt_tokens - cached) * p[0] + cached * (p[2] or 0.0) + completion_tokens * p[1]) / 1_000_000
         if isinstance(reported, int | float) and not isinstance(reported, bool) and math.isfinite(reported):
             return max(0.0, float(reported))
         got = _genai(model, endpoint, prompt_tokens, completion_tokens, cached_tokens)
-        if got is not None:
-            return got
-        if warn and not _local(endpoint):  # a server on this machine costs nothing: no warning
-            with self._lock:
-                first = model not in self._warned
-                self._warned.add(model)
-            if first:
-                log.warning("no price known for %s: its cost counts as 0 (add it under [prices] in okgen.toml)", model)
-        return 0.0
+        if got is None and warn and not _local(endpoint) and model not in self._warned:
+            self._warned.add(model)
+            log.warning("no price known for %s: its cost counts as 0 (add it under [prices] in okgen.toml)", model)
+        return got or 0.0
 
 
 def _genai(model: str, endpoint: str | None, prompt: int, completion: int, cached: int) -> float | None:
-    if (model, endpoint) in _UNPRICED or _local(endpoint):
+    if _local(endpoint) or (model, endpoint) in _UNPRICED:
         return None  # a model on this machine has no list price (and the price data is not loaded)
     from genai_prices import Usage, calc_price
 
@@ -137,9 +107,7 @@ _UNPRICED: set[tuple[str, str | None]] = set()
 
 def _local(endpoint: str | None) -> bool:
     """True for a server on this machine (or ``in-process``)."""
-    if endpoint is None:
-        return False
-    host = urlsplit(endpoint).hostname or endpoint
+    host = (urlsplit(endpoint).hostname or endpoint) if endpoint else ""
     return host in ("localhost", "in-process", "::1", "0.0.0.0") or host.startswith("127.")  # noqa: S104
 
 
@@ -156,10 +124,7 @@ class Budget:
     def __init__(self, limit: float | None = None):
         if limit is not None and not (isinstance(limit, int | float) and math.isfinite(limit) and limit >= 0):
             raise ConfigError(f"a budget must be a number >= 0 USD, got {limit!r}")
-        self.limit = limit
-        self.spent = 0.0
-        self.reserved = 0.0
-        self.refused = 0
+        self.limit, self.spent, self.reserved, self.refused = limit, 0.0, 0.0, 0
         self._lock = threading.Lock()
 
     def try_reserve(self, estimate: float) -> bool:

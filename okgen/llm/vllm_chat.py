@@ -8,12 +8,11 @@ its JSON schema (vLLM's structured outputs), so the output parses as it is.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 from okgen.errors import ConfigError
-from okgen.llm.base import CallError, ChatModel, ChatRequest, InProcessBatches, schema_json
+from okgen.llm.base import ChatModel, ChatRequest, InProcessBatches, schema_json
 from okgen.registry import require
 
 DEFAULT_MAX_NEW_TOKENS = 512
@@ -29,36 +28,23 @@ class VLLMChat(InProcessBatches, ChatModel):
                  gpu_memory_utilization: float = 0.85, max_model_len: int | None = None, revision: str | None = None,
                  trust_remote_code: bool = False, **kw: Any):
         super().__init__(model, concurrency=concurrency, **kw)
-        vllm = require("vllm", "vllm", "the vllm chat backend")
+        self._vllm = vllm = require("vllm", "vllm", "the vllm chat backend")
         try:
             self.llm = vllm.LLM(model=model, dtype=str(dtype), tensor_parallel_size=int(tensor_parallel_size),
                                 gpu_memory_utilization=float(gpu_memory_utilization), max_model_len=max_model_len,
                                 revision=revision, trust_remote_code=bool(trust_remote_code))
         except (OSError, ValueError) as e:
             raise ConfigError(f"cannot load vllm model {model!r}: {str(e).strip().splitlines()[0]}") from None
-        self._vllm = vllm
-        self._queue: list[tuple[ChatRequest, asyncio.Future[dict[str, Any]]]] = []
-        self._worker: asyncio.Task[None] | None = None
 
-    async def _drain(self) -> None:
-        await asyncio.sleep(0)  # let the requests of this turn join the batch
-        while self._queue:
-            batch, self._queue = self._queue[: self.concurrency], self._queue[self.concurrency:]
-            try:
-                outs = await asyncio.to_thread(self.generate, [r for r, _ in batch])
-            except Exception as e:  # noqa: BLE001 - one failed batch fails its requests, not the run
-                outs = [CallError("internal", f"generation failed: {type(e).__name__}: {e}")] * len(batch)
-            for (_, fut), out in zip(batch, outs):
-                if not fut.done():
-                    fut.set_exception(out) if isinstance(out, Exception) else fut.set_result(out)
+    def _batch_key(self, r: ChatRequest) -> Any:
+        return None  # each request of a batch has its own sampling parameters
 
     def params(self, req: ChatRequest) -> Any:
         """vLLM sampling parameters of a request (guided by its schema)."""
         kw: dict[str, Any] = {"temperature": req.temperature, "top_p": req.top_p, "seed": req.seed,
                               "max_tokens": req.max_tokens or DEFAULT_MAX_NEW_TOKENS, "stop": list(req.stop or [])}
         if req.schema is not None:
-            schema = json.loads(schema_json(req.schema))
-            sp = self._vllm.sampling_params
+            schema, sp = json.loads(schema_json(req.schema)), self._vllm.sampling_params
             if hasattr(sp, "StructuredOutputsParams"):  # vLLM >= 0.11
                 kw["structured_outputs"] = sp.StructuredOutputsParams(json=schema)
             else:
@@ -68,12 +54,7 @@ class VLLMChat(InProcessBatches, ChatModel):
     def generate(self, reqs: list[ChatRequest]) -> list[dict[str, Any]]:
         """One batched ``LLM.chat`` call, answered in the shape of OpenAI chat completions."""
         outs = self.llm.chat([list(r.messages) for r in reqs], [self.params(r) for r in reqs], use_tqdm=False)
-        replies = []
-        for o in outs:
-            c = o.outputs[0]
-            replies.append({
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": c.text},
-                             "finish_reason": c.finish_reason or "stop"}],
-                "usage": {"prompt_tokens": len(o.prompt_token_ids or []), "completion_tokens": len(c.token_ids)},
-            })
-        return replies
+        return [{"choices": [{"index": 0, "message": {"role": "assistant", "content": o.outputs[0].text},
+                              "finish_reason": o.outputs[0].finish_reason or "stop"}],
+                 "usage": {"prompt_tokens": len(o.prompt_token_ids or []), "completion_tokens": len(o.outputs[0].token_ids)}}
+                for o in outs]
