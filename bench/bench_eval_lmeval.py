@@ -11,7 +11,8 @@ template applied by both (okgen's default; lm-eval's ``--apply_chat_template``):
 * lm-eval: ``lm_eval.simple_evaluate(model="hf", batch_size=B, apply_chat_template=True)``
   (model load and task building included).
 
-Prints both wall times, their ratio and the per-question agreement, per scoring mode.
+Prints both wall times, their ratio and the per-question agreement, per scoring mode, with the
+machine's load average before and after each mode (on a shared machine the ratio moves with it).
 
 Run: ``python bench/bench_eval_lmeval.py [--setting oracle] [--scoring loglik,loglik-full] [--n 40]
 [--batch-size 8] [--threads 2]``. On a GPU machine add ``--device cuda``.
@@ -61,7 +62,7 @@ def main() -> None:
         export_snapshot(snap, "lm-eval", export, args.setting)
         print(f"set: {len(snap.questions)} real-news questions ({snap.name}), setting {args.setting}, "
               f"model {model.name}, batch size {args.batch_size}, device {args.device}, torch threads "
-              f"{torch.get_num_threads()}")
+              f"{torch.get_num_threads()}, load average {_load()}")
         for scoring in [s.strip() for s in args.scoring.split(",") if s.strip()]:
             t0 = time.perf_counter()
             out = run_eval(snap.name, f"hf/{model},dtype=float32,device={args.device},batch_size={args.batch_size}",
@@ -76,7 +77,16 @@ def main() -> None:
             ratio = lm.seconds / ours_s
             print(f"{scoring:12s} okgen {ours_s:7.1f} s (acc {out.record.accuracy:.3f})  lm-eval {lm.seconds:7.1f} s "
                   f"(acc {lm.accuracy:.3f})  ratio {ratio:.2f}x  agreement {100 * agree:.1f}%  "
-                  f"goal >= 3x at >= 95%: {'met' if ratio >= 3 and agree >= 0.95 else 'NOT met'}")
+                  f"goal >= 3x at >= 95%: {'met' if ratio >= 3 and agree >= 0.95 else 'NOT met'}  "
+                  f"(load average {_load()})")
+
+
+def _load() -> str:
+    """The 1/5/15-minute load averages, where the OS gives them."""
+    try:
+        return "/".join(f"{x:.1f}" for x in os.getloadavg())
+    except (AttributeError, OSError):
+        return "unknown"
 
 
 if __name__ == "__main__":

@@ -7,7 +7,13 @@
 * ``ctx:closest`` / ``ctx:latest`` / ``ctx:cumulative``: dated articles about the question's
   entity (:mod:`okgen.memory.dated`; cumulative contexts drop their oldest articles first, :func:`fit_oldest_first`).
 
-**Truncation rule.** The instruction, the question, the choices and the ``Answer:`` prefix are
+**Truncation.** Backends with a tokenizer (``hf``, ``vllm``) cut by default as
+lm-evaluation-harness does: the prompt goes to the backend whole and the backend keeps the
+**last** tokens that fit (``truncation=left``; the beginning of the prompt, instruction and
+headline first, is lost); :func:`fit` then renders and nothing more. With ``truncation=context``,
+and for backends that cut nothing themselves (``openai``), okgen's own rule applies:
+
+**okgen's truncation rule** (``truncation=context``). The instruction, the question, the choices and the ``Answer:`` prefix are
 never cut. When the prompt plus the answer's reserve (the longest choice continuation, 2 tokens
 for a letter, ``max_tokens`` for generation) exceeds the model's context length, the context
 block is cut **from its end**, by tokens: the last passage is shortened first; a passage left
@@ -76,11 +82,14 @@ def retrieve(index: Any, questions: Sequence[Question], k: int, articles: dict[s
 
 def fit(template: Template, question: Question, passages: Sequence[Passage], setting: str, backend: Backend,
         reserve: int, group: str | None = None) -> Fitted:
-    """Render the prompt and apply the truncation rule (see the module docstring)."""
+    """Render the prompt and, unless the backend truncates on its own, apply okgen's truncation rule
+    (see the module docstring)."""
     passages = list(passages)
     prompt = template.render(question, passages, setting, group)
-    limit = backend.max_length
     ids = tuple(p.article_id for p in passages)
+    if getattr(backend, "truncation", "context") == "left":
+        return Fitted(prompt, retrieved=ids)  # the backend cuts the token sequence itself
+    limit = backend.max_length
     if limit is None:
         return Fitted(prompt, retrieved=ids)
     n = backend.prompt_tokens(prompt)

@@ -395,13 +395,16 @@ class _Evaluator:
                 clock.add("retrieval", t0)
                 t0 = time.perf_counter()
                 fitted = []
+                cuts_itself = getattr(backend, "truncation", "context") == "left"
                 for q, (passages, gold) in zip(chunk, got):
                     if rs.setting == "ctx:cumulative":
+                        # okgen's own policy (whole articles, oldest dropped first), whatever the backend cuts.
                         fi = contexts.fit_oldest_first(self.template, q, passages, rs.setting, backend,
                                                        self.mode.reserve(backend, q))
                         fitted.append(fi)
                         continue
-                    fi = contexts.fit(self.template, q, passages, rs.setting, backend, self.mode.reserve(backend, q),
+                    reserve = 0 if cuts_itself else self.mode.reserve(backend, q)
+                    fi = contexts.fit(self.template, q, passages, rs.setting, backend, reserve,
                                       group=q.article_id if rs.setting == "oracle" else None)
                     fi.gold_rank = gold
                     fitted.append(fi)

@@ -78,7 +78,8 @@ def score(backend: Backend, mode: Mode, questions: Sequence[Question], fitted: S
 
 def _pred(q: Question, f: Fitted, base: dict[str, Any], **kw: Any) -> Prediction:
     fields = dict(base)
-    fields.update(question_id=q.id, truncated=f.truncated, retrieved=f.retrieved, gold_rank=f.gold_rank)
+    cut = bool(kw.pop("cut", False))  # the backend cut the prompt's beginning itself
+    fields.update(question_id=q.id, truncated=f.truncated or cut, retrieved=f.retrieved, gold_rank=f.gold_rank)
     fields.setdefault("correct", False)
     fields.setdefault("parsed", kw.get("error") is None and kw.get("pred_index") is not None)
     fields.update(kw)
@@ -90,17 +91,18 @@ def _pred(q: Question, f: Fitted, base: dict[str, Any], **kw: Any) -> Prediction
 def _from_scores(q: Question, f: Fitted, s: Scored, mode: Mode, base: dict[str, Any]) -> Prediction:
     scores = tuple(float(x) for x in s.scores)
     if s.error:
-        return _pred(q, f, base, scores=_finite(scores) or None, error=s.error, prompt_tokens=s.prompt_tokens)
+        return _pred(q, f, base, scores=_finite(scores) or None, error=s.error, prompt_tokens=s.prompt_tokens,
+                     cut=s.truncated)
     ranked = scores
     if mode.scoring == "loglik-norm":
         ranked = tuple(x / max(1, len(c)) for x, c in zip(scores, q.choices))
     pred = argmax(ranked)
     return _pred(q, f, base, pred_index=pred, correct=pred == q.answer_index, scores=_finite(scores),
-                 parsed=pred is not None, prompt_tokens=s.prompt_tokens)
+                 parsed=pred is not None, prompt_tokens=s.prompt_tokens, cut=s.truncated)
 
 
 def _from_generation(q: Question, f: Fitted, g: Generated, mode: Mode, base: dict[str, Any]) -> Prediction:
-    usage = {"prompt_tokens": g.prompt_tokens, "completion_tokens": g.completion_tokens}
+    usage = {"prompt_tokens": g.prompt_tokens, "completion_tokens": g.completion_tokens, "cut": g.truncated}
     if g.error:
         return _pred(q, f, base, output=g.text or None, error=g.error, **usage)
     if mode.fmt == "open":

@@ -179,6 +179,8 @@ class Scored:
     prompt_tokens: int = 0
     single_pass: bool = False
     error: str | None = None
+    truncated: bool = False
+    """The backend cut the token sequence's beginning to fit the model (``truncation=left``)."""
 
 
 @dataclass
@@ -190,6 +192,8 @@ class Generated:
     completion_tokens: int = 0
     finish_reason: str | None = None
     error: str | None = None
+    truncated: bool = False
+    """The backend cut the prompt's beginning to fit the model (``truncation=left``)."""
 
 
 class Backend(ABC):
@@ -203,6 +207,10 @@ class Backend(ABC):
     name: ClassVar[str] = ""
     #: Backends that can read the next-token distribution (one pass per question).
     supports_single_pass: ClassVar[bool] = True
+    #: How a prompt too long for the model is cut: ``context`` (the runner's truncation rule cuts
+    #: the article or passages from their end) or ``left`` (the backend cuts the token sequence's
+    #: beginning, as lm-evaluation-harness does; backends with a tokenizer, by default).
+    truncation: str = "context"
 
     def __init__(self, spec: ModelSpec, workspace: Any = None):
         self.spec = spec
@@ -263,6 +271,20 @@ class Backend(ABC):
 
 
 CHARS_PER_TOKEN = 4
+TRUNCATIONS = ("left", "context")
+
+
+def resolve_truncation(option: Any) -> str:
+    """The ``truncation`` option of a local backend: ``left`` (default, lm-eval's) or ``context``.
+
+    Raises:
+        ConfigError: another value.
+    """
+    value = "left" if option in (None, "auto") else str(option)
+    if value not in TRUNCATIONS:
+        raise ConfigError(f"truncation must be left (lm-evaluation-harness) or context (cut the article's end), "
+                          f"got {option!r}")
+    return value
 
 
 class LocalTokenizerMixin:
@@ -377,6 +399,7 @@ class LocalTokenizerMixin:
             "chat_template": bool(self.chat),
             "answer_prefix_in": "user turn" if self.chat else "prompt",
             "target_delimiter": self.target_delimiter,
+            "truncation": getattr(self, "truncation", "left"),
             "reference": "lm-evaluation-harness 0.4 HFLM" + (" --apply_chat_template" if self.chat else ""),
         }
 

@@ -9,9 +9,11 @@ Spec: ``hf/MODEL[,key=value...]`` where MODEL is a hub id or a local folder. Opt
 ``add_bos`` (unset: special tokens as the tokenizer adds them, like lm-evaluation-harness;
 yes|no forces them on or off),
 ``prefix_cache`` (yes: prompts sharing a group prefix run it once and reuse its KV cache),
-``revision``, ``trust_remote_code`` (no), ``max_batch_tokens`` (65536: padded tokens per
-forward), ``min_prefix`` (16: shortest shared prefix worth caching). Sampling is seeded by
-``okgen eval --seed``.
+``truncation`` (left: a sequence longer than ``max_length`` loses its first tokens, exactly as
+lm-evaluation-harness's ``HFLM`` cuts it; context: okgen's rule, the article or passages are cut
+from their end before tokenising), ``revision``, ``trust_remote_code`` (no), ``max_batch_tokens``
+(65536: padded tokens per forward), ``min_prefix`` (16: shortest shared prefix worth caching).
+Sampling is seeded by ``okgen eval --seed``.
 
 Scoring follows lm-evaluation-harness (context/continuation split, summed log-probabilities)
 with two speed-ups: choice letters are read from **one** next-token distribution when every
@@ -39,14 +41,16 @@ from okgen.models.base import (
     Scored,
     common_prefix_len,
     resolve_chat,
+    resolve_truncation,
 )
 from okgen.registry import require
 
 log = logging.getLogger(__name__)
 
 OPTIONS = {"device", "dtype", "batch_size", "max_length", "chat", "add_bos", "prefix_cache", "revision",
-           "trust_remote_code", "max_batch_tokens", "min_prefix"}
+           "trust_remote_code", "max_batch_tokens", "min_prefix", "truncation"}
 _HUGE = 10**7
+_DEFAULT_MAX_LENGTH = 2048  # lm-evaluation-harness's, for a model whose config names no length
 
 
 @dataclass
@@ -58,12 +62,20 @@ class _Seq:
     cont_len: int = 0
     next_ids: tuple[int, ...] = ()
     group: str | None = None
+    truncated: bool = False
+
+    @property
+    def fed(self) -> int:
+        """Tokens the model reads: all when the next-token distribution is wanted, else all but the
+        last (its log-prob comes from the position before it), as lm-eval feeds ``inp[:-1]``."""
+        return len(self.ids) if self.next_ids else len(self.ids) - 1
 
 
 @dataclass
 class _Out:
     cont_logprob: float = 0.0
     next_logprobs: tuple[float, ...] = ()
+    error: str | None = None
 
 
 class HFBackend(LocalTokenizerMixin, Backend):
@@ -83,6 +95,7 @@ class HFBackend(LocalTokenizerMixin, Backend):
         self.min_prefix = spec.int_opt("min_prefix", 16)
         self.prefix_cache = bool(o.get("prefix_cache", True))
         self.add_bos = None if o.get("add_bos") is None else bool(o.get("add_bos"))
+        self.truncation = resolve_truncation(o.get("truncation"))
         self.device = _device(torch, str(o.get("device", "auto")))
         kw = {"revision": o.get("revision"), "trust_remote_code": bool(o.get("trust_remote_code", False))}
         try:
@@ -122,12 +135,12 @@ class HFBackend(LocalTokenizerMixin, Backend):
             if shared is not None:
                 # Every label is (common tokens, e.g. the "\n" a chat template ends with) + one token:
                 # one sequence gives the common part's log-prob and the next-token distribution.
-                seqs.append(_Seq(ctx + shared, len(shared), tuple(c[-1] for _, c in pairs), p.group))
+                seqs.append(self._seq(ctx + shared, len(shared), tuple(c[-1] for _, c in pairs), p.group))
                 plan.append(("single", [len(seqs) - 1], len(ctx)))
                 self.counters["single_pass"] += 1
             else:
                 start = len(seqs)
-                seqs.extend(_Seq(cx + c, len(c), (), _group(p, i)) for cx, c in pairs)
+                seqs.extend(self._seq(cx + c, len(c), (), _group(p, i)) for cx, c in pairs)
                 plan.append(("multi", list(range(start, len(seqs))), len(ctx)))
                 self.counters["multi_token_fallback"] += 1
         outs = self._score(seqs)
@@ -139,7 +152,9 @@ class HFBackend(LocalTokenizerMixin, Backend):
             else:
                 scores = tuple(outs[i].cont_logprob for i in idx)
             res.append(Scored(scores=tuple(scores), lengths=tuple(len(x) + 1 for x in labs),
-                              prompt_tokens=ntok, single_pass=kind == "single"))
+                              prompt_tokens=self._seen(ntok), single_pass=kind == "single",
+                              error=next((outs[i].error for i in idx if outs[i].error), None),
+                              truncated=any(seqs[i].truncated for i in idx)))
         return res
 
     def loglik(self, prompts: Sequence[Prompt], continuations: Sequence[Sequence[str]]) -> list[Scored]:
@@ -152,18 +167,38 @@ class HFBackend(LocalTokenizerMixin, Backend):
             ntok = 0
             for cx, ct in self.encode_pairs(ctx_text, [self.continuation(c) for c in conts]):
                 ntok = len(cx)
-                seqs.append(_Seq(cx + ct, len(ct), (), _group(p, pi)))
+                seqs.append(self._seq(cx + ct, len(ct), (), _group(p, pi)))
             plan.append((list(range(start, len(seqs))), ntok))
         outs = self._score(seqs)
         return [Scored(scores=tuple(outs[i].cont_logprob for i in idx), lengths=tuple(len(c) for c in conts),
-                       prompt_tokens=ntok) for (idx, ntok), conts in zip(plan, continuations)]
+                       prompt_tokens=self._seen(ntok), error=next((outs[i].error for i in idx if outs[i].error), None),
+                       truncated=any(seqs[i].truncated for i in idx))
+                for (idx, ntok), conts in zip(plan, continuations)]
+
+    def _seq(self, ids: list[int], cont_len: int, next_ids: tuple[int, ...] = (), group: str | None = None) -> _Seq:
+        """A sequence to score; with ``truncation=left``, cut as lm-eval's ``HFLM`` cuts it: the model
+        reads ``(context + continuation)[-(max_length + 1):][:-1]``, so a sequence whose fed part is
+        longer than ``max_length`` loses its first tokens (BOS and chat header included)."""
+        s = _Seq(ids, cont_len, tuple(next_ids), group)
+        limit = self._max_len
+        if self.truncation == "left" and limit and s.fed > limit:
+            s.ids = ids[len(ids) - (limit + (0 if next_ids else 1)):]
+            s.truncated = True
+        return s
+
+    def _seen(self, ntok: int) -> int:
+        """Prompt tokens the model read (at most ``max_length`` after a left cut)."""
+        return min(ntok, self._max_len) if self.truncation == "left" and self._max_len else ntok
 
     def _score(self, seqs: list[_Seq]) -> list[_Out]:
         outs: list[_Out | None] = [None] * len(seqs)
         groups: dict[str, list[int]] = {}
         plain: list[int] = []
         for i, s in enumerate(seqs):
-            if s.group is not None and self.prefix_cache:
+            if s.cont_len > s.fed or s.fed < 1:
+                # lm-eval refuses a continuation longer than the model's context: so does okgen, per question
+                outs[i] = _Out(error="the answer alone exceeds the model's context length")
+            elif s.group is not None and self.prefix_cache:
                 groups.setdefault(s.group, []).append(i)
             else:
                 plain.append(i)
@@ -171,7 +206,7 @@ class HFBackend(LocalTokenizerMixin, Backend):
             shared: list[tuple[list[int], int]] = []
             for idx in groups.values():
                 # The shared prefix stops before the first token whose log-prob is needed.
-                cut = min(len(seqs[i].ids) - max(1, seqs[i].cont_len) for i in idx)
+                cut = min(seqs[i].fed - max(1, seqs[i].cont_len) for i in idx)
                 p = min(common_prefix_len([seqs[i].ids for i in idx]), cut)
                 if len(idx) < 2 or p < self.min_prefix:
                     plain.extend(idx)
@@ -187,7 +222,7 @@ class HFBackend(LocalTokenizerMixin, Backend):
                 batch.append(g)
             if batch:
                 self._run_prefixed(seqs, batch, outs)
-            plain.sort(key=lambda i: -len(seqs[i].ids))
+            plain.sort(key=lambda i: -seqs[i].fed)
             for b in self._batches(plain, seqs, 0):
                 self._run(seqs, b, outs)
         return [o if o is not None else _Out() for o in outs]
@@ -195,7 +230,7 @@ class HFBackend(LocalTokenizerMixin, Backend):
     def _batches(self, idx: list[int], seqs: list[_Seq], offset: int):
         batch: list[int] = []
         for i in idx:
-            longest = max([len(seqs[j].ids) - offset for j in batch] + [len(seqs[i].ids) - offset])
+            longest = max([seqs[j].fed - offset for j in batch] + [seqs[i].fed - offset])
             if batch and (len(batch) >= self.batch_size or longest * (len(batch) + 1) > self.max_batch_tokens):
                 yield batch
                 batch = []
@@ -230,10 +265,9 @@ class HFBackend(LocalTokenizerMixin, Backend):
         return torch.log_softmax(logits, dim=-1), out, mask
 
     def _run(self, seqs: list[_Seq], batch: list[int], outs: list) -> None:
-        keep = max(seqs[i].cont_len for i in batch) + 1
-        logp, _, _ = self._forward([seqs[i].ids for i in batch], keep)
+        logp, _, _ = self._forward([seqs[i].ids[:seqs[i].fed] for i in batch], _needed(seqs, batch))
         for r, i in enumerate(batch):
-            outs[i] = self._read(seqs[i], logp[r], keep, None, len(seqs[i].ids))
+            outs[i] = self._read(seqs[i], logp[r], None, 0)
 
     def _run_prefixed(self, seqs: list[_Seq], groups: list[tuple[list[int], int]], outs: list) -> None:
         """Run each group's prefix once (all groups in one batch), then every member's suffix
@@ -251,21 +285,23 @@ class HFBackend(LocalTokenizerMixin, Backend):
             rows = torch.tensor([g for g, _ in chunk], dtype=torch.long)
             c = copy.deepcopy(cache)
             c.batch_select_indices(rows.to(self.device))
-            keep = max(seqs[i].cont_len for _, i in chunk) + 1
-            suffixes = [seqs[i].ids[groups[g][1]:] for g, i in chunk]
-            logp, _, _ = self._forward(suffixes, keep, prefix_mask=pmask[rows], cache=c)
+            suffixes = [seqs[i].ids[groups[g][1]:seqs[i].fed] for g, i in chunk]
+            logp, _, _ = self._forward(suffixes, _needed(seqs, [i for _, i in chunk]), prefix_mask=pmask[rows], cache=c)
             for r, (g, i) in enumerate(chunk):
-                outs[i] = self._read(seqs[i], logp[r], keep, first[g, -1], len(suffixes[r]))
+                outs[i] = self._read(seqs[i], logp[r], first[g, -1], groups[g][1])
 
-    def _read(self, s: _Seq, logp: Any, keep: int, prefix_last: Any, n: int) -> _Out:
-        """Pick the needed log-probs from one row (``n`` real tokens after any prefix)."""
-        # The model returns fewer than ``keep`` positions when the batch is shorter than that (a
+    def _read(self, s: _Seq, logp: Any, prefix_last: Any, offset: int) -> _Out:
+        """Pick the needed log-probs from one row: the model read ``s.ids[offset:s.fed]`` (after a
+        cached prefix of ``offset`` tokens, whose last position's log-probs are ``prefix_last``)."""
+        # The model returns fewer positions than asked when the batch is shorter than that (a
         # suffix that is only the continuation, after a cached prefix): count the rows it gave.
         keep = int(logp.shape[0])
+        n = s.fed - offset
         total = 0.0
-        for j in range(n - s.cont_len, n):  # positions of continuation tokens in this row
-            row = prefix_last if j == 0 else logp[keep - n + j - 1]
-            total += float(row[s.ids[len(s.ids) - n + j]])
+        for j in range(len(s.ids) - s.cont_len, len(s.ids)):  # token j is predicted at position j - 1
+            p = j - 1 - offset
+            row = prefix_last if p < 0 else logp[keep - n + p]
+            total += float(row[s.ids[j]])
         nxt = tuple(float(logp[keep - 1, t]) for t in s.next_ids)
         return _Out(cont_logprob=total if s.cont_len else 0.0, next_logprobs=nxt)
 
@@ -277,6 +313,16 @@ class HFBackend(LocalTokenizerMixin, Backend):
         transformers = require("transformers", "hf")
         # In chat mode the model writes its reply from scratch; plain prompts end with the prefix.
         enc = [self.encode(self.render(p, with_prefix=not self.chat)) for p in prompts]
+        cut = [False] * len(enc)
+        if self.truncation == "left" and self._max_len:
+            # lm-eval's generate_until keeps the last max_length - max_gen_toks tokens of the context
+            room = self._max_len - max(1, int(max_tokens))
+            if room < 1:
+                why = f"max_tokens {max_tokens} leaves no room for a prompt in {self._max_len} tokens"
+                return [Generated(error=why) for _ in prompts]
+            for i, e in enumerate(enc):
+                if len(e) > room:
+                    enc[i], cut[i] = e[-room:], True
         order = sorted(range(len(enc)), key=lambda i: -len(enc[i]))
         eos = self.model.generation_config.eos_token_id
         if eos is None:
@@ -313,7 +359,7 @@ class HFBackend(LocalTokenizerMixin, Backend):
                         if s and s in text:
                             text, finish = text[:text.index(s)], "stop"
                     res[i] = Generated(text=text, prompt_tokens=len(enc[i]), completion_tokens=len(new),
-                                       finish_reason=finish)
+                                       finish_reason=finish, truncated=cut[i])
         return [r or Generated(error="not run") for r in res]
 
     # -- identity ---------------------------------------------------------------------
@@ -325,7 +371,8 @@ class HFBackend(LocalTokenizerMixin, Backend):
             "backend": self.name, "model": self.spec.model, "transformers": transformers.__version__,
             "torch": self.torch.__version__, "device": str(self.device), "dtype": str(self.model.dtype),
             "chat_template": self.chat, "parameters": int(sum(p.numel() for p in self.model.parameters())),
-            "max_length": self._max_len, "prefix_cache": self.prefix_cache, "conventions": self.conventions(),
+            "max_length": self._max_len, "truncation": self.truncation, "prefix_cache": self.prefix_cache,
+            "conventions": self.conventions(),
         }
 
     def usage(self) -> dict[str, int]:
@@ -382,18 +429,25 @@ def _first_id(*ids: Any) -> int:
     return 0
 
 
-def _model_max_length(model: Any, tokenizer: Any) -> int | None:
-    cfg = model.config
-    best = None
-    for attr in ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "n_ctx"):
+def _model_max_length(model: Any, tokenizer: Any) -> int:
+    """The context length as lm-evaluation-harness resolves it (``resolve_max_length``): the text
+    config's ``n_positions``, ``max_position_embeddings`` or ``n_ctx``, else the tokenizer's
+    ``model_max_length`` when set, else 2048."""
+    cfg = getattr(model.config, "text_config", None) or model.config
+    for attr in ("n_positions", "max_position_embeddings", "n_ctx"):
         v = getattr(cfg, attr, None)
-        if isinstance(v, int) and v > 0:
-            best = v
-            break
+        if v is not None:
+            return int(v)
     tml = getattr(tokenizer, "model_max_length", None)
     if isinstance(tml, int) and 0 < tml < _HUGE:
-        best = min(best, tml) if best else tml
-    return best
+        return tml
+    return _DEFAULT_MAX_LENGTH
+
+
+def _needed(seqs: list[_Seq], batch: list[int]) -> int:
+    """Trailing positions whose log-probs a batch needs: each continuation token's, and the last
+    position's where the next-token distribution is read."""
+    return max(1, max(seqs[i].cont_len + (1 if seqs[i].next_ids else 0) for i in batch))
 
 
 def _new_cache(model: Any) -> Any:

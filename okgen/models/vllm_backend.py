@@ -2,7 +2,9 @@
 
 Spec: ``vllm/MODEL[,key=value...]``. okgen's own options: ``chat`` (auto|yes|no),
 ``add_bos`` (unset: as the tokenizer adds special tokens, like lm-evaluation-harness), ``top_logprobs`` (20: alternatives read for single-pass letter scoring),
-``data_parallel_size`` (1). Every other option is passed to ``vllm.LLM`` as an engine argument,
+``data_parallel_size`` (1), ``truncation`` (left: a sequence longer than the engine's
+``max_model_len`` loses its first tokens as lm-evaluation-harness's ``vllm`` model cuts it;
+context: okgen's rule, the article's end). Every other option is passed to ``vllm.LLM`` as an engine argument,
 unchanged: ``tensor_parallel_size``, ``pipeline_parallel_size``, ``dtype``,
 ``gpu_memory_utilization``, ``max_model_len``, ``quantization``, ``enforce_eager``,
 ``max_num_seqs``, ``distributed_executor_backend`` (``ray`` for multi-node), ``revision``,
@@ -43,12 +45,13 @@ from okgen.models.base import (
     Scored,
     group_order,
     resolve_chat,
+    resolve_truncation,
 )
 from okgen.registry import require
 
 log = logging.getLogger(__name__)
 
-OKGEN_OPTIONS = {"chat", "add_bos", "top_logprobs", "data_parallel_size"}
+OKGEN_OPTIONS = {"chat", "add_bos", "top_logprobs", "data_parallel_size", "truncation"}
 
 
 def _convert(out: Any) -> dict[str, Any]:
@@ -193,6 +196,7 @@ class VLLMBackend(LocalTokenizerMixin, Backend):
         self.chat_option = o.pop("chat", "auto")
         add_bos = o.pop("add_bos", None)
         self.add_bos = None if add_bos is None else bool(add_bos)
+        self.truncation = resolve_truncation(o.pop("truncation", None))
         self.top_logprobs = spec.int_opt("top_logprobs", 20)
         dp = max(1, spec.int_opt("data_parallel_size", 1))
         o.pop("top_logprobs", None)
@@ -253,7 +257,7 @@ class VLLMBackend(LocalTokenizerMixin, Backend):
     def letter_logprobs(self, prompts: Sequence[Prompt], labels: Sequence[Sequence[str]]) -> list[Scored]:
         """Single pass over the top-N next-token log-probabilities where letters are single tokens."""
         res: list[Scored | None] = [None] * len(prompts)
-        single, ids, params, groups, label_ids = [], [], [], [], []
+        single, ids, params, groups, label_ids, single_cut = [], [], [], [], [], []
         multi: list[int] = []
         for i, (p, labs) in enumerate(zip(prompts, labels)):
             ctx_text, conts = self.label_continuations(p, labs)
@@ -261,14 +265,17 @@ class VLLMBackend(LocalTokenizerMixin, Backend):
             ctx = pairs[0][0]
             if all(len(c) == 1 and cx == ctx for cx, c in pairs):
                 single.append(i)
-                ids.append(ctx)
+                # lm-eval reads (context + letter)[-(max_length - 1):]: the context's last max_length - 2 tokens
+                ids.append(self._left(ctx, 2))
+                single_cut.append(len(ids[-1]) < len(ctx))
                 label_ids.append([c[0] for _, c in pairs])
                 groups.append(p.group)
                 params.append({"max_tokens": 1, "temperature": 0.0, "logprobs": self.top_logprobs, "detokenize": False})
             else:
                 multi.append(i)
         fallback: list[int] = []
-        for i, lids, out, ctx in zip(single, label_ids, self._run(ids, params, groups) if ids else [], ids):
+        for i, lids, out, ctx, was_cut in zip(single, label_ids, self._run(ids, params, groups) if ids else [], ids,
+                                              single_cut):
             top = (out["logprobs"] or [{}])[0]
             scores = tuple(top.get(t, NEG_INF) for t in lids)
             if all(s == NEG_INF for s in scores):
@@ -276,7 +283,7 @@ class VLLMBackend(LocalTokenizerMixin, Backend):
                 continue
             self.counters["single_pass"] += 1
             res[i] = Scored(scores=scores, lengths=tuple(len(x) + 1 for x in labels[i]), prompt_tokens=len(ctx),
-                            single_pass=True)
+                            single_pass=True, truncated=was_cut)
         self.counters["prompt_logprob_fallback"] += len(fallback)
         self.counters["multi_token_fallback"] += len(multi)
         rest = sorted(fallback + multi)
@@ -289,36 +296,53 @@ class VLLMBackend(LocalTokenizerMixin, Backend):
 
     def loglik(self, prompts: Sequence[Prompt], continuations: Sequence[Sequence[str]]) -> list[Scored]:
         """Continuation log-likelihoods from prompt log-probabilities."""
-        ids, params, groups, spans, ctx_len = [], [], [], [], []
+        ids, params, groups, spans, ctx_len, cut = [], [], [], [], [], []
         for p, conts in zip(prompts, continuations):
             ctx_text = self.render(p)
             for cx, ct in self.encode_pairs(ctx_text, [self.continuation(c) for c in conts]):
-                ids.append(cx + ct)
-                spans.append((len(cx), len(cx) + len(ct)))
+                # lm-eval: inp = (context + continuation)[-(max_length - 1):]
+                seq = self._left(cx + ct, 1)
+                ids.append(seq)
+                cut.append(len(seq) < len(cx) + len(ct))
+                spans.append((len(seq) - len(ct), len(seq)))
                 groups.append(p.group)
                 params.append({"max_tokens": 1, "temperature": 0.0, "prompt_logprobs": 1, "detokenize": False})
             ctx_len.append(len(cx) if conts else 0)
         outs = self._run(ids, params, groups) if ids else []
         res, k = [], 0
         for n_ctx, conts in zip(ctx_len, continuations):
-            scores = []
+            scores, was_cut = [], any(cut[k:k + len(conts)])
             for _ in conts:
                 seq, (a, b), out = ids[k], spans[k], outs[k]
                 plps = out["prompt_logprobs"] or []
                 scores.append(sum(plps[j][seq[j]] for j in range(a, b)) if len(plps) >= b else NEG_INF)
                 k += 1
-            res.append(Scored(scores=tuple(scores), lengths=tuple(len(c) for c in conts), prompt_tokens=n_ctx))
+            res.append(Scored(scores=tuple(scores), lengths=tuple(len(c) for c in conts), prompt_tokens=n_ctx,
+                              truncated=was_cut))
         return res
 
     def generate(self, prompts: Sequence[Prompt], *, max_tokens: int, temperature: float = 0.0,
                  seed: int = 0, stop: Sequence[str] = ()) -> list[Generated]:
         """Greedy (or seeded) generation."""
-        ids = [self.encode(self.render(p, with_prefix=not self.chat)) for p in prompts]
+        full = [self.encode(self.render(p, with_prefix=not self.chat)) for p in prompts]
+        # lm-eval's generate_until keeps the last max_length - max_gen_toks tokens of the context
+        ids = [self._left(x, max(1, int(max_tokens))) for x in full]
         params = [{"max_tokens": max(1, int(max_tokens)), "temperature": float(temperature), "seed": int(seed),
                    "stop": list(stop) or None} for _ in prompts]
         outs = self._run(ids, params, [p.group for p in prompts]) if ids else []
         return [Generated(text=o["text"], prompt_tokens=len(x), completion_tokens=o["n_out"],
-                          finish_reason=o["finish_reason"]) for x, o in zip(ids, outs)]
+                          finish_reason=o["finish_reason"], truncated=len(x) < len(f))
+                for x, f, o in zip(ids, full, outs)]
+
+    def _cuts(self) -> bool:
+        return self.truncation == "left" and bool(self.max_length)
+
+    def _left(self, ids: list[int], reserve: int) -> list[int]:
+        """With ``truncation=left``, the last ``max_length - reserve`` tokens (lm-eval's cut)."""
+        if not self._cuts():
+            return ids
+        room = max(1, int(self.max_length or 0) - reserve)
+        return ids[-room:] if len(ids) > room else ids
 
     # -- identity ---------------------------------------------------------------------
     def info(self) -> dict[str, Any]:
@@ -334,6 +358,7 @@ class VLLMBackend(LocalTokenizerMixin, Backend):
         return {"backend": self.name, "model": self.spec.model, "vllm": self.vllm_version, "gpu": gpu,
                 "engine_args": {k: v for k, v in sorted(self.engine_args.items())},
                 "data_parallel_size": self.data_parallel_size, "chat_template": self.chat,
+                "truncation": self.truncation,
                 "conventions": self.conventions()}
 
     def usage(self) -> dict[str, int]:
