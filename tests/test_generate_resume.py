@@ -33,10 +33,7 @@ def finished_rows(db) -> int:
 
 def start_generating(ws: Workspace, path, spec: str, rows: int) -> subprocess.Popen:
     """``okgen generate`` in a subprocess, returned once ``rows`` articles are finished."""
-    env = dict(os.environ, OKGEN_HOME=str(ws.home), OKGEN_NO_PROGRESS="1")
-    if not ws.config_path.exists():  # the same gate setting as this process (see conftest)
-        ws.home.mkdir(parents=True, exist_ok=True)
-        ws.config_path.write_text("[generate]\nquality_gates = false\n", encoding="utf-8")
+    env = dict(os.environ, OKGEN_HOME=str(ws.home), OKGEN_NO_PROGRESS="1")  # gates on, as in this process
     proc = subprocess.Popen(
         [sys.executable, "-m", "okgen", "generate", "--date", str(DAY), "--articles", str(path),
          "--generator", spec, "--validator", spec, "--concurrency", "4"],
