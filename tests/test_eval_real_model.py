@@ -23,7 +23,8 @@ pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(3600)]
 pytest.importorskip("lm_eval")
 pytest.importorskip("gguf")
 
-N = 40
+N = 40  # questions asked for
+N_MIN = 8  # the fewest the real set may have: the precise offline generator asks about ~1 in 20 short articles
 
 
 @pytest.fixture(scope="session")
@@ -44,8 +45,9 @@ def real_set(tmp_path_factory):
     ws = Workspace.from_env(tmp_path_factory.mktemp("ws"))
     try:
         # Articles under 4,000 characters keep the oracle prompts short: nothing is truncated by
-        # either tool (the offline generator asks about ~1 in 4 such articles: 40 questions need ~200).
-        snap = real_news_snapshot(ws, n_questions=N, n_articles=200, per_article=3, min_chars=300, max_chars=4000)
+        # either tool. All of the day's short articles are offered; the offline generator's
+        # precision rules leave about one question in 20 of them (9-12 on 2025-04-10).
+        snap = real_news_snapshot(ws, n_questions=N, n_articles=1000, per_article=3, min_chars=300, max_chars=4000)
     except FileNotFoundError:
         pytest.skip("shared/data/news-dev is not beside the checkout")
     export = tmp_path_factory.mktemp("export")
@@ -63,7 +65,8 @@ def test_okgen_agrees_with_lm_eval_on_smollm2(smollm2, real_set, setting, scorin
     from okgen.testing.lmeval import agreement, run_lm_eval
 
     ws, snap, export = real_set
-    assert len(snap.questions) == N
+    n = len(snap.questions)
+    assert N_MIN <= n <= N
     spec = f"hf/{smollm2},dtype=float32,batch_size=8" + ("" if chat else ",chat=no")
     out = run_eval(snap.name, spec, plan_runs([setting]), EvalOptions(scoring=scoring), workspace=ws,
                    out=tmp_path / "run")[0]
@@ -73,9 +76,9 @@ def test_okgen_agrees_with_lm_eval_on_smollm2(smollm2, real_set, setting, scorin
     agree = agreement(ours, lm.predictions)
     print(f"\n{setting} {scoring} chat={chat}: agreement {agree:.3f}, okgen {out.record.accuracy:.3f}, "
           f"lm-eval {lm.accuracy:.3f}")
-    assert len(lm.predictions) == N
+    assert len(lm.predictions) == n
     assert agree >= 0.95
-    assert abs(out.record.accuracy - lm.accuracy) <= 1 / N + 1e-9
+    assert abs(out.record.accuracy - lm.accuracy) <= 1 / n + 1e-9
     conv = out.record.extra["backend"]["conventions"]
     assert conv["chat_template"] is chat and conv["bos_added_to_plain_prompts"]  # the GGUF tokenizer adds BOS
 
@@ -85,9 +88,9 @@ def test_generation_parses_smollm2s_free_text(smollm2, real_set, tmp_path):
     out = run_eval(snap.name, f"hf/{smollm2},dtype=float32,batch_size=8", plan_runs(["none"]),
                    EvalOptions(scoring="generate", limit=12, max_tokens=24), workspace=ws, out=tmp_path / "gen")[0]
     preds = list(read_predictions(out.path / "predictions.jsonl").values())
-    assert len(preds) == 12 and all(p.error is None for p in preds)
+    assert len(preds) == min(12, len(snap.questions)) and all(p.error is None for p in preds)
     assert all(p.output and p.output.strip() for p in preds)  # real words, not an empty string
     parsed = [p for p in preds if p.parsed]
     print("\n" + "\n".join(f"{p.pred_index}: {p.output!r}" for p in preds))
-    assert len(parsed) >= 9, [p.output for p in preds]
+    assert len(parsed) >= 0.75 * len(preds), [p.output for p in preds]
     assert out.record.unparsed == 12 - len(parsed)
