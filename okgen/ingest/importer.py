@@ -29,6 +29,10 @@ from okgen.errors import ConfigError, OkgenError
 log = logging.getLogger(__name__)
 
 FIELDS = ("title", "text", "url", "date", "source", "author", "language", "source_name", "category")
+# Keys that common news dumps use for a field, tried in order when the field's own key is absent and
+# no --map option names one (the news-dev / OKBench dumps: article_text, news_site, link).
+ALIASES = {"text": ("article_text", "content", "body", "maintext"), "url": ("link",),
+           "source": ("news_site", "outlet", "publisher"), "date": ("published", "date_publish", "published_at")}
 REQUIRED = ("text", "date")
 LIST_KEYS = ("articles", "items", "data", "records", "results", "documents")
 
@@ -208,6 +212,9 @@ def read_dump(path: str | Path, mapping: dict[str, str] | None = None,
             yield ImportedRecord(line, None, f"not_an_object: {type(obj).__name__}")
             continue
         fields = {f: _get(obj, key) for f, key in m.items()}
+        for f, keys in ALIASES.items():
+            if fields.get(f) is None and m[f] == f and not (mapping or {}).get(f):
+                fields[f] = next((v for v in (_get(obj, k) for k in keys) if v is not None), None)
         for f in ("title", "text", "url", "source", "author", "language", "source_name", "category"):
             v = fields.get(f)
             fields[f] = " ".join(str(v).split()) if v is not None and f != "text" else (str(v) if v is not None else None)
