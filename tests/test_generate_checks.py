@@ -154,17 +154,24 @@ def test_priority_limiter_serves_generator_calls_first():
         lim = PriorityLimiter(1)
         order = []
 
-        async def job(name, prio, hold=0.0):
+        release = asyncio.Event()  # no clock: the holder keeps the slot until the others queue
+
+        async def job(name, prio, hold=None):
             async with lim.at(prio):
                 order.append(name)
-                await asyncio.sleep(hold)
+                if hold is not None:
+                    await hold.wait()
 
-        first = asyncio.create_task(job("holder", 1, 0.05))
-        await asyncio.sleep(0.01)
+        first = asyncio.create_task(job("holder", 1, release))
+        for _ in range(3):
+            await asyncio.sleep(0)  # let the holder take the slot
         waiters = [asyncio.create_task(job(f"v{i}", 1)) for i in range(3)] + [asyncio.create_task(job("g", 0))]
         cancelled = asyncio.create_task(job("gone", 0))
-        await asyncio.sleep(0)
+        for _ in range(3):
+            await asyncio.sleep(0)  # every waiter queued
         cancelled.cancel()
+        await asyncio.sleep(0)
+        release.set()
         await asyncio.gather(first, *waiters, return_exceptions=True)
         return order, lim.free
 
