@@ -170,3 +170,93 @@ def test_option_label_is_the_label_of_the_whole_option(nlp):
 def test_a_stem_word_that_nearly_spells_the_answer_is_a_giveaway():
     assert pr.echoes_answer("Which game was dreamed up by software engineer Josh Wardle" + SUFFIX, "Wordle")
     assert not pr.echoes_answer("Which organisation fired the commander of the base" + SUFFIX, "Pentagon")
+
+
+def _stem_for(nlp, sentence, answer_text, date_s="April 14, 2025"):
+    from okgen.generate.stems import answer_kind, make_stem
+
+    sent = next(nlp(sentence).sents)
+    ent = next(e for e in sent.ents if e.text == answer_text)
+    return sent, ent, make_stem(sent, ent, answer_kind(ent), date_s)
+
+
+def test_a_bare_definite_description_needs_the_article(nlp):
+    sent, ent, stem = _stem_for(nlp, "Texas Republicans have also publicly accused Mexico of flagrantly ignoring "
+                                     "the treaty, harming farmers who depend on the water deliveries.", "Mexico")
+    assert "the treaty" in stem.question
+    assert pr.undefined_description(sent, stem.question, ent) == "the treaty"
+    # Said which one (an adjective, a compound, a phrase after it), or one of a kind: it stands.
+    for text in ("Texas Republicans have publicly accused Mexico of ignoring the 1944 water treaty on Monday.",
+                 "Texas Republicans have publicly accused Mexico of ignoring the treaty on water deliveries.",
+                 "Texas Republicans have publicly accused Mexico of harming the economy of the border states."):
+        sent, ent, stem = _stem_for(nlp, text, "Mexico")
+        assert stem is not None and pr.undefined_description(sent, stem.question, ent) is None, stem.question
+    sent, ent, stem = _stem_for(nlp, "The Supreme Court also ordered the Trump administration to take measures to "
+                                     "facilitate his release.", "The Supreme Court")
+    assert pr.undefined_description(sent, stem.question, ent) == "measures"
+
+
+def test_a_guess_is_not_news():
+    assert pr.speculative("Which organisation may eat some cost of Trump's tariffs" + SUFFIX)
+    assert not pr.speculative("Which organisation raised its prices in India" + SUFFIX)
+
+
+def test_a_capital_aimed_at_stands_for_its_government(nlp):
+    sent, ent, _ = _stem_for(nlp, "For its part, Israel has accused Ankara of trying to turn Syria into a "
+                                  "Turkish protectorate.", "Ankara")
+    assert pr.place_as_actor(ent)
+    sent, ent, _ = _stem_for(nlp, "Last week, Witkoff met with Russian presidential aide Kirill Dmitriev in "
+                                  "Washington.", "Washington")
+    assert not pr.place_as_actor(ent)  # where the meeting was: a place
+
+
+def test_earlier_facts_are_background():
+    assert pr.background_sentence("Samsung has previously admitted struggling to meet Nvidia's standards.", DAY)
+    assert pr.background_sentence("He was deported to El Salvador last month.", DAY)
+    assert not pr.background_sentence("China retaliated on Wednesday with a 125 percent tariff on US goods.", DAY)
+
+
+def test_stems_keep_coordinated_names_and_drop_cut_asides(nlp):
+    _, _, stem = _stem_for(nlp, "Previous meetings between Witkoff and Putin had taken place in Moscow.", "Moscow")
+    assert "between Witkoff and Putin" in stem.question
+    _, _, stem = _stem_for(nlp, "The White House has so far stood by Musk, with Trump making clear on Thursday "
+                                "that he has no intention of parting ways with him.", "The White House")
+    assert stem is not None and "making clear" not in stem.question  # the aside lost its clause: cut whole
+
+
+def test_an_acronym_and_its_name_are_not_two_options():
+    from okgen.generate.distractors import aliases
+
+    assert aliases("DOGE", "the Department of Government Efficiency")
+    assert aliases("Federal Bureau of Investigation", "FBI")
+    assert not aliases("UK", "Ukraine") and not aliases("Apple", "Microsoft")
+    from okgen.generate.distractors import _names
+
+    cands = ["the Department of Government Efficiency", "DOGE", "Pentagon", "Treasury"]
+    draws = [_names("FBI", "org", cands, random.Random(seed), 3) for seed in range(20)]
+    assert all(d is not None and not {"DOGE", "the Department of Government Efficiency"} <= set(d) for d in draws)
+    assert _names("FBI", "org", cands[:3], random.Random(0), 3) is None  # no third name: no question
+    # Nor is an answer's own acronym a distractor.
+    pool = Pool()
+    for i, name in enumerate(["FBI", "Pentagon", "Treasury", "Senate"]):
+        pool.add("org", name, f"a{i}")
+    got = pick("Federal Bureau of Investigation", "org", pool=pool, article_id="src", article_norm="", question="q",
+               rng=random.Random(1), year=2025)
+    assert got is not None and "FBI" not in got
+
+
+def test_two_outlets_reporting_one_fact_are_near_duplicates():
+    from okgen.generate.checks import near_duplicates
+
+    items = [("To which country had Trump's special envoy traveled" + SUFFIX, "Russia"),
+             ("To which country did Steve Witkoff travel for talks with Vladimir Putin" + SUFFIX, "Russia"),
+             ("Which country retaliated with a 125 percent tariff on US goods" + SUFFIX, "China"),
+             ("Which country has filed a lawsuit with the World Trade Organization" + SUFFIX, "China")]
+    evidence = ["Earlier on Friday, Axios reported that Trump's special envoy, Steve Witkoff, had traveled to Russia "
+                "to hold a meeting with President Vladimir Putin.",
+                "Witkoff subsequently traveled to Russia on Friday for talks with Putin.",
+                "China retaliated Wednesday with a 125 percent tariff on US goods.",
+                "China has also filed a lawsuit with the World Trade Organization challenging the latest US tariff "
+                "hike, asserting that Washington's actions have disrupted the global economy."]
+    assert near_duplicates(items, evidence=evidence) == {1: 0}  # one fact twice; China's two facts stay
+    assert near_duplicates(items) == {}  # the stems alone share too few words to tell

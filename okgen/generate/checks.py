@@ -142,33 +142,53 @@ def dedup_features(question: str, answer: str) -> tuple[str, frozenset[str], str
     return qn, content_tokens(qn, normalized=True), normalize(answer)
 
 
+EVIDENCE_OVERLAP = 0.6  # share of the smaller evidence's fact words the other evidence repeats
+_SUFFIX = re.compile(r"(?:ing|ed|es|s)$")
+
+
+def evidence_facts(evidence: str, answer: str) -> frozenset[str]:
+    """The words a piece of evidence states its fact with: content words, crudely stemmed
+    ("traveled" is "travel"), without the answer's own words."""
+    drop = content_tokens(answer)
+    return frozenset(_SUFFIX.sub("", w) if len(w) > 4 else w for w in content_tokens(evidence) if w not in drop)
+
+
 def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5,
-                    prior: Sequence[tuple[str, str]] = ()) -> dict[int, int]:
+                    prior: Sequence[tuple[str, str]] = (), evidence: Sequence[str] | None = None) -> dict[int, int]:
     """Find near-duplicate questions: index -> index of the earlier question it duplicates.
 
     Two questions are near duplicates when their normalised texts are equal, or when they have
-    the same answer and their content words overlap by at least ``threshold`` (Jaccard). The
-    earlier one (in the given order) is kept. Comparing only questions with the same answer
-    keeps this linear in practice.
+    the same answer and their content words overlap by at least ``threshold`` (Jaccard), or,
+    with ``evidence`` (one per item), when they have the same answer and their evidence
+    sentences state it with the same words (at least :data:`EVIDENCE_OVERLAP` of the smaller
+    set: two outlets reporting one fact, "Witkoff traveled to Russia ..."). The earlier one
+    (in the given order) is kept. Comparing only questions with the same answer keeps this
+    linear in practice.
 
     Args:
         items: (question, answer) pairs in priority order.
         threshold: Jaccard overlap of content words.
         prior: (question, answer) pairs published earlier (the last days' snapshots): an item
             duplicating ``prior[k]`` maps to ``-1 - k``; prior items are never reported.
+        evidence: the evidence sentence of each item (same order), or None.
     """
     by_text: dict[str, int] = {}
-    by_answer: dict[str, list[tuple[int, frozenset[str]]]] = {}
+    by_answer: dict[str, list[tuple[int, frozenset[str], frozenset[str]]]] = {}
     dups: dict[int, int] = {}
     n_prior = len(prior)
     for i, (q, a) in enumerate([*prior, *items]):
         i -= n_prior  # prior items get negative indexes: -n_prior .. -1
         qn, toks, key = dedup_features(q, a)
+        facts = evidence_facts(evidence[i], a) if evidence is not None and i >= 0 else frozenset()
         found = by_text.get(qn)
         if found is None:
-            for j, other in by_answer.get(key, ()):
+            for j, other, other_facts in by_answer.get(key, ()):
                 union = toks | other
                 if union and len(toks & other) / len(union) >= threshold:
+                    found = j
+                    break
+                small = min(len(facts), len(other_facts))
+                if small >= 3 and len(facts & other_facts) / small >= EVIDENCE_OVERLAP:
                     found = j
                     break
         if found is not None:
@@ -176,5 +196,5 @@ def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5,
                 dups[i] = found if found >= 0 else -1 - (found + n_prior)
             continue
         by_text[qn] = i
-        by_answer.setdefault(key, []).append((i, toks))
+        by_answer.setdefault(key, []).append((i, toks, facts))
     return dups

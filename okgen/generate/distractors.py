@@ -93,7 +93,7 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
         # Neither contains the other ("Department of Homeland Security" is "The U.S. Department
         # of Homeland Security"), word for word.
         return (cn != a_norm and f" {cn} " not in f" {a_norm} " and f" {a_norm} " not in f" {cn} "
-                and not contains(article_norm, c) and not contains(q_norm, c))
+                and not aliases(c, answer) and not contains(article_norm, c) and not contains(q_norm, c))
 
     if kind in POOL_KINDS:
         bare: dict[str, str] = {}
@@ -192,8 +192,28 @@ def _names(answer: str, kind: str, cands: Sequence[str], rng: random.Random, n: 
     best = max(closeness(c) for c in cands)
     close = [c for c in ranked if closeness(c) == best][:5]
     first = rng.choice(close)
-    rest = [c for c in cands if c != first]
-    return [first] + rng.sample(rest, n - 1)
+    out = [first]
+    for c in rng.sample([c for c in cands if c != first], len(cands) - 1):
+        if len(out) == n:
+            break
+        if not any(aliases(c, o) for o in out):  # "DOGE" beside "the Department of Government Efficiency"
+            out.append(c)
+    return out if len(out) == n else None
+
+
+def _initials(name: str) -> set[str]:
+    words = [w for w in re.findall(r"[A-Za-z]+", name) if w.lower() != "the"]
+    return {"".join(w[0] for w in words).upper(), "".join(w[0] for w in words if w[0].isupper()).upper()}
+
+
+def aliases(a: str, b: str) -> bool:
+    """Whether one name is the other's acronym ("DOGE", "the Department of Government
+    Efficiency"): two options naming one thing."""
+    for x, y in ((a, b), (b, a)):
+        letters = re.sub(r"[^A-Za-z]", "", y)
+        if letters.isupper() and 2 <= len(letters) <= 6 and len(x.split()) >= 2 and letters in _initials(x):
+            return True
+    return False
 
 
 GOV_WORDS = frozenset({"Department", "Ministry", "Senate", "House", "Congress", "Parliament", "Court", "Agency",

@@ -289,6 +289,7 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
         if not in_gazetteer(ent.text):
             return "place_unknown", None  # places okgen is sure of: countries, cities, regions it knows
         if ent.root.dep_ in ("nsubj", "nsubjpass") and dis.place_scale(ent.text) != "country" \
+                or dis.place_scale(ent.text) != "country" and pr.place_as_actor(ent) \
                 or ent.text in ("US", "U.S.", "USA", "United States", "America"):
             return "place_metonymy", None  # "Which city advised ...": a capital standing for its government
     elif ent.label_ in POOL_LABELS and ctx.majority.get(normalize(ent.text)) != ent.label_:
@@ -317,6 +318,10 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
         return "sentence_background", None
     if pr.vague(question):
         return "stem_vague", None
+    if pr.speculative(question):
+        return "stem_speculative", None  # "may", "might", "could": a guess, not the day's news
+    if pr.undefined_description(sent, question, ent) is not None:
+        return "stem_undefined", None  # "accused Mexico of ignoring the treaty": which treaty?
     if pr.unexplained_name(sent, question, ent, day.names) is not None:
         return "name_unexplained", None  # "Who will Essiedu portray?": a name the reader cannot place
     if any(pr.media_name(e.text, day.outlets) for e in sent.ents if e.text in question):

@@ -332,7 +332,8 @@ def _assemble(results: Sequence[ArticleResult], by_id: dict[str, Article], date:
     build the final questions with balanced positions."""
     cands = [c for r in results for c in sorted(r.candidates, key=lambda c: c.index)]
     survivors = [c for c in cands if c.kept]
-    dups = near_duplicates([(c.question, c.answer) for c in survivors], prior=[(q, a) for q, a, _ in prior])
+    dups = near_duplicates([(c.question, c.answer) for c in survivors], prior=[(q, a) for q, a, _ in prior],
+                           evidence=[c.evidence for c in survivors])
     deduped: list[Candidate] = []
     for i, c in enumerate(survivors):
         j = dups.get(i)

@@ -53,8 +53,28 @@ _MONTH = {m: i + 1 for i, m in enumerate(lx.MONTHS)}
 _DAY_MONTH = re.compile(rf"\b(?:(\d{{1,2}})\s+({'|'.join(lx.MONTHS)})|({'|'.join(lx.MONTHS)})\s+(\d{{1,2}})(?!\d))\b")
 _MONTH_ALONE = re.compile(rf"\b(?:in|In|since|Since|until|Until|last|Last|early|late|mid-?)\s+({'|'.join(lx.MONTHS)})\b(?!\s+\d)")
 _HISTORY = re.compile(r"\b(?:was born|born in|born on|founded in|died in|since (?:19|20)\d\d|in the (?:late|early|mid)[- ]"
-                      r"(?:19|20)?\d0s|decades? ago|years? ago|at the time|back then|in recent (?:months|years))\b",
+                      r"(?:19|20)?\d0s|decades? ago|years? ago|at the time|back then|in recent (?:months|years)|"
+                      r"previously|formerly|last (?:month|year)|earlier this year|in the past)\b",
                       re.IGNORECASE)
+# Nouns a definite description may use without saying which one: one of a kind, or the time.
+UNIQUE_NOUNS = frozenset({"world", "economy", "public", "police", "military", "internet", "weekend", "week",
+                          "month", "year", "day", "night", "morning", "afternoon", "evening", "time", "future",
+                          "past", "moment", "sun", "moon", "earth", "planet", "globe", "environment", "climate",
+                          "pandemic", "country", "nation", "market", "markets", "stock market", "weather",
+                          "season", "end", "start", "beginning", "first", "rest", "majority", "most", "top",
+                          "bottom", "latest", "news", "media", "press", "government", "administration", "region",
+                          "area", "city", "capital", "border", "way", "number", "amount", "level", "rate", "use"})
+# Dependents that say which one a noun means and that stems keep (clauses after it are cut).
+MODIFIERS = frozenset({"amod", "compound", "nummod", "poss", "prep", "nmod"})
+# Nouns that say nothing on their own ("take measures", "discussed issues").
+EMPTY_NOUNS = frozenset({"measures", "steps", "action", "actions", "things", "changes", "issues", "matters",
+                         "efforts", "moves", "options", "concerns", "questions"})
+# Modal verbs of a guess, not a report ("Apple may eat some cost of the tariffs").
+SPECULATIVE = re.compile(r"\b(?:may|might|could)\b", re.IGNORECASE)
+# Verbs whose object is an actor: a capital there stands for its government ("accused Ankara").
+ADDRESSEE_VERBS = frozenset({"accuse", "urge", "warn", "criticize", "criticise", "blame", "condemn", "sanction",
+                             "pressure", "threaten", "ask", "tell", "praise", "thank", "support", "back",
+                             "invite", "fault", "slam", "lash", "call", "press", "persuade", "convince", "attack"})
 
 
 def content_words(question: str) -> list[str]:
@@ -178,3 +198,44 @@ def echoes_answer(question: str, answer: str) -> bool:
     a_words = [w.lower() for w in re.findall(r"[A-Za-z]{4,}", answer)]
     q_words = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", question)}
     return any(difflib.SequenceMatcher(None, a, q).ratio() >= 0.8 for a in a_words for q in q_words)
+
+
+def undefined_description(sent: Any, question: str, answer: Any) -> str | None:
+    """A definite description of the stem that says nothing of which one it means ("accused
+    Mexico of ignoring the treaty", "in the case"), or None.
+
+    "the NOUN" with no adjective, compound, number, possessor or phrase after it needs the
+    article to be understood; nouns of one of a kind ("the world", "the economy") and of
+    time ("the weekend") stand alone."""
+    q_words = set(re.findall(r"[A-Za-z][A-Za-z'-]*", question))
+    for t in sent:
+        if t.pos_ != "NOUN" or t.i in range(answer.start, answer.end) or t.text not in q_words:
+            continue
+        kids = list(t.children)
+        said = any(c.dep_ in MODIFIERS for c in kids)  # clauses after it are cut from stems
+        if t.lower_ in EMPTY_NOUNS and not said and t.dep_ in ("dobj", "pobj"):
+            return t.text  # "ordered the administration to take measures": which?
+        if not any(c.dep_ == "det" and c.lower_ == "the" for c in kids):
+            continue
+        if said or t.lemma_.lower() in UNIQUE_NOUNS or t.lower_ in UNIQUE_NOUNS:
+            continue
+        if f"the {t.text}" in question:
+            return f"the {t.text}"
+    return None
+
+
+def place_as_actor(ent: Any) -> bool:
+    """Whether a place stands for its government: the object of a verb aimed at an actor
+    ("Israel has accused Ankara of ..."), or the agent of a passive ("... was criticised by
+    Beijing")."""
+    root = ent.root
+    if root.dep_ in ("dobj", "dative") and root.head.lemma_.lower() in ADDRESSEE_VERBS:
+        return True
+    return root.dep_ == "pobj" and root.head.dep_ == "agent"
+
+
+def speculative(question: str) -> bool:
+    """Whether the stem asks about a guess ("Which company may eat some cost ...") rather than
+    something that happened or was decided: no option is right on the day."""
+    return bool(SPECULATIVE.search(question))
+

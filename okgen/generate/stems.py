@@ -115,14 +115,33 @@ def wh_word(kind: str, answer: str) -> str:
             "quantity": "How much", "count": "How many"}[kind]
 
 
+NOMINAL = frozenset({"NOUN", "PROPN"})
+
+
 def _subtree_tokens(tok: Any, exclude: frozenset[str] = DROP_DEPS) -> list[Any]:
-    """Tokens of ``tok``'s subtree, without dropped dependents' subtrees and parentheses."""
+    """Tokens of ``tok``'s subtree, without dropped dependents' subtrees and parentheses.
+
+    Coordinated names and nouns stay whole ("between Witkoff and Putin" is not "between
+    Witkoff"): only clauses and asides are cut."""
     out = [tok]
+    coordinated = tok.pos_ in NOMINAL and any(c.dep_ == "conj" and c.pos_ in NOMINAL for c in tok.children)
     for child in tok.children:
+        if coordinated and (child.dep_ in ("cc", "conj") and child.pos_ in NOMINAL | {"CCONJ"}
+                            or child.dep_ == "punct" and child.text == "," and child.i > tok.i):
+            out.extend(_subtree_tokens(child, exclude))
+            continue
         if child.dep_ in exclude and not _hyphen(child) and not _meaning(child):
             continue
         out.extend(_subtree_tokens(child, exclude))
     return out
+
+
+def _cuts_complement(tokens: list[Any]) -> bool:
+    """Whether a kept phrase lost the clause one of its verbs needs ("with Trump making clear
+    [that ...]", "after saying [that ...]"): what is left is a fragment."""
+    kept = {t.i for t in tokens}
+    return any(c.dep_ in ("ccomp", "csubj") and c.i not in kept for t in tokens if t.pos_ in ("VERB", "AUX")
+               for c in t.children)
 
 
 # Modifiers that change what a clause says ("not", "nearly 50", "the eighth largest"): never cut.
@@ -154,6 +173,10 @@ def _clause(verb: Any, skip: set[int]) -> list[Any] | None:
         sub = _subtree_tokens(child)
         if child.dep_ == "prep" and not any(t.ent_type_ or t.like_num for t in sub) and len(sub) > 4:
             continue  # a long prepositional phrase without a name or number: detail, not core
+        if _cuts_complement(sub):
+            if child.dep_ == "prep":
+                continue  # an aside ("with Trump making clear that ..."): left out whole
+            return None
         toks.extend(sub)
     toks.sort(key=lambda t: t.i)
     kept = {t.i for t in toks}

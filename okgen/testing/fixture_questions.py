@@ -23,7 +23,7 @@ _QUESTIONS: dict[str, list[tuple[str, str, tuple[str, str, str], str]]] = {
          "Chief executive Ingrid Solberg said the plant would employ 1,800 people when it reaches full production in 2029."),
         ("Shares in Halvorsen Energy rose by what percentage in Oslo after its battery plant announcement on {date}?",
          "6.4 percent", ("3 percent", "14 percent", "4.6 percent"),
-         "Shares in Halvorsen Energy rose 6.4 percent in Oslo after the announcement."),
+         "Shares in Halvorsen Energy rose 6.4 percent in Oslo after the factory announcement."),
         ("Who is the chief executive of Halvorsen Energy, which announced a battery plant in Gdansk on {date}?",
          "Ingrid Solberg", ("Sanne de Vries", "Katrin Albers", "Beatriz Almeida"),
          "Chief executive Ingrid Solberg said the plant would employ 1,800 people when it reaches full production in 2029."),

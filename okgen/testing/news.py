@@ -24,7 +24,7 @@ _ARTICLES: list[tuple[str, str, str, str, str]] = [
      "reporters in Warsaw.\n\n"
      "The factory is designed to produce cells for grid storage with a capacity of 16 gigawatt hours a "
      "year. Poland's development ministry said it would contribute 410 million zloty in grants. "
-     "Shares in Halvorsen Energy rose 6.4 percent in Oslo after the announcement. Construction is due "
+     "Shares in Halvorsen Energy rose 6.4 percent in Oslo after the factory announcement. Construction is due "
      "to begin on March 2, 2027."),
     ("2026-11-21", "bbc", "BBC News", "Kestrel Airways cancels 240 flights as pilots strike",
      "Kestrel Airways cancelled 240 flights on Saturday as pilots began a 48-hour strike over pay, "
