@@ -260,3 +260,11 @@ def test_two_outlets_reporting_one_fact_are_near_duplicates():
                 "hike, asserting that Washington's actions have disrupted the global economy."]
     assert near_duplicates(items, evidence=evidence) == {1: 0}  # one fact twice; China's two facts stay
     assert near_duplicates(items) == {}  # the stems alone share too few words to tell
+
+
+def test_common_words_the_tagger_capitalised_are_not_options():
+    from okgen.generate.extractive import common_word
+
+    cased = Counter({"media": 40, "Media": 12, "house": 30, "House": 20, "Apple": 50, "apple": 1, "Senate": 10})
+    assert common_word("Media", cased) and common_word("House", cased)
+    assert not common_word("Apple", cased) and not common_word("Senate", cased) and not common_word("FBI", cased)

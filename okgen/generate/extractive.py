@@ -156,6 +156,7 @@ class ExtractiveGenerator:
         for k in surnames:
             if majority.get(k) != "PERSON":
                 majority[k] = "PERSON?"
+        cased = Counter(t.text for doc in docs.values() for t in doc if t.is_alpha)
         named_in: dict[tuple[str, str], set[str]] = defaultdict(set)
         for label, text, a_id in mentions:
             named_in[(label, normalize(text))].add(a_id)
@@ -167,7 +168,8 @@ class ExtractiveGenerator:
             if len(named_in[(label, key)]) < 2 and not (label == "PERSON" and not one_word):
                 continue  # a one-word name only one article uses: too often a tagging error
             if label == "ORG" and one_word and (in_gazetteer(text) or (
-                    not text.isupper() and zipf(text.lower()) >= 4.5 and len(named_in[(label, key)]) < 3)):
+                    not text.isupper() and zipf(text.lower()) >= 4.5 and len(named_in[(label, key)]) < 3)
+                    or common_word(text, cased)):
                 continue  # "Cameroon", "Media": a place or a common word the tagger took for a name
             if label == "ORG" and (not pr.trusted_org_answer(text, len(named_in[(label, key)])) or pr.media_name(text)):
                 continue  # "WDP", "H20": what the tagger takes for organisations; outlets are not news
@@ -334,6 +336,14 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
     if longest_shared_run(stem.question, ctx.index, names=ctx.names) > MAX_SHARED_RUN:
         return "stem_copies", None  # the stem_overlap gate would drop it
     return "kept", stem
+
+
+def common_word(name: str, cased: Counter[str]) -> bool:
+    """Whether a one-word name is a common word the day's articles mostly write in lower case
+    ("media", "house"): the tagger's capitalised mentions are not a name to offer as an option.
+    ``cased`` counts the day's words as written."""
+    low = cased.get(name.lower(), 0)
+    return not name.isupper() and low >= 3 and low >= cased.get(name, 0) / 2
 
 
 def _as_written(sentence: str, text: str) -> str:
