@@ -144,7 +144,8 @@ def extract_day(ws: Workspace, date: dt.date, *, extractor: Extractor | None = N
     if write:
         path = facts_path(ws, date)
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, out.model_dump_json(indent=1) + "\n")
+        # rules-v1 files stay as they were (no funnel key), so earlier okgen versions read them
+        atomic_write_text(path, out.model_dump_json(indent=1, exclude={"funnel"} if out.funnel is None else None) + "\n")
     log.info("%s: %d fact(s) from %d article(s)", date, len(facts), len(articles))
     return out
 
