@@ -119,3 +119,51 @@ def test_stream_build_records_the_validator(tmp_path):
                                          "--validator", spec(bad), "--no-cache"])
         assert r.exit_code != 0 and "nothing written" in str(r.exception)
         assert not (streams_dir(ws) / "sv2").exists()
+
+
+def story_reader(req, endpoint):
+    """A scripted 'LLM' that lists the story's facts the way a good model would, quoting each sentence."""
+    import re
+
+    text = req["messages"][-1]["content"].split("\n\n", 2)[-1]
+    facts = []
+    for sent in re.split(r"(?<=\.)\s+", text):
+        if m := re.search(r"tariffs on Brazilian goods to (\d+%)", sent):
+            facts.append(["Brazil", "tariff_rate", m.group(1)])
+        elif m := re.search(r"initially been set at (\d+%)", sent):
+            facts.append(["Brazil", "tariff_rate", m.group(1), True])
+        elif m := re.search(r"in Valparaiso rose to (\d+)", sent):
+            facts.append(["Valparaiso", "death_toll", m.group(1)])
+        elif m := re.search(r"^(.+) leads the Masters", sent):
+            facts.append(["Masters", "leads", m.group(1)])
+        elif m := re.search(r"(\w+) (chief executive|Prime Minister|Chancellor) ([A-Z]\w+ [A-Z]\w+)", sent):
+            facts.append([f"{m.group(2)} of {m.group(1)}", "holds_office", m.group(3)])
+        else:
+            continue
+        facts[-1] = {"subject": facts[-1][0], "relation": facts[-1][1], "object": facts[-1][2], "valid_from": None,
+                     "past": len(facts[-1]) > 3, "evidence": sent}
+    return json.dumps({"facts": facts})
+
+
+def test_stream_build_with_the_llm_extractor(tmp_path):
+    from okgen.facts import read_facts
+    from okgen.streams.build import build_stream
+    from okgen.streams.store import open_stream, streams_dir
+    from okgen.testing.evolving import EXPECTED, story_series
+
+    ws = Workspace(tmp_path)
+    story_series(ws)
+    with OpenAIServer(responder=story_reader) as srv:
+        m = build_stream(ws, "llm", "story", extractor=f"openai/reader,base_url={srv.base_url}")
+        calls = srv.calls["chat"]
+        again = build_stream(ws, "llm", "story", extractor=f"openai/reader,base_url={srv.base_url}", overwrite=True)
+        assert srv.calls["chat"] == calls and again.content_hash == m.content_hash  # the facts files are reused
+    assert m.extractor.startswith("llm-v1+openai/reader+") and m.counts["questions"] == 3
+    s = open_stream(streams_dir(ws) / "llm")
+    tracks = {t.id: t for t in s.tracks}
+    for (rel, subj), gold in EXPECTED.items():
+        t = tracks[f"{rel}/{subj}"]
+        assert [None if v is None else t.labels[v].lower() for v in t.gold] == gold, t.id
+    assert tracks["tariff_rate/brazil"].days[4].status == "changes"  # gamma's "initially ... 10%" is past
+    ff = read_facts(ws, DAYS[4])
+    assert ff.extractor == m.extractor and ff.funnel["proposed"] == ff.funnel["kept"] == len(ff.facts)
