@@ -73,7 +73,7 @@ def eval_cmd(ref: str | None, series_ref: str | None, stream_ref: str | None, mo
             raise click.UsageError("give only one of --signature, --series and --stream")
         from okgen.cli.stream_eval import echo_stream_eval
 
-        echo_stream_eval(stream_ref, model, _csv(setting), limit, out, want_json(json_out))
+        echo_stream_eval(stream_ref, model, _csv(setting), limit, out, want_json(json_out), overwrite)
         return
     if (ref is None) == (series_ref is None):
         raise click.UsageError("give exactly one of --signature and --series")

@@ -15,24 +15,48 @@ def facts() -> None:
 
 @facts.command("extract")
 @click.option("--date", "date_", required=True, help="News date (YYYY-MM-DD) of the articles to read.")
-@click.option("--pipeline", default=None, help="spaCy pipeline (default: the generator's, en_core_web_sm).")
+@click.option("--extractor", default=None, metavar="SPEC",
+              help="rules (default: rules-v1 over the spaCy parse) or a model spec: openai/NAME[,base_url=URL,...], "
+                   "hf/PATH, vllm/ID (llm-v1: the facts agent, every fact checked against its article).")
+@click.option("--pipeline", default=None, help="spaCy pipeline of rules-v1 (default: the generator's, en_core_web_sm).")
+@click.option("--max-cost", type=click.FloatRange(min=0), default=None, metavar="USD",
+              help="Budget of the LLM extractor's calls (needs a price for the model).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the LLM response cache.")
+@click.option("--concurrency", type=click.IntRange(1, 1024), default=8, show_default=True,
+              help="LLM calls in flight at once.")
 @json_option
-def extract(date_: str, pipeline: str | None, json_out: bool) -> None:
+def extract(date_: str, extractor: str | None, pipeline: str | None, max_cost: float | None, no_cache: bool,
+            concurrency: int, json_out: bool) -> None:
     """Extract the facts of the day's articles into data/facts/DATE.json.
 
-    Example: okgen facts extract --date 2025-04-11
+    Examples:
+
+      okgen facts extract --date 2025-04-11
+
+      okgen facts extract --date 2025-04-11 --extractor openai/gpt-4.1-mini --max-cost 1
     """
-    from okgen.facts.extract import RuleExtractor, extract_day, facts_path, relation_counts
+    from okgen.facts.extract import extract_day, facts_path, make_extractor, relation_counts
 
     ws = get_ctx().workspace
     d = _date(date_, "--date")
-    ff = extract_day(ws, d, extractor=RuleExtractor(pipeline))
+    ex = make_extractor(extractor, ws, pipeline=pipeline, max_cost=max_cost, use_cache=not no_cache,
+                        concurrency=concurrency)
+    try:
+        ff = extract_day(ws, d, extractor=ex)
+    finally:
+        ex.close()
     counts = relation_counts(ff.facts)
+    funnel = {k: v for k, v in (ff.funnel or {}).items() if k != "drops"}
     if want_json(json_out):
         echo_json({"date": str(d), "extractor": ff.extractor, "articles": ff.articles, "facts": len(ff.facts),
-                   "by_relation": counts, "path": str(facts_path(ws, d))})
+                   "by_relation": counts, "path": str(facts_path(ws, d)), **({"funnel": funnel} if funnel else {})})
         return
     click.echo(f"{d}: {len(ff.facts)} fact(s) from {ff.articles} article(s) by {ff.extractor}", err=True)
+    if funnel:
+        a = funnel["articles"]
+        click.echo(f"articles read {a['read']} of {a['total']}" + "".join(f", failed {k} {v}" for k, v in a["failed"].items())
+                   + f"; facts proposed {funnel['proposed']}, kept {funnel['kept']}"
+                   + "".join(f", dropped {k} {v}" for k, v in funnel["dropped"].items()), err=True)
     echo_table([{"relation": k, "facts": v} for k, v in counts.items()])
     click.echo(str(facts_path(ws, d)))
 

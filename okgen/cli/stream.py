@@ -25,18 +25,33 @@ def stream() -> None:
               help="Outlets that must report a new value the same day for it to count as a change.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of option order and distractors.")
 @click.option("--pipeline", default=None, help="spaCy pipeline of the fact extractor (default: en_core_web_sm).")
+@click.option("--extractor", default=None, metavar="SPEC",
+              help="Fact extractor: rules (default) or a model spec (openai/NAME[,base_url=URL], hf/PATH, vllm/ID).")
+@click.option("--validator", default=None, metavar="SPEC",
+              help="Model spec of the transition validator: a new value from fewer than --min-outlets outlets "
+                   "counts when it judges it a real change (default: none, outlets only).")
+@click.option("--max-cost", type=click.FloatRange(min=0), default=None, metavar="USD",
+              help="Budget of the extractor's and of the validator's LLM calls, each.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the LLM response cache.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing stream of that name.")
 @json_option
 def build(name: str, series_ref: str, min_changes: int, min_outlets: int, seed: int, pipeline: str | None,
+          extractor: str | None, validator: str | None, max_cost: float | None, no_cache: bool,
           overwrite: bool, json_out: bool) -> None:
     """Extract the facts of every day of a series, follow them as tracks, stream those that change.
 
-    Example: okgen stream build april-facts --series april
+    Examples:
+
+      okgen stream build april-facts --series april
+
+      okgen stream build april-facts --series april --validator openai/gpt-4.1-mini --max-cost 2
     """
     from okgen.streams.build import build_stream
 
     m = build_stream(get_ctx().workspace, name, series_ref, min_changes=min_changes, min_outlets=min_outlets,
-                     seed=seed, overwrite=overwrite, pipeline=pipeline)
+                     seed=seed, overwrite=overwrite, pipeline=pipeline, extractor=extractor,
+                     validator=None if (validator or "").strip().lower() in ("", "none", "off") else validator,
+                     max_cost=max_cost, use_cache=not no_cache)
     if want_json(json_out):
         echo_json(m.model_dump(mode="json"))
         return
@@ -78,11 +93,13 @@ def show(ref: str, show_tracks: bool, json_out: bool) -> None:
                    **({"tracks": [t.model_dump(mode="json") for t in s.tracks]} if show_tracks else {})})
         return
     echo_kv([("signature", m.signature), ("path", s.path), ("intervals", " ".join(iv.label for iv in m.intervals)),
+             *([("validator", m.validator)] if m.validator else []),
              ("counts", ", ".join(f"{k} {v}" for k, v in m.counts.items()))])
     echo_table([{"question": q.question, "changes": q.changes, "options": len(q.choices),
                  "answers": " | ".join(q.choices[a] for a in q.answers)} for q in s.questions])
     if show_tracks:
-        echo_table([{"track": t.id, "days": " ".join(d.status for d in t.days),
+        echo_table([{"track": t.id, "days": " ".join(d.status + ("(validator)" if d.rule == "validator" else "")
+                                                    for d in t.days),
                      "values": " | ".join(t.labels.get(v, "-") if v else "-" for v in t.gold),
                      "excluded": t.excluded or ""} for t in s.tracks])
 

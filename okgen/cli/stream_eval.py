@@ -10,8 +10,8 @@ from okgen.cli.common import echo_json, echo_table, get_ctx
 
 
 def echo_stream_eval(ref: str, model: str, settings: list[str], limit: int | None, out: str | None,
-                     json_out: bool) -> None:
-    """Run every setting with one loaded model; print the metrics and transition tables; write
+                     json_out: bool, overwrite: bool = False) -> None:
+    """Run (or resume) every setting with one loaded model; print the metrics and transition tables; write
     ``report.md`` and ``accuracy.png`` beside the runs."""
     from okgen.files import atomic_write_text
     from okgen.models.registry import load_backend
@@ -23,7 +23,7 @@ def echo_stream_eval(ref: str, model: str, settings: list[str], limit: int | Non
         Setting.parse(s)  # every setting checked before the model loads
     backend = load_backend(model, ws)
     try:
-        results = [run_stream_eval(ws, ref, model, s, limit=limit, backend=backend,
+        results = [run_stream_eval(ws, ref, model, s, limit=limit, backend=backend, overwrite=overwrite,
                                    out=Path(out) / Setting.parse(s).name if out else None) for s in settings]
     finally:
         backend.close()

@@ -7,7 +7,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from okgen.errors import NotFoundError
 from okgen.facts import rules
@@ -35,6 +35,9 @@ class RuleExtractor:
         self.nlp = load_pipeline(pipeline)
         self.id = f"{VERSION}+{pipeline_id(self.nlp)}"
         self.max_chars = max_chars
+
+    def close(self) -> None:
+        """Nothing to release (an LLM extractor closes its response cache)."""
 
     def extract(self, articles: Sequence[Article]) -> list[Fact]:
         """The facts of ``articles`` (each dated by its own news date), in article order."""
@@ -76,6 +79,32 @@ class RuleExtractor:
         return facts
 
 
+class Extractor(Protocol):
+    """What a fact extractor offers: its ``id`` and ``extract(articles) -> [Fact]`` (an LLM
+    extractor also keeps the last call's ``funnel``)."""
+
+    id: str
+
+    def extract(self, articles: Sequence[Article]) -> list[Fact]: ...
+
+    def close(self) -> None: ...
+
+
+def make_extractor(spec: str | None, ws: Workspace, *, pipeline: str | None = None, max_cost: float | None = None,
+                   use_cache: bool = True, concurrency: int = 8) -> Extractor:
+    """The extractor a spec names: ``rules`` (or None) for ``rules-v1``, a model spec
+    (``openai/NAME[,base_url=URL]``, ``hf/PATH``, ``vllm/ID``) for ``llm-v1``.
+
+    Raises:
+        ConfigError: a malformed spec.
+    """
+    if spec is None or spec.strip().lower() in ("", "rules", VERSION):
+        return RuleExtractor(pipeline)
+    from okgen.facts.llm import LLMExtractor
+
+    return LLMExtractor.from_spec(spec.strip(), ws, max_cost=max_cost, use_cache=use_cache, concurrency=concurrency)
+
+
 def facts_dir(ws: Workspace) -> Path:
     """The workspace's facts folder (``data/facts``)."""
     return ws.data_dir / "facts"
@@ -86,18 +115,19 @@ def facts_path(ws: Workspace, date: dt.date) -> Path:
     return facts_dir(ws) / f"{date.isoformat()}.json"
 
 
-def extract_facts(articles: Iterable[Article], *, extractor: RuleExtractor | None = None) -> list[Fact]:
+def extract_facts(articles: Iterable[Article], *, extractor: Extractor | None = None) -> list[Fact]:
     """The facts of ``articles`` with the offline rule extractor (or the one given)."""
     return (extractor or RuleExtractor()).extract(list(articles))
 
 
-def extract_day(ws: Workspace, date: dt.date, *, extractor: RuleExtractor | None = None,
+def extract_day(ws: Workspace, date: dt.date, *, extractor: Extractor | None = None,
                 articles: Sequence[Article] | None = None, write: bool = True) -> FactsFile:
     """Extract the facts of the articles of news day ``date`` (the workspace's article store, or
     ``articles``) and write them to ``data/facts/<date>.json`` (atomically).
 
     Raises:
         NotFoundError: no article is dated ``date``.
+        OkgenError: an LLM extractor left articles unread (transient failures): nothing written.
     """
     if articles is None:
         from okgen.ingest.store import ArticleStore
@@ -109,11 +139,13 @@ def extract_day(ws: Workspace, date: dt.date, *, extractor: RuleExtractor | None
         raise NotFoundError(f"no articles dated {date} in the workspace (okgen ingest --date {date} first)")
     ex = extractor or RuleExtractor()
     facts = ex.extract(articles)
-    out = FactsFile(date=date, extractor=ex.id, articles=len(articles), facts=tuple(facts))
+    out = FactsFile(date=date, extractor=ex.id, articles=len(articles), facts=tuple(facts),
+                    funnel=getattr(ex, "funnel", None) or None)
     if write:
         path = facts_path(ws, date)
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, out.model_dump_json(indent=1) + "\n")
+        # rules-v1 files stay as they were (no funnel key), so earlier okgen versions read them
+        atomic_write_text(path, out.model_dump_json(indent=1, exclude={"funnel"} if out.funnel is None else None) + "\n")
     log.info("%s: %d fact(s) from %d article(s)", date, len(facts), len(articles))
     return out
 

@@ -8,7 +8,7 @@ changes can be asked about (:mod:`okgen.streams`).
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -53,7 +53,7 @@ class Fact(Record):
     """One dated fact, as one article's sentence states it."""
 
     id: str
-    """``<extractor>:<16 hex>``: the extractor's name and a hash of article, sentence, relation,
+    """``<extractor>:<16 hex>``: the extractor's name (``rules-v1``, ``llm-v1+openai/gpt-4.1-mini``) and a hash of article, sentence, relation,
     subject and object (the same sentence gives the same id)."""
     subject: str
     """The subject as the article writes it, canonicalised (``Prime Minister of Canada``)."""
@@ -85,9 +85,11 @@ class Fact(Record):
     tracks treat it as retrospective."""
 
     @staticmethod
-    def make_id(extractor: str, article_id: str, sentence: int, relation: str, subject_key: str, object_key: str) -> str:
-        """The fact id for these parts."""
-        name = extractor.split("+", 1)[0]
+    def make_id(extractor: str, article_id: str, sentence: int, relation: str, subject_key: str, object_key: str,
+                name: str | None = None) -> str:
+        """The fact id for these parts (``name``: how the id names its extractor, by default the
+        extractor id up to its first ``+``)."""
+        name = name or extractor.split("+", 1)[0]
         return f"{name}:{sha256_text(f'{article_id}|{sentence}|{relation}|{subject_key}|{object_key}')[:16]}"
 
 
@@ -106,3 +108,5 @@ class FactsFile(Record):
     """Articles read."""
     facts: tuple[Fact, ...] = Field(default_factory=tuple)
     """The facts, in article order."""
+    funnel: dict[str, Any] | None = None
+    """What an LLM extractor proposed, kept and dropped, by reason (None for ``rules-v1``)."""

@@ -152,6 +152,38 @@ def _near(sent: Any, ent: Any, words: set[str], span: int = 8) -> Any | None:
     return None
 
 
+def _trigger(sent: Any, ent: Any, words: set[str], span: int = 10) -> Any | None:
+    """The word of ``words`` that this number goes with, not another number's: one right after
+    it (``a 125% tariff on US goods``), else the closest before it (``raised tariffs on US goods
+    to 84%``), else the first after it within ``span`` tokens."""
+    def hit(t: Any) -> bool:
+        return t.lemma_.lower() in words or t.lower_ in words or t.lower_.removesuffix("s") in words
+
+    doc = ent.doc
+    right = [t for t in doc[ent.end:min(sent.end, ent.end + 3)] if hit(t)]
+    if right:
+        return right[0]
+    left = [t for t in doc[max(sent.start, ent.start - span):ent.start] if hit(t)]
+    if left:
+        return left[-1]
+    return next((t for t in doc[ent.end:min(sent.end, ent.end + span)] if hit(t)), None)
+
+
+def _place(sent: Any, ent: Any) -> Any | None:
+    """The place or event a count belongs to: among the sentence's places and events (not the
+    number itself), those in the clause of the number's verb first, then the closest
+    (``1,139 people were killed in Israel ..., Israel has killed 50,983 people in Gaza``)."""
+    cands = [e for e in sent.ents if e.label_ in EVENT_LABELS and not (e.start < ent.end and ent.start < e.end)]
+    if not cands:
+        return None
+    verb = ent.root
+    while verb.pos_ not in ("VERB", "AUX") and verb.head.i != verb.i:
+        verb = verb.head
+    clause = {t.i for t in verb.subtree} if verb.pos_ in ("VERB", "AUX") else set()
+    return min(cands, key=lambda e: (e.root.i not in clause, e.start - ent.end if e.start >= ent.end else ent.start - e.end,
+                                     EVENT_LABELS.index(e.label_)))
+
+
 def _first_ent(sent: Any, labels: tuple[str, ...], skip: Any = None) -> Any | None:
     for label in labels:
         for e in sent.ents:
@@ -174,7 +206,7 @@ def number_facts(sent: Any) -> list[tuple[str, str, str, str, int]]:
         pri = int(prep in ("to", "at"))
         pct = ent.label_ == "PERCENT" or "%" in ent.text or "percent" in ent.text.lower()
         if pct:
-            tar = _near(sent, ent, {"tariff", "levy", "duty"}, 10)
+            tar = _trigger(sent, ent, {"tariff", "levy", "duty"}, 10)
             if tar is not None:
                 tgt = _tariff_target(tar)
                 if tgt:
@@ -204,7 +236,7 @@ def number_facts(sent: Any) -> list[tuple[str, str, str, str, int]]:
         elif _near(sent, ent, INJURY_WORDS, 5) is not None:
             rel = "injured_count"
         if rel:
-            where = _first_ent(sent, EVENT_LABELS, skip=ent)
+            where = _place(sent, ent)
             if where is not None:
                 out.append((rel, country(where.text), ent.text, "count", pri))
             continue

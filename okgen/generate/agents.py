@@ -36,6 +36,8 @@ SPECS = {
     "extractive": "generator/extractive.toml",
     "validator": "validator/spec.toml",
     "probe": "validator/probe.toml",
+    "facts": "facts/spec.toml",
+    "transition": "facts/transition.toml",
 }
 
 

@@ -15,7 +15,7 @@ import logging
 from collections import Counter, defaultdict
 
 from okgen.errors import ConfigError, IntegrityError, OkgenError
-from okgen.facts.extract import RuleExtractor, extract_day, facts_path, read_facts
+from okgen.facts.extract import Extractor, extract_day, facts_path, make_extractor, read_facts
 from okgen.facts.records import Fact
 from okgen.schema import Article
 from okgen.settings import Workspace
@@ -27,7 +27,7 @@ from okgen.streams.tracks import build_tracks, transitions
 log = logging.getLogger(__name__)
 
 
-def day_facts(ws: Workspace, date: dt.date, articles: list[Article], extractor: RuleExtractor) -> list[Fact]:
+def day_facts(ws: Workspace, date: dt.date, articles: list[Article], extractor: Extractor) -> list[Fact]:
     """The facts of one day's articles: the cached ``data/facts/<date>.json`` when it was made
     by this extractor from exactly these articles, else a fresh extraction (written there)."""
     ids = {a.id for a in articles}
@@ -42,13 +42,20 @@ def day_facts(ws: Workspace, date: dt.date, articles: list[Article], extractor: 
 
 
 def build_stream(ws: Workspace, name: str, series_ref: str, *, min_changes: int = 2, min_outlets: int = 2,
-                 seed: int = 0, overwrite: bool = False, pipeline: str | None = None) -> StreamManifest:
+                 seed: int = 0, overwrite: bool = False, pipeline: str | None = None, extractor: str | None = None,
+                 validator: str | None = None, max_cost: float | None = None, use_cache: bool = True) -> StreamManifest:
     """Build stream ``name`` from the series ``series_ref``.
+
+    ``extractor`` names the fact extractor (``rules``/None, or a model spec for ``llm-v1``);
+    ``validator`` a model spec whose transition validator judges single-outlet changes
+    (:mod:`okgen.streams.validator`; None: only outlets corroborate). ``max_cost`` bounds the
+    USD spent by each of them; ``use_cache`` reads and writes the LLM response cache.
 
     Raises:
         ConfigError: a bad name, a series with a missing day, a day without article texts, no
             track that changes ``min_changes`` times, or an existing stream (without ``overwrite``).
         IntegrityError: the series or a member snapshot fails verification.
+        OkgenError: an LLM extractor or the validator failed transiently (nothing written; rerun).
     """
     from okgen.series.store import member_snapshots, resolve_series, verify_series
 
@@ -66,16 +73,26 @@ def build_stream(ws: Workspace, name: str, series_ref: str, *, min_changes: int 
     dates = [x.date for x in sm.members]
     if len(dates) < 2:
         raise ConfigError(f"series {sm.name} has {len(dates)} day(s); a stream needs at least 2")
-    extractor = RuleExtractor(pipeline)
-    facts: list[list[Fact]] = []
-    by_id: dict[str, Article] = {}
-    for snap, d in zip(member_snapshots(sm, ws), dates):
-        arts = [a for a in snap.corpus if a.date == d and not a.text_omitted]
-        if not arts:
-            raise ConfigError(f"snapshot {snap.name} ({d}) has no article texts of its day (hydrate it first)")
-        by_id.update({a.id: a for a in arts})
-        facts.append(day_facts(ws, d, arts, extractor))
-    tracks = build_tracks(facts, dates, min_outlets=min_outlets, min_changes=min_changes)
+    ex = make_extractor(extractor, ws, pipeline=pipeline, max_cost=max_cost, use_cache=use_cache)
+    judge = None
+    try:
+        facts: list[list[Fact]] = []
+        by_id: dict[str, Article] = {}
+        for snap, d in zip(member_snapshots(sm, ws), dates):
+            arts = [a for a in snap.corpus if a.date == d and not a.text_omitted]
+            if not arts:
+                raise ConfigError(f"snapshot {snap.name} ({d}) has no article texts of its day (hydrate it first)")
+            by_id.update({a.id: a for a in arts})
+            facts.append(day_facts(ws, d, arts, ex))
+        if validator:
+            from okgen.streams.validator import TransitionValidator
+
+            judge = TransitionValidator.from_spec(validator, ws, max_cost=max_cost, use_cache=use_cache)
+        tracks = build_tracks(facts, dates, min_outlets=min_outlets, min_changes=min_changes, validator=judge)
+    finally:
+        ex.close()
+        if judge is not None:
+            judge.close()
     evidence: dict[str, dict[str, dict[int, list[str]]]] = defaultdict(lambda: defaultdict(dict))
     for i, day in enumerate(facts):
         for f in day:
@@ -101,12 +118,14 @@ def build_stream(ws: Workspace, name: str, series_ref: str, *, min_changes: int 
     reasons = Counter(_reason(t.excluded) for t in final if t.excluded)
     counts = {"facts": sum(map(len, facts)), "tracks": len(final), "transitions": sum(transitions(t) for t in final),
               "questions": len(questions), "documents": len(documents),
-              **{f"excluded_{k}": v for k, v in sorted(reasons.items())}}
+              **{f"excluded_{k}": v for k, v in sorted(reasons.items())},
+              **({"transitions_by_validator": sum(1 for t in final for d in t.days if d.rule == "validator"),
+                  **judge.counts()} if judge is not None else {})}
     intervals = tuple(StreamInterval(index=i, date=d, label=str(d)) for i, d in enumerate(dates))
     return write_stream(ws, name, tracks=final, questions=questions, documents=documents, overwrite=overwrite,
                         origin="series", series=sm.signature, series_hash=sm.content_hash, intervals=intervals,
-                        extractor=extractor.id, min_changes=min_changes, min_outlets=min_outlets, seed=seed,
-                        counts=counts)
+                        extractor=ex.id, min_changes=min_changes, min_outlets=min_outlets, seed=seed,
+                        counts=counts, validator=judge.id if judge is not None else None)
 
 
 def _reason(text: str) -> str:

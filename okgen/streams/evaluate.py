@@ -11,7 +11,8 @@ Settings (what the model reads at interval t):
 
 The model answers by the letter of an option (log-likelihood of the letters, one pass). The run
 folder (``data/runs/streams/<stream>/<model>/<setting>/``) holds ``predictions.jsonl`` (one row
-per question and interval) and ``results.json`` (the stream signature, the model, the metrics of
+per question and interval, appended as each question is scored: a killed run resumes where it
+stopped), ``run.json`` (what the run is) and ``results.json`` (the stream signature, the model, the metrics of
 :mod:`okgen.streams.metrics` under OAKS's short names, the transition table, the accuracy per
 interval).
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,8 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from okgen.errors import ConfigError
+from okgen.eval.rundir import PREDICTIONS, RESULTS, open_run_dir, write_run_file
 from okgen.eval.templates import ANSWER_PREFIX, LETTERS
-from okgen.files import atomic_write_text, write_jsonl
+from okgen.files import atomic_write_text
 from okgen.hashing import sha256_text
 from okgen.models.base import Prompt
 from okgen.settings import Workspace
@@ -125,14 +128,22 @@ def render(question: str, choices: Sequence[str], when: str, passages: Sequence[
 
 
 def run_stream_eval(ws: Workspace, ref: str, model: str, setting: str, *, limit: int | None = None,
-                    budget_chars: int = 6000, out: Path | None = None, backend: Any = None) -> dict[str, Any]:
+                    budget_chars: int = 6000, out: Path | None = None, backend: Any = None,
+                    overwrite: bool = False) -> dict[str, Any]:
     """Score ``model`` on stream ``ref`` in one setting; write the run folder; return results.
 
+    The run resumes: ``run.json`` says what the run is, ``predictions.jsonl`` gets each
+    question's intervals as soon as they are scored (flushed and fsynced), and a rerun of the
+    same command scores only the (question, interval) pairs without a prediction (or whose
+    prediction is a backend error), so a killed run loses at most the question in flight and
+    every pair is scored once. ``overwrite`` starts the run again.
+
     Raises:
-        ConfigError: a bad setting or model spec.
+        ConfigError: a bad setting or model spec; a run folder holding another run.
         IntegrityError: the stream fails verification.
     """
     from okgen.errors import IntegrityError
+    from okgen.eval.runner import _remove_if_empty
     from okgen.models.registry import load_backend
     from okgen.streams.store import verify_stream
 
@@ -143,39 +154,111 @@ def run_stream_eval(ws: Workspace, ref: str, model: str, setting: str, *, limit:
         raise IntegrityError(f"stream {folder.name}: {problems[0]}")
     stream = open_stream(folder)
     questions = stream.questions[:limit] if limit else stream.questions
-    be = backend or load_backend(model, ws)
-    rows, items = [], []
-    for q in questions:
-        prompts = []
-        for iv in stream.manifest.intervals:
-            passages = contexts(stream, st, iv.index, q.question, budget_chars)
-            p = render(q.question, q.choices, iv.label, passages)
-            while passages and be.max_length and be.prompt_tokens(p) > be.max_length - 4:
-                passages = passages[1:]  # drop the oldest until it fits
-                p = render(q.question, q.choices, iv.label, passages)
-            prompts.append(p)
-        labels = [list(LETTERS[:len(q.choices)])] * len(prompts)
-        scored = be.letter_logprobs(prompts, labels)
-        preds: list[int | None] = []
-        for iv, s in zip(stream.manifest.intervals, scored):
-            pred = None if s.error or not s.scores else max(range(len(s.scores)), key=lambda i: (s.scores[i], -i))
-            preds.append(pred)
-            rows.append({"question_id": q.id, "interval": iv.index, "label": iv.label, "gold": q.answers[iv.index],
-                         "pred": pred, "correct": pred == q.answers[iv.index], "error": s.error})
-        items.append((list(q.answers), preds))
-    sc = score(items)
     spec_name = model if isinstance(model, str) else str(model)
     run = out or ws.data_dir / "runs" / "streams" / stream.manifest.name / _slug(spec_name) / st.name
-    run.mkdir(parents=True, exist_ok=True)
-    write_jsonl(run / "predictions.jsonl", rows)
+    cfg = {"kind": "okgen-stream-eval", "stream": stream.manifest.name, "stream_hash": stream.manifest.content_hash,
+           "model": spec_name, "setting": st.name, "template": TEMPLATE, "template_hash": TEMPLATE_HASH,
+           "budget_chars": budget_chars, "limit": limit}
+    created = [d for d in (run, *run.parents) if not d.exists()]
+    try:
+        stored = open_run_dir(run, cfg, overwrite)
+        be = backend or load_backend(model, ws)
+        if not stored:
+            write_run_file(run, cfg, stream.manifest.signature, spec_name, be.info())
+        done = read_rows(run / PREDICTIONS)
+        intervals = stream.manifest.intervals
+        keys = [(q.id, iv.index) for q in questions for iv in intervals]
+        resumed = sum(1 for k in keys if k in done and done[k]["error"] is None)
+        if resumed:
+            log.info("%s: resuming, %d of %d (question, interval) pairs already scored", run.name, resumed, len(keys))
+        scored_now = _score_pending(stream, questions, st, be, budget_chars, run / PREDICTIONS, done)
+    except BaseException:
+        _remove_if_empty(run, created)
+        raise
+    rows = [done[k] for k in keys]
+    items = [([r["gold"] for r in rows[i:i + len(intervals)]], [r["pred"] for r in rows[i:i + len(intervals)]])
+             for i in range(0, len(rows), len(intervals))]
+    sc = score(items)
+    errors = sum(1 for r in rows if r["error"] is not None)
+    if errors:
+        log.warning("%s: %d of %d answers failed and count as wrong (rerun the same command to retry them)",
+                    run.name, errors, len(rows))
     results = {"kind": "okgen-stream-eval", "stream": stream.manifest.name, "signature": stream.manifest.signature,
                "model": spec_name, "setting": setting, "template": TEMPLATE, "template_hash": TEMPLATE_HASH,
                "budget_chars": budget_chars, "limit": limit,
-               "intervals": [iv.label for iv in stream.manifest.intervals],
-               "phase_boundaries": _boundaries(stream, questions), **sc.to_dict()}
-    atomic_write_text(run / "results.json", json.dumps(results, indent=2) + "\n")
+               "intervals": [iv.label for iv in intervals], "resumed": resumed, "scored_now": scored_now,
+               "errors": errors, "phase_boundaries": _boundaries(stream, questions), **sc.to_dict()}
+    atomic_write_text(run / RESULTS, json.dumps(results, indent=2) + "\n")
     results["path"] = str(run)
     return results
+
+
+def _score_pending(stream: Stream, questions: Sequence[Any], st: Setting, be: Any, budget_chars: int, path: Path,
+                   done: dict[tuple[str, int], dict[str, Any]]) -> int:
+    """Score the (question, interval) pairs of ``questions`` not in ``done`` (or errors), one
+    question's pairs per backend call, appending each question's rows to ``path`` at once."""
+    n = 0
+    with open(path, "a", encoding="utf-8") as f:
+        for q in questions:
+            todo = [iv for iv in stream.manifest.intervals
+                    if (r := done.get((q.id, iv.index))) is None or r["error"] is not None]
+            if not todo:
+                continue
+            prompts = []
+            for iv in todo:
+                passages = contexts(stream, st, iv.index, q.question, budget_chars)
+                p = render(q.question, q.choices, iv.label, passages)
+                while passages and be.max_length and be.prompt_tokens(p) > be.max_length - 4:
+                    passages = passages[1:]  # drop the oldest until it fits
+                    p = render(q.question, q.choices, iv.label, passages)
+                prompts.append(p)
+            scored = be.letter_logprobs(prompts, [list(LETTERS[:len(q.choices)])] * len(prompts))
+            for iv, s in zip(todo, scored):
+                pred = None if s.error or not s.scores else max(range(len(s.scores)), key=lambda i: (s.scores[i], -i))
+                row = {"question_id": q.id, "interval": iv.index, "label": iv.label, "gold": q.answers[iv.index],
+                       "pred": pred, "correct": pred == q.answers[iv.index], "error": s.error}
+                f.write(json.dumps(row) + "\n")
+                done[(q.id, iv.index)] = row
+                n += 1
+            f.flush()
+            os.fsync(f.fileno())
+    return n
+
+
+def read_rows(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
+    """The prediction rows of a stream run by (question id, interval); the last row of a pair
+    wins. A torn last line (a run killed mid-write) is cut off the file.
+
+    Raises:
+        OkgenError: a corrupted line that is not the last.
+    """
+    from okgen.errors import OkgenError
+
+    if not path.is_file():
+        return {}
+    lines = path.read_bytes().split(b"\n")
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    good = 0
+    for i, line in enumerate(lines):
+        if not line.strip():
+            good += len(line) + (1 if i < len(lines) - 1 else 0)
+            continue
+        try:
+            row = json.loads(line)
+            key = (str(row["question_id"]), int(row["interval"]))
+            if not {"gold", "pred"} <= set(row):
+                raise KeyError("gold")
+        except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ValueError) as e:
+            if not any(x.strip() for x in lines[i + 1:]):
+                log.warning("%s: dropping a torn last line (the run was interrupted)", path.name)
+                with open(path, "r+b") as f:
+                    f.truncate(good)
+                break
+            raise OkgenError(f"{path}:{i + 1}: corrupted prediction line ({type(e).__name__})") from None
+        row.setdefault("error", None)
+        out[key] = row
+        good += len(line) + 1
+    return out
 
 
 def _boundaries(stream: Stream, questions: Sequence[Any]) -> list[int]:

@@ -39,6 +39,13 @@ class TrackDay(Record):
     """Value key -> outlets reporting it that day (retrospective reports left out)."""
     value: str | None = None
     """The track's value after this interval (a value key; None: not known yet)."""
+    rule: Literal["outlets", "validator"] | None = None
+    """On a ``new`` or ``changes`` day, what accepted the value: ``outlets`` (reported by at least
+    ``min_outlets`` outlets) or ``validator`` (one outlet, judged a real change by the
+    transition validator)."""
+    note: str | None = None
+    """The transition validator's judgement of the day's new value (accepted or rejected, with
+    its reason), when it was asked."""
 
 
 class Track(Record):
@@ -148,6 +155,8 @@ class StreamManifest(Record):
     """Least answer changes for a track to be streamed."""
     min_outlets: int
     """Outlets that must report a new value the same day for it to count as a change."""
+    validator: str | None = None
+    """Transition validator (``backend/model+<prompt hash>``) that judged single-outlet changes, if any."""
     seed: int
     """Seed of option order and distractors."""
     counts: dict[str, int] = Field(default_factory=dict)

@@ -8,7 +8,10 @@ Per interval, a track's facts are sorted out as follows:
   excluded (``excluded`` says on which day and which values);
 * the current value again: the value **stays**;
 * a new value reported by at least ``min_outlets`` outlets that day **changes** the value
-  (``new`` for the first value); by fewer it is **uncorroborated** and ignored;
+  (``new`` for the first value; ``rule="outlets"``); by fewer it is **uncorroborated** and
+  ignored, unless a transition validator (:mod:`okgen.streams.validator`) is given and judges
+  it a real change of the current value (``rule="validator"``; its judgement is the day's
+  ``note`` either way);
 * no report: the value stays as it was (``none``).
 
 A track is streamed when it is not excluded and its gold sequence (``not known yet`` before the
@@ -17,13 +20,16 @@ first value) changes at least ``min_changes`` times.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Any
 
 from okgen.facts.records import Fact
 from okgen.facts.rules import same_name
 from okgen.streams.records import Track, TrackDay
+from okgen.streams.validator import Report
 
 
 def _label(fact: Fact) -> str:
@@ -38,7 +44,7 @@ def _label(fact: Fact) -> str:
 
 
 def build_tracks(facts: Sequence[Sequence[Fact]], dates: Sequence[dt.date | None] | None = None, *,
-                 min_outlets: int = 2, min_changes: int = 2) -> list[Track]:
+                 min_outlets: int = 2, min_changes: int = 2, validator: Any = None) -> list[Track]:
     """Follow every (subject, relation) of ``facts`` (one list per interval) across the intervals.
 
     Args:
@@ -46,6 +52,11 @@ def build_tracks(facts: Sequence[Sequence[Fact]], dates: Sequence[dt.date | None
         dates: the news date of each interval (for ``valid_from`` and messages), if known.
         min_outlets: outlets that must report a new value on one interval for it to count.
         min_changes: least gold changes for a track to be streamed (else ``excluded`` says why).
+        validator: a :class:`~okgen.streams.validator.TransitionValidator` that judges new values
+            reported by fewer than ``min_outlets`` outlets (None: they are ignored).
+
+    Raises:
+        OkgenError: the validator failed transiently (nothing is decided; rerun).
     """
     n = len(facts)
     dates = list(dates) if dates is not None else [None] * n
@@ -53,22 +64,43 @@ def build_tracks(facts: Sequence[Sequence[Fact]], dates: Sequence[dt.date | None
     for i, day in enumerate(facts):
         for f in day:
             by_track[(f.relation, f.subject_key)][i].append(f)
-    out = []
-    for (rel, skey), days in sorted(by_track.items()):
-        out.append(_track(rel, skey, days, dates, min_outlets, min_changes))
-    return out
+    jobs = [_track(rel, skey, days, dates, min_outlets, min_changes, validator)
+            for (rel, skey), days in sorted(by_track.items())]
+    if validator is None:
+        return [_sync(j) for j in jobs]
+    from okgen.llm import run_sync
+
+    async def judge_all() -> list[Track]:
+        try:
+            return list(await asyncio.gather(*jobs))
+        finally:
+            await validator.client.aclose()
+
+    return run_sync(judge_all())
 
 
-def _track(rel: str, skey: str, days: list[list[Fact]], dates: list[dt.date | None], min_outlets: int,
-           min_changes: int) -> Track:
+def _sync(coro: Any) -> Any:
+    """The value of a coroutine that never waits (a track without a validator)."""
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coro.close()
+    raise RuntimeError("a track waited without a validator")
+
+
+async def _track(rel: str, skey: str, days: list[list[Fact]], dates: list[dt.date | None], min_outlets: int,
+                 min_changes: int, validator: Any = None) -> Track:
     first = next(f for day in days for f in day)
     labels: dict[str, str] = {}
     current: str | None = None
     since: dt.date | None = None
     entries: list[TrackDay] = []
     excluded = None
+    said: dict[str, Any] = {}  # value key -> the latest report of it (for the validator)
     for i, day in enumerate(days):
         live: dict[str, set[str]] = defaultdict(set)
+        first_report: dict[str, Fact] = {}
         retro = 0
         for f in day:
             late = (f.valid_from is not None and since is not None and f.valid_from < since
@@ -81,8 +113,10 @@ def _track(rel: str, skey: str, days: list[list[Fact]], dates: list[dt.date | No
             if f.object_kind in ("person", "org"):  # one person under two spellings is one value
                 okey = next((k for k in labels if same_name(k, okey)), okey)
             live[okey].add(f.outlet)
+            first_report.setdefault(okey, f)
             labels.setdefault(okey, _label(f))
         reported = {k: sorted(v) for k, v in sorted(live.items())}
+        rule = note = None
         if len(live) > 1:
             status = "conflict"
             if excluded is None:
@@ -91,16 +125,26 @@ def _track(rel: str, skey: str, days: list[list[Fact]], dates: list[dt.date | No
                 excluded = f"same-day conflict on {where}: {seen}"
         elif len(live) == 1:
             (value, outlets), = live.items()
+            accepted = len(outlets) >= min_outlets
+            f = first_report[value]
+            rep = Report(labels[value], f.reported, f.outlet, f.evidence)
             if value == current:
                 status = "stays"
-            elif len(outlets) >= min_outlets:
-                status = "new" if current is None else "changes"
-                current, since = value, dates[i]
             else:
-                status = "uncorroborated"
+                rule = "outlets" if accepted else None
+                if not accepted and validator is not None and excluded is None:
+                    j = await validator.ajudge(first.subject, rel, said.get(current) if current else None, rep)
+                    accepted, note, rule = j.accepted, j.note, "validator" if j.accepted else None
+                if accepted:
+                    status = "new" if current is None else "changes"
+                    current, since = value, dates[i]
+                else:
+                    status = "uncorroborated"
+            if value == current:
+                said[value] = rep  # the latest report of the value in force
         else:
             status = "retrospective" if retro else "none"
-        entries.append(TrackDay(interval=i, status=status, reported=reported, value=current))
+        entries.append(TrackDay(interval=i, status=status, reported=reported, value=current, rule=rule, note=note))
     gold = [d.value for d in entries]
     changes = sum(1 for a, b in zip(gold, gold[1:]) if a != b)
     if excluded is None and changes < min_changes:
