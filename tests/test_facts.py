@@ -79,3 +79,17 @@ def test_cli_facts_extract(tmp_path, monkeypatch):
     assert out["articles"] == 3 and out["by_relation"]["tariff_rate"] == 2
     res = CliRunner().invoke(cli, ["--home", str(tmp_path), "facts", "show", "--date", str(DAYS[3]), "--relation", "leads"])
     assert res.exit_code == 0 and "Rory McIlroy" in res.stdout
+
+
+def test_each_number_goes_with_its_own_trigger_and_place():
+    """A sentence with two rates or two tolls: each number takes the tariff word next to it (not
+    the other number's) and the place of its own clause (not the first of the sentence)."""
+    from okgen.testing.evolving import make_article
+
+    text = ("Beijing placed a 30% tariff on Canadian goods on Monday, in retaliation for the 45% tariff Washington "
+            "placed on Chinese goods. After Mexico raised tariffs on Canadian goods to 20 percent, Ottawa raised duties "
+            "on imports from Mexico to 35 percent. Since the floods in Peru last year, during which 12 people died, "
+            "the storm has killed 40 people in Chile, officials said.")
+    got = {(f.relation, f.subject, f.object) for f in extract_facts([make_article(DAYS[0], "alpha", "Digest", text)])}
+    assert got == {("tariff_rate", "Canada", "30%"), ("tariff_rate", "Canada", "20 percent"),
+                   ("tariff_rate", "Mexico", "35 percent"), ("death_toll", "Peru", "12"), ("death_toll", "Chile", "40")}
