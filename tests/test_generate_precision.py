@@ -268,3 +268,12 @@ def test_common_words_the_tagger_capitalised_are_not_options():
     cased = Counter({"media": 40, "Media": 12, "house": 30, "House": 20, "Apple": 50, "apple": 1, "Senate": 10})
     assert common_word("Media", cased) and common_word("House", cased)
     assert not common_word("Apple", cased) and not common_word("Senate", cased) and not common_word("FBI", cased)
+
+
+def test_asides_that_lose_their_clause_are_cut_whole(nlp):
+    _, _, stem = _stem_for(nlp, "Two senior British ministers have visited China in an effort to maintain positive "
+                                "economic relations despite the security concerns, with senior Chinese government "
+                                "figures paying visits to London as well.", "China")
+    assert stem is not None
+    assert "in an effort" not in stem.question and "paying visits" not in stem.question, stem.question
+    assert "have two senior British ministers" in stem.question  # a number opening the subject is lower-cased

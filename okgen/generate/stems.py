@@ -140,8 +140,20 @@ def _cuts_complement(tokens: list[Any]) -> bool:
     """Whether a kept phrase lost the clause one of its verbs needs ("with Trump making clear
     [that ...]", "after saying [that ...]"): what is left is a fragment."""
     kept = {t.i for t in tokens}
-    return any(c.dep_ in ("ccomp", "csubj") and c.i not in kept for t in tokens if t.pos_ in ("VERB", "AUX")
-               for c in t.children)
+    for t in tokens:
+        for c in t.children:
+            if t.pos_ in ("VERB", "AUX") and c.dep_ in ("ccomp", "csubj") and c.i not in kept:
+                return True
+            if t.lower_ in PURPOSE_NOUNS and c.dep_ == "acl" and c.i not in kept:
+                return True  # "in an effort [to maintain ...]": the effort lost what it is for
+            if t.pos_ == "VERB" and t.dep_ in ("pcomp", "pobj") and c.dep_ == "nsubj":
+                return True  # "with senior figures paying visits": an absolute clause, an aside
+    return False
+
+
+# Nouns that mean nothing without the clause saying what for ("in an effort to ...").
+PURPOSE_NOUNS = frozenset({"effort", "efforts", "bid", "attempt", "attempts", "order", "push", "drive", "move",
+                           "plan", "plans", "decision", "way", "ability", "right", "call", "calls"})
 
 
 # Modifiers that change what a clause says ("not", "nearly 50", "the eighth largest"): never cut.
@@ -379,7 +391,7 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         if rest is None or not _self_contained(rest):
             return None
         s = _text(subj_toks)
-        if subj_toks[0].pos_ != "PROPN" and subj_toks[0].ent_type_ == "" and s[:1].isupper():
+        if subj_toks[0].pos_ != "PROPN" and subj_toks[0].ent_type_ in ("", "CARDINAL") and s[:1].isupper():
             s = s[0].lower() + s[1:]  # "Previous meetings ..." inside a question
         tail = _text(rest)
         if kind == "percent" and holder.i == ent.root.i and holder.dep_ in ("dobj", "npadvmod", "obj") \
