@@ -32,13 +32,16 @@ import math
 import random
 import sys
 import time
+from pathlib import Path
 
-from lean_server import protocol_factory
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's okgen
 
-from okgen.testing.corpus import make_articles
-from okgen.testing.llm_agents import AgentResponder
-from okgen.testing.openai_server import OpenAIServer
-from okgen.testing.web import Request
+from lean_server import protocol_factory  # noqa: E402
+
+from okgen.testing.corpus import make_articles  # noqa: E402
+from okgen.testing.llm_agents import AgentResponder  # noqa: E402
+from okgen.testing.openai_server import OpenAIServer  # noqa: E402
+from okgen.testing.web import Request  # noqa: E402
 
 DAY = dt.date(2026, 11, 21)
 

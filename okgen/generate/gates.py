@@ -192,8 +192,8 @@ class GateWorker:
     the loop keeps sending and reading calls while spaCy parses.
 
     Args:
-        nlp: the spaCy pipeline (default: :func:`okgen.generate.nlp.load_pipeline`, loaded
-            in the worker thread on first use).
+        nlp: the spaCy pipeline (default: :func:`okgen.generate.nlp.load_pipeline`, loaded in
+            the worker thread; :meth:`warm` starts loading it while the first calls are out).
     """
 
     def __init__(self, nlp: Any = None):
@@ -201,29 +201,50 @@ class GateWorker:
         self._queue: list[tuple[Article, Sequence[Candidate], asyncio.Future[None]]] = []
         self._worker: asyncio.Task[None] | None = None
 
+    def warm(self) -> None:
+        """Start loading the pipeline and its word list in the worker thread now."""
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.create_task(self._drain())
+
     async def apply(self, article: Article, candidates: Sequence[Candidate]) -> None:
         """Gate one article's candidates (like :func:`apply_gates`), in the worker thread."""
         if not any(c.kept for c in candidates):
             return
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._queue.append((article, candidates, fut))
-        if self._worker is None or self._worker.done():
-            self._worker = asyncio.create_task(self._drain())
+        self.warm()
         await fut
 
     async def _drain(self) -> None:
+        if self.nlp is None:
+            try:
+                self.nlp = await asyncio.to_thread(_load)
+            except Exception as e:  # noqa: BLE001 - spaCy missing: raised in every waiting article
+                self._settle(self._queue, e)
+                self._queue = []
+                return
         while self._queue:
             batch, self._queue = self._queue, []
             try:
                 await asyncio.to_thread(apply_gates_many, [(a, c) for a, c, _ in batch], nlp=self.nlp)
-            except Exception as e:  # noqa: BLE001 - raised in each waiting article
-                for _, _, fut in batch:
-                    if not fut.done():
-                        fut.set_exception(e)
-                continue
-            for _, _, fut in batch:
-                if not fut.done():
-                    fut.set_result(None)
+            except Exception as e:  # noqa: BLE001 - raised in each article of the batch
+                self._settle(batch, e)
+            else:
+                self._settle(batch, None)
+
+    @staticmethod
+    def _settle(batch: list[tuple[Article, Sequence[Candidate], asyncio.Future[None]]], error: Exception | None) -> None:
+        for _, _, fut in batch:
+            if not fut.done():
+                fut.set_exception(error) if error is not None else fut.set_result(None)
+
+
+def _load() -> Any:
+    from okgen.generate.nlp import load_pipeline
+
+    nlp = load_pipeline()
+    fluency_problems("", nlp)  # builds its word list once
+    return nlp
 
 
 def gate_candidate(c: Candidate, stem_doc: Any, label: str | None, index: ArticleTokens, nlp: Any) -> None:

@@ -231,7 +231,9 @@ async def process_articles(articles: Sequence[Article], agents: Agents, *, n: in
     breaker = breaker or max(10, 2 * concurrency)
     # An LLM run gates in a worker thread while its calls are in flight; the offline generator
     # parses on this thread, and one spaCy pipeline is not shared between two threads at once.
-    gates = None if isinstance(agents.generator, ExtractiveGenerator) else GateWorker()
+    gates = None if isinstance(agents.generator, ExtractiveGenerator) or not limits.gates else GateWorker()
+    if gates is not None:
+        gates.warm()  # the pipeline loads while the first generator calls are out
 
     async def one(i: int, a: Article) -> None:
         # The first articles start in waves, one event-loop turn apart: a turn runs every ready
