@@ -329,3 +329,29 @@ def test_review_misses_are_caught(nlp):
              choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
              answer_type="PERSON", evidence="Marta Lindqvist has reached out to Norvik Shipping for comment.")
     assert "boilerplate" in failed(c)
+
+
+def test_a_gate_worker_without_its_pipeline_fails_every_waiting_article(monkeypatch):
+    """spaCy's pipeline missing: each article waiting on the worker gets the one-line
+    ConfigError (the run stops on it, as when the gates ran on the loop), none hangs."""
+    import asyncio
+
+    from okgen.errors import ConfigError
+    from okgen.generate import nlp as nlp_module
+
+    def missing(name=None):
+        raise ConfigError("spaCy pipeline 'en_core_web_sm' is not installed")
+
+    monkeypatch.setattr(nlp_module, "load_pipeline", missing)
+
+    async def main() -> list:
+        worker = GateWorker()
+        worker.warm()
+        jobs = [worker.apply(ARTICLE, [Candidate(article_id="a1", index=i, **GOOD)]) for i in range(3)]
+        first = await asyncio.gather(*jobs, return_exceptions=True)
+        again = await asyncio.gather(worker.apply(ARTICLE, [Candidate(article_id="a1", index=9, **GOOD)]),
+                                     return_exceptions=True)
+        return first + again
+
+    out = asyncio.run(asyncio.wait_for(main(), 60))
+    assert len(out) == 4 and all(isinstance(e, ConfigError) and "not installed" in str(e) for e in out)
