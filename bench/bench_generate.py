@@ -1,8 +1,9 @@
 """Benchmark question generation; prints measured figures and ratios against the targets.
 
 1. The whole generate stage (generator + validator, ``run_generate``) against a local
-   OpenAI-compatible server with a fixed latency (0.2 s, in its own process; see
-   generate_server.py), compared with the bare ``openai`` SDK making the same calls to the same
+   OpenAI-compatible server in its own process with a modelled latency per call (time to the
+   first token plus decoding time per completion token, seeded jitter, the same for every
+   client; see generate_server.py), compared with the bare ``openai`` SDK making the same calls to the same
    server in the same run: each article's generator request, then its validator requests
    (those okgen made), through ``chat.completions.parse`` with the same schemas, under the same
    concurrency limit. Targets: okgen's wall time <= 1.05x the bare SDK's at concurrency 32 and
@@ -15,7 +16,9 @@
 
 The concurrency-128 run gets 4x the articles, so that both runs are equally deep.
 
-Usage: ``python bench/bench_generate.py [--articles 200] [--latency 0.2] [--quick] [--server asyncio|threads]``
+Usage: ``python bench/bench_generate.py [--articles 200] [--latency 0.2] [--per-token 0.02] [--jitter 0.3]
+[--quick] [--server asyncio|threads] [--extractive-articles 0]`` (``--latency 0 --per-token 0
+--jitter 0``: every call answered at once, the client's CPU against zero).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import math
 import os
 import subprocess
 import sys
@@ -32,6 +36,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# This checkout's okgen, not whichever one the environment installed (an editable install of
+# another worktree would otherwise be measured).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from generate_server import DAY, articles  # noqa: E402
 
@@ -39,10 +46,11 @@ from okgen.generate.pipeline import run_generate  # noqa: E402
 from okgen.settings import Workspace  # noqa: E402
 
 
-def start_server(n: int, seed: int, latency: float, kind: str = "asyncio") -> tuple[subprocess.Popen, str]:
+def start_server(n: int, seed: int, latency: float, kind: str = "asyncio", per_token: float = 0.0,
+                 jitter: float = 0.0) -> tuple[subprocess.Popen, str]:
     here = Path(__file__).resolve().parent
-    proc = subprocess.Popen([sys.executable, str(here / "generate_server.py"), str(n), str(seed), str(latency), kind],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, str(here / "generate_server.py"), str(n), str(seed), str(latency), kind,
+                             str(per_token), str(jitter)], stdout=subprocess.PIPE, text=True)
     url = proc.stdout.readline().strip()
     if not url.startswith("http"):
         proc.kill()
@@ -63,6 +71,17 @@ def llm_run(url: str, arts, concurrency: int, ws: Workspace, gates: bool = True,
         quality_gates.DEFAULT_ON = was
     assert res.complete, res.funnel["articles"]
     return wall, res.funnel, res
+
+
+def warm_gates(article) -> None:
+    """Gate one made-up question about ``article`` (loads what the gates use once per process)."""
+    from okgen.generate.gates import apply_gates
+    from okgen.generate.records import Candidate
+
+    c = Candidate(article_id=article.id, index=0, question=f"What did {article.title} report?",
+                  choices=["one", "two", "three", "four"], answer="one", evidence=article.text[:200])
+    apply_gates(article, [c])
+    assert any(v.name == "stem_overlap" for v in c.verdicts)
 
 
 def _load() -> str:
@@ -157,7 +176,13 @@ def row(name: str, measured: str, target: str, ok: bool) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--articles", type=int, default=200, help="articles for the LLM runs")
-    ap.add_argument("--latency", type=float, default=0.2, help="server latency in seconds")
+    ap.add_argument("--latency", type=float, default=0.2,
+                    help="seconds to a call's first token (the median fixed part of its latency)")
+    ap.add_argument("--per-token", type=float, default=0.02,
+                    help="decoding seconds per completion token (0.02: 50 tokens/s per request, a small "
+                         "model on one GPU serving 32-128 requests at once)")
+    ap.add_argument("--jitter", type=float, default=0.3,
+                    help="sigma of the seeded log-normal factor on each call's latency")
     ap.add_argument("--extractive-articles", type=int, default=600)
     ap.add_argument("--quick", action="store_true", help="smaller workloads")
     ap.add_argument("--server", choices=("asyncio", "threads"), default="asyncio",
@@ -177,9 +202,10 @@ def main() -> None:
     deep = args.articles * 128 // 32
     every = articles(deep, seed)
     arts = every[:args.articles]
-    print(f"okgen generate benchmark: {args.articles} articles ({deep} at concurrency 128), server latency {args.latency:.2f} s, "
+    print(f"okgen generate benchmark: {args.articles} articles ({deep} at concurrency 128), server latency "
+          f"({args.latency:g} s + {args.per_token:g} s per completion token) x exp({args.jitter:g} z), "
           f"{os.cpu_count()} CPU cores, Python {sys.version.split()[0]}, load average {_load()}, {args.server} server")
-    proc, url = start_server(deep, seed, args.latency, args.server)
+    proc, url = start_server(deep, seed, args.latency, args.server, args.per_token, args.jitter)
     tmp = Path(tempfile.mkdtemp(prefix="okgen-bench-"))
     try:
         import openai
@@ -192,6 +218,9 @@ def main() -> None:
         # client), so that no run pays the process's start-up costs for another.
         wws = Workspace(tmp / "warm-up")
         _, _, wres = llm_run(url, arts[:4], 4, wws)
+        # The warm-up's few questions may all fail the checks before the gates: load the spaCy
+        # pipeline and its word list (a process's one-time start, ~2 s CPU) here, not in a timed run.
+        warm_gates(arts[0])
         wjobs = same_calls(url, arts[:4], wres.candidates, wws, seed)
         replay(url, wjobs, 4)
         replay(url, wjobs, 4, layer=tmp / "warm-up.sqlite")
@@ -213,10 +242,12 @@ def main() -> None:
             ocpu = time.process_time() - c0
             ocalls = f_off["usage"]["calls"]  # the gates drop questions before the validator: maybe more calls
             lwall, lcpu, _ = replay(url, jobs, conc, layer=tmp / f"layer-{conc}.sqlite")
-            ideal = calls * args.latency / conc
+            u = f["usage"]
+            mean = (args.latency + args.per_token * u["completion_tokens"] / calls) * math.exp(args.jitter ** 2 / 2)
+            ideal = calls * mean / conc
             print(f"  concurrency {conc}, {len(day)} articles: {calls} calls ({f['usage']['by_agent']['generator']['calls']} generator, "
-                  f"{f['usage']['by_agent']['validator']['calls']} validator), {f['kept']} questions kept; ideal {ideal:.2f} s; "
-                  f"server {1000 * scpu / calls:.2f} ms CPU per call")
+                  f"{f['usage']['by_agent']['validator']['calls']} validator), {f['kept']} questions kept; mean modelled latency {mean:.3f} s, ideal {ideal:.2f} s; "
+                  f"server {1000 * scpu / calls:.2f} ms CPU per call; load average {_load()}")
             for name, w, c, n in (("okgen generate stage", wall, cpu, calls),
                                   (f"  the same, gates off ({ocalls} calls)", owall, ocpu, ocalls),
                                   ("okgen LLM layer alone, same calls", lwall, lcpu, calls),
@@ -245,6 +276,8 @@ def main() -> None:
     finally:
         proc.kill()
 
+    if args.extractive_articles <= 0:
+        return
     print("\n3. extractive generator (offline), one process")
     ex = articles(args.extractive_articles, seed + 1)
     from okgen.generate.agents import load_agent, packaged_agents_dir

@@ -2,8 +2,8 @@
 
 okgen.testing.web's threaded server (what the tests use) sleeps in one thread per request;
 when 32 or more threads wake at once they queue for the process's GIL, which adds latency a
-remote server would not. This one answers every request ``latency`` seconds after its first
-byte arrived (the answer is computed within that time), one protocol object per connection;
+remote server would not. This one answers every request ``latency`` seconds (a fixed figure, or
+one computed per request) after its first byte arrived (the answer is computed within that time), one protocol object per connection;
 arrival times are taken before any request of a burst is parsed, so the server's own work does
 not add to the latency while it keeps up.
 """
@@ -16,6 +16,8 @@ from http import HTTPStatus
 
 # (method, target, lowercased headers, body) -> (status, headers, body)
 Answer = Callable[[str, str, dict[str, str], bytes], tuple[int, dict[str, str], bytes]]
+# (request body, reply body) -> seconds from the request's arrival to its answer
+Latency = Callable[[bytes, bytes], float]
 
 
 def _reason(status: int) -> bytes:
@@ -31,7 +33,7 @@ class _Connection(asyncio.Protocol):
     requests on many connections gets the same latency: the answers are computed in a later
     callback and each is written ``latency`` seconds after its request arrived."""
 
-    def __init__(self, answer: Answer, latency: float):
+    def __init__(self, answer: Answer, latency: float | Latency):
         self.answer = answer
         self.latency = latency
         self.buf = bytearray()
@@ -76,7 +78,8 @@ class _Connection(asyncio.Protocol):
             fields = {**out, "Content-Length": str(len(data))}
             reply = (b"HTTP/1.1 %d %s\r\n" % (status, _reason(status))
                      + "".join(f"{k}: {v}\r\n" for k, v in fields.items()).encode("latin-1") + b"\r\n" + data)
-            loop.call_at(arrived + self.latency, self._send, reply)
+            delay = self.latency(body, data) if callable(self.latency) else self.latency
+            loop.call_at(arrived + delay, self._send, reply)
 
     def _send(self, reply: bytes) -> None:
         if self.transport is not None and not self.transport.is_closing():
@@ -86,7 +89,8 @@ class _Connection(asyncio.Protocol):
         self.transport = None
 
 
-def protocol_factory(answer: Answer, latency: float) -> Callable[[], asyncio.Protocol]:
+def protocol_factory(answer: Answer, latency: float | Latency) -> Callable[[], asyncio.Protocol]:
     """A ``loop.create_server`` protocol factory answering each request with ``answer``,
-    ``latency`` seconds after the request's first byte arrived."""
+    ``latency`` seconds (or ``latency(request body, reply body)``) after the request's first
+    byte arrived."""
     return lambda: _Connection(answer, latency)

@@ -8,7 +8,7 @@ import pytest
 
 from okgen.generate.checks import near_duplicates
 from okgen.generate.dayset import balance_outlets, outlet_caps
-from okgen.generate.gates import GATES, apply_gates
+from okgen.generate.gates import GATES, GateWorker, apply_gates, apply_gates_many
 from okgen.generate.overlap import MAX_SHARED_RUN, longest_shared_run
 from okgen.generate.records import Candidate
 from okgen.hashing import sha256_text
@@ -141,6 +141,83 @@ def test_malformed_and_already_rejected_candidates_are_not_gated(nlp):
     assert [v.name for v in c.verdicts] == ["schema"]
 
 
+VARIANTS = [
+    {},
+    dict(evidence="Photo by Jan de Vries/Getty Images."),
+    dict(question="How many jobs did he say would go at the ports in November 2026?"),
+    dict(question="Which company said in November 2026 that its restructuring was painful but necessary?",
+         choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist", answer_type=None,
+         evidence="Chief executive Marta Lindqvist told reporters in Rotterdam"),
+    dict(choices=["1,200", "many", "several", "some"]),
+]
+
+
+def verdicts(cands: list[Candidate]) -> list[list[tuple[str, bool, str | None]]]:
+    return [[(v.name, v.passed, v.reason) for v in c.verdicts] for c in cands]
+
+
+def test_batched_gates_of_several_articles_match_one_article_at_a_time(nlp):
+    """One batched parse (repeated texts parsed once, contexts by the entity recogniser alone)
+    gives every candidate the verdicts it gets alone, and the same answer entities as the
+    tagger-and-entities parse."""
+    from okgen.generate.gates import _DISABLE, _context, _ner_only
+
+    alone = [Candidate(article_id="a1", index=i, **{**GOOD, **kw}) for i, kw in enumerate(VARIANTS)]
+    for c in alone:
+        apply_gates(ARTICLE, [c], nlp=nlp)
+    batch = [Candidate(article_id="a1", index=i, **{**GOOD, **kw}) for i, kw in enumerate(VARIANTS)]
+    other = ARTICLE.model_copy(update={"id": "a2"})
+    twice = [Candidate(article_id="a2", index=i, **{**GOOD, **kw}) for i, kw in enumerate(VARIANTS)]
+    apply_gates_many([(ARTICLE, batch[:2]), (other, twice), (ARTICLE, batch[2:])], nlp=nlp)
+    assert verdicts(batch) == verdicts(alone) == verdicts(twice)
+    assert {v.name for c in alone for v in c.verdicts if not v.passed} >= {"boilerplate", "self_contained", "giveaway",
+                                                                           "type_agreement"}
+    texts = [_context(c) for c in alone] + [TEXT]
+    full = [[(e.text, e.label_) for e in d.ents] for d in nlp.pipe(texts, disable=list(_DISABLE))]
+    ner = [[(e.text, e.label_) for e in d.ents] for d in nlp.pipe(texts, disable=list(_ner_only(nlp)))]
+    assert full == ner and any(full)
+
+
+def test_the_gate_worker_gates_articles_off_the_event_loop(nlp, monkeypatch):
+    """Articles queued while a batch is parsed make the next batch; each caller gets its own
+    article's verdicts; the event loop keeps running meanwhile."""
+    import asyncio
+    import threading
+
+    worker = GateWorker(nlp)
+    seen: list[str] = []
+    real = apply_gates_many
+
+    def spy(jobs, nlp=None):
+        seen.append(threading.current_thread().name)
+        return real(jobs, nlp=nlp)
+
+    cands = [[Candidate(article_id=f"a{j}", index=i, **{**GOOD, **kw}) for i, kw in enumerate(VARIANTS)]
+             for j in range(4)]
+    ticks = 0
+
+    async def ticker(done: asyncio.Event) -> None:
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+            await asyncio.sleep(0)
+
+    async def main() -> None:
+        done = asyncio.Event()
+        t = asyncio.create_task(ticker(done))
+        await asyncio.gather(*(worker.apply(ARTICLE.model_copy(update={"id": f"a{j}"}), cands[j]) for j in range(4)))
+        done.set()
+        await t
+
+    monkeypatch.setattr("okgen.generate.gates.apply_gates_many", spy)
+    asyncio.run(main())
+    assert seen and all(name != threading.main_thread().name for name in seen)
+    assert len(seen) == 1  # the four articles queued in one loop turn: one batch
+    assert ticks > 1
+    assert all(verdicts(c) == verdicts(cands[0]) for c in cands[1:])
+    assert all(c.verdicts for c in cands[0])
+
+
 def test_near_duplicates_of_recent_days():
     items = [("Which shipping firm said it would cut 1,200 port jobs in November 2026?", "Norvik Shipping"),
              ("How many port jobs did Norvik Shipping say it would cut in November 2026?", "1,200")]
@@ -252,3 +329,29 @@ def test_review_misses_are_caught(nlp):
              choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
              answer_type="PERSON", evidence="Marta Lindqvist has reached out to Norvik Shipping for comment.")
     assert "boilerplate" in failed(c)
+
+
+def test_a_gate_worker_without_its_pipeline_fails_every_waiting_article(monkeypatch):
+    """spaCy's pipeline missing: each article waiting on the worker gets the one-line
+    ConfigError (the run stops on it, as when the gates ran on the loop), none hangs."""
+    import asyncio
+
+    from okgen.errors import ConfigError
+    from okgen.generate import nlp as nlp_module
+
+    def missing(name=None):
+        raise ConfigError("spaCy pipeline 'en_core_web_sm' is not installed")
+
+    monkeypatch.setattr(nlp_module, "load_pipeline", missing)
+
+    async def main() -> list:
+        worker = GateWorker()
+        worker.warm()
+        jobs = [worker.apply(ARTICLE, [Candidate(article_id="a1", index=i, **GOOD)]) for i in range(3)]
+        first = await asyncio.gather(*jobs, return_exceptions=True)
+        again = await asyncio.gather(worker.apply(ARTICLE, [Candidate(article_id="a1", index=9, **GOOD)]),
+                                     return_exceptions=True)
+        return first + again
+
+    out = asyncio.run(asyncio.wait_for(main(), 60))
+    assert len(out) == 4 and all(isinstance(e, ConfigError) and "not installed" in str(e) for e in out)

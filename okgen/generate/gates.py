@@ -27,6 +27,7 @@ whole day and live in :mod:`okgen.generate.dayset`.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -122,6 +123,9 @@ _STOP = frozenset(["a", "an", "the", "of", "in", "on", "at", "to", "for", "by", 
 _WORDS = re.compile(r"[\w$€£%]+(?:['\u2019]\w+)?")
 # The gates read entities and the tagger's fine tags only.
 _DISABLE = ("parser", "lemmatizer", "attribute_ruler")
+# The answer contexts need entities only (the shared embedding layer too where the entity
+# recogniser listens to it; en_core_web_sm's has its own).
+_NER_ONLY = ("tagger", "parser", "lemmatizer", "attribute_ruler")
 _LABELS = frozenset(["PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE",
                      "DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"])
 
@@ -140,20 +144,107 @@ def apply_gates(article: Article, candidates: Sequence[Candidate], *, nlp: Any =
     Raises:
         ConfigError: spaCy or its pipeline is not installed.
     """
-    todo = [c for c in candidates if c.kept]
+    apply_gates_many([(article, candidates)], nlp=nlp)
+
+
+def apply_gates_many(jobs: Sequence[tuple[Article, Sequence[Candidate]]], *, nlp: Any = None) -> None:
+    """:func:`apply_gates` on the candidates of several articles, with one batched parse.
+
+    Each stem is parsed once (tagger and entities: the gates read its fine tags and names), each
+    answer context once with the entity recogniser alone (its own embedding layer: the
+    entities are the same as with the tagger on); a text asked twice is parsed once.
+    """
+    todo = [(a, c) for a, cands in jobs for c in cands if c.kept]
     if not todo:
         return
     if nlp is None:
         from okgen.generate.nlp import load_pipeline
 
         nlp = load_pipeline()
-    # One parse per stem and one of the answer in its evidence sentence (cut around the answer).
-    texts = [c.question for c in todo] + [_context(c) for c in todo]
-    docs = list(nlp.pipe(texts, disable=[p for p in _DISABLE if p in nlp.pipe_names], batch_size=64))
-    n = len(todo)
-    index = ArticleTokens(f"{article.title}\n{article.text}")
-    for i, c in enumerate(todo):
-        gate_candidate(c, docs[i], answer_label(c, docs[n + i]), index, nlp)
+    stems = _parse(nlp, [c.question for _, c in todo], _DISABLE)
+    contexts = _parse(nlp, [_context(c) for _, c in todo], _ner_only(nlp))
+    index: dict[int, ArticleTokens] = {}
+    for (a, c), stem_doc, context_doc in zip(todo, stems, contexts):
+        tokens = index.get(id(a))
+        if tokens is None:
+            tokens = index[id(a)] = ArticleTokens(f"{a.title}\n{a.text}")
+        gate_candidate(c, stem_doc, answer_label(c, context_doc), tokens, nlp)
+
+
+def _ner_only(nlp: Any) -> tuple[str, ...]:
+    """The components to disable for entities alone."""
+    ner = nlp.get_pipe("ner") if "ner" in nlp.pipe_names else None
+    listens = ner is None or any(n.name.endswith("listener") for n in ner.model.walk())
+    return _NER_ONLY if listens else (*_NER_ONLY, "tok2vec")
+
+
+def _parse(nlp: Any, texts: list[str], disable: tuple[str, ...]) -> list[Any]:
+    """One ``nlp.pipe`` over the distinct ``texts``; a Doc per text, in order."""
+    distinct = list(dict.fromkeys(texts))
+    docs = dict(zip(distinct, nlp.pipe(distinct, disable=[p for p in disable if p in nlp.pipe_names], batch_size=256)))
+    return [docs[t] for t in texts]
+
+
+class GateWorker:
+    """The gates of a run's articles, off the event loop: ``await worker.apply(article,
+    candidates)`` queues them, and one worker thread gates what is queued in one batch
+    (:func:`apply_gates_many`; the articles that arrive while a batch runs make the next), so
+    the loop keeps sending and reading calls while spaCy parses.
+
+    Args:
+        nlp: the spaCy pipeline (default: :func:`okgen.generate.nlp.load_pipeline`, loaded in
+            the worker thread; :meth:`warm` starts loading it while the first calls are out).
+    """
+
+    def __init__(self, nlp: Any = None):
+        self.nlp = nlp
+        self._queue: list[tuple[Article, Sequence[Candidate], asyncio.Future[None]]] = []
+        self._worker: asyncio.Task[None] | None = None
+
+    def warm(self) -> None:
+        """Start loading the pipeline and its word list in the worker thread now."""
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.create_task(self._drain())
+
+    async def apply(self, article: Article, candidates: Sequence[Candidate]) -> None:
+        """Gate one article's candidates (like :func:`apply_gates`), in the worker thread."""
+        if not any(c.kept for c in candidates):
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.append((article, candidates, fut))
+        self.warm()
+        await fut
+
+    async def _drain(self) -> None:
+        if self.nlp is None:
+            try:
+                self.nlp = await asyncio.to_thread(_load)
+            except Exception as e:  # noqa: BLE001 - spaCy missing: raised in every waiting article
+                self._settle(self._queue, e)
+                self._queue = []
+                return
+        while self._queue:
+            batch, self._queue = self._queue, []
+            try:
+                await asyncio.to_thread(apply_gates_many, [(a, c) for a, c, _ in batch], nlp=self.nlp)
+            except Exception as e:  # noqa: BLE001 - raised in each article of the batch
+                self._settle(batch, e)
+            else:
+                self._settle(batch, None)
+
+    @staticmethod
+    def _settle(batch: list[tuple[Article, Sequence[Candidate], asyncio.Future[None]]], error: Exception | None) -> None:
+        for _, _, fut in batch:
+            if not fut.done():
+                fut.set_exception(error) if error is not None else fut.set_result(None)
+
+
+def _load() -> Any:
+    from okgen.generate.nlp import load_pipeline
+
+    nlp = load_pipeline()
+    fluency_problems("", nlp)  # builds its word list once
+    return nlp
 
 
 def gate_candidate(c: Candidate, stem_doc: Any, label: str | None, index: ArticleTokens, nlp: Any) -> None:

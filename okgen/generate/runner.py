@@ -21,7 +21,7 @@ from okgen.errors import ConfigError
 from okgen.generate.agents import AgentSpec, load_agent
 from okgen.generate.checks import Limits, check_candidate
 from okgen.generate.extractive import ExtractiveGenerator, ExtractivePool
-from okgen.generate.gates import apply_gates
+from okgen.generate.gates import GateWorker, apply_gates
 from okgen.generate.llm_generator import GenOutcome, LLMGenerator, decoding_from
 from okgen.generate.probe import Probe, apply_probes
 from okgen.generate.records import ArticleResult, Usage
@@ -229,6 +229,11 @@ async def process_articles(articles: Sequence[Article], agents: Agents, *, n: in
     gen_priority = 1 if finish_first else 0
     open_articles = asyncio.Semaphore(max(2, OPEN_ARTICLES * concurrency))
     breaker = breaker or max(10, 2 * concurrency)
+    # An LLM run gates in a worker thread while its calls are in flight; the offline generator
+    # parses on this thread, and one spaCy pipeline is not shared between two threads at once.
+    gates = None if isinstance(agents.generator, ExtractiveGenerator) or not limits.gates else GateWorker()
+    if gates is not None:
+        gates.warm()  # the pipeline loads while the first generator calls are out
 
     async def one(i: int, a: Article) -> None:
         # The first articles start in waves, one event-loop turn apart: a turn runs every ready
@@ -242,7 +247,8 @@ async def process_articles(articles: Sequence[Article], agents: Agents, *, n: in
                 return
             try:
                 result, transient = await _article(a, agents, n=n, seed=seed, use_cache=use_cache, pool=pool,
-                                                   limiter=limiter, limits=limits, state=state, gen_priority=gen_priority)
+                                                   limiter=limiter, limits=limits, state=state, gen_priority=gen_priority,
+                                                   gates=gates)
             except ConfigError:
                 raise  # a bad agent spec or prompt (an unknown placeholder): the whole run is wrong
             except Exception as e:  # a bug on one article must not sink the others
@@ -271,7 +277,7 @@ async def process_articles(articles: Sequence[Article], agents: Agents, *, n: in
 
 async def _article(a: Article, agents: Agents, *, n: int, seed: int, use_cache: bool, pool: ExtractivePool | None,
                    limiter: PriorityLimiter, limits: Limits, state: RunState,
-                   gen_priority: int = 0) -> tuple[ArticleResult | None, str | None]:
+                   gen_priority: int = 0, gates: GateWorker | None = None) -> tuple[ArticleResult | None, str | None]:
     gen = agents.generator
     if isinstance(gen, ExtractiveGenerator):
         out = GenOutcome(candidates=gen.generate(a, n, pool if pool is not None else gen.build_pool([a], a.date)))
@@ -294,8 +300,11 @@ async def _article(a: Article, agents: Agents, *, n: int, seed: int, use_cache: 
     article_norm = normalize(f"{a.title}\n{a.text}")
     for c in result.candidates:
         check_candidate(c, article_norm, limits)
-    if limits.gates:
-        apply_gates(a, result.candidates)  # the quality gates shared by every generator
+    if limits.gates:  # the quality gates shared by every generator
+        if gates is not None:
+            await gates.apply(a, result.candidates)
+        else:
+            apply_gates(a, result.candidates)
     alive = [c for c in result.candidates if c.kept]
     if agents.validator is not None and alive:
         res = await asyncio.gather(*(agents.validator.ajudge(a, c, seed, use_cache=use_cache, limiter=limiter.at(1 - gen_priority)) for c in alive))

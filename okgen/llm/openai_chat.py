@@ -137,15 +137,8 @@ class OpenAIChat(ChatModel):
                                 int(cached), endpoint=self.endpoint, reported=usage.get("cost"))
 
     async def _send(self, req: ChatRequest) -> dict[str, Any]:
-        tries = 0
-
-        async def once() -> dict[str, Any]:
-            nonlocal tries
-            tries += 1
-            return await self._once(req)
-
-        raw = await self.call(once)
-        raw["okgen_retries"] = tries - 1
+        raw, retries = await self._retried(lambda: self._once(req))
+        raw["okgen_retries"] = retries
         return raw
 
     async def call(self, send: Callable[[], Awaitable[Any]]) -> Any:
@@ -154,16 +147,23 @@ class OpenAIChat(ChatModel):
         Raises:
             CallError: the request failed (``kind`` says how) and is not sent again.
         """
+        return (await self._retried(send))[0]
+
+    async def _retried(self, send: Callable[[], Awaitable[Any]]) -> tuple[Any, int]:
+        """(what ``send`` returned, the retries it took), from tenacity's own statistics."""
         retrying = tenacity.AsyncRetrying(stop=tenacity.stop_after_attempt(self.max_retries + 1), wait=_wait, reraise=True,
-                                 retry=tenacity.retry_if_exception_type(_Retry), **({"sleep": self._sleep} if self._sleep else {}))
+                                          retry=tenacity.retry_if_exception_type(_Retry),
+                                          **({"sleep": self._sleep} if self._sleep else {}))
+
         async def attempt() -> Any:  # ``send`` may be a plain function returning an awaitable
             return await send()
 
         try:
-            return await retrying(attempt)
+            out = await retrying(attempt)
         except _Retry as e:
             n = retrying.statistics.get("attempt_number", 1) - 1
             raise CallError(e.kind, f"{e} (after {n} retries)", retries=n) from None
+        return out, retrying.statistics["attempt_number"] - 1
 
     async def _once(self, req: ChatRequest) -> dict[str, Any]:
         """One request; the output mode falls back (and is remembered) when the server refuses it."""
