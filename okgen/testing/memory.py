@@ -131,7 +131,13 @@ def entity_stream_folder(ws: Any, name: str = "harbor", *, mentions: bool = True
     value is then reported on change days only: the needed fact ages 0, 1, 2 days);
     ``others=False`` drops the articles about other companies. Returns the opened stream.
     """
-    from okgen.streams.records import StreamDocument, StreamInterval, StreamQuestion, Track, TrackDay
+    from okgen.streams.records import (
+        StreamDocument,
+        StreamInterval,
+        StreamQuestion,
+        Track,
+        TrackDay,
+    )
     from okgen.streams.store import open_stream, streams_dir, write_stream
 
     arts, _ = entity_stream()
