@@ -19,6 +19,9 @@ on or before that day, and every passage ``retrieve`` returns must be dated on o
 :class:`LeakError` stops the run. A memory that reads ahead (from a store, from a reference
 it kept) is caught the first time it shows what it saw.
 
+The day loop (:func:`feed_days`: guard, ``observe``, ask, fsync, save state) is shared with the
+stream path (:mod:`okgen.memory.on_streams`), which asks every stream question every day.
+
 **Resuming.** Predictions are written before the state that follows them: a run killed
 after day *d*'s predictions but before its state restores the state of day *d-1*, observes day
 *d* again and skips the questions already scored, so every question is scored once.
