@@ -224,7 +224,8 @@ def test_a_killed_stream_run_resumes_and_scores_each_pair_once(harbor, tmp_path)
     assert second == dates[6:]
     lines = [json.loads(x) for x in (tmp_path / "predictions.jsonl").read_text().splitlines()]
     assert sorted((r["question_id"], r["interval"]) for r in lines) == [("q-harbor-ceo", t) for t in range(10)]
-    assert res["scored"] == 10 and len(res["cost_per_day"]) == 10
+    assert res["scored"] == 10 and len(res["cost_per_day"]) == 10 and res["truncated"] == 0
+    assert res["correct"] == round(10 * res["acc"])
     full = run_stream_memory(s, "mem:bm25", b, tmp_path / "full", memory=BM25Memory())
     assert oaks(full) == oaks(res) and full["dated"] == res["dated"]
 

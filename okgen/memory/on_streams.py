@@ -14,7 +14,7 @@ on their interval's day (an imported OAKS stream has no dates: interval i is the
 
 ``predictions.jsonl`` holds one row per (question, interval) — question, interval, gold, pred,
 correct, the ids the context held, whether one was dated after the interval, whether the gold
-evidence reached it, prompt tokens — and a resumed run skips the pairs already scored, so each
+evidence reached it, whether passages were dropped to fit (``truncated``), prompt tokens — and a resumed run skips the pairs already scored, so each
 is scored once. ``results.json`` has OAKS's Acc/AL/DS/PM, the eight transition classes and the
 subsets by changes (:func:`okgen.streams.metrics.score`), accuracy with a bootstrap CI over
 questions, accuracy by the age of the needed fact, the stale/future-answer rates overall and per
@@ -138,7 +138,7 @@ def run_stream_memory(stream: Stream, setting: str, backend: Backend, out: str |
     def ask(i: int, date: dt.date, retrieve: Callable[[str], list[Passage]]) -> tuple[list[str], dict[str, Any]]:
         pending = [q for q in questions if (q.id, i) not in done or done[(q.id, i)].get("error") is not None]
         t0 = time.perf_counter()
-        prompts, shown = [], []
+        prompts, shown, cut = [], [], []
         for q in pending:
             if dated_setting is not None:
                 items = [(d.id, d.interval, se.passage_text(ivs[d.interval].label, d.outlet, d.title, d.text))
@@ -152,18 +152,19 @@ def run_stream_memory(stream: Stream, setting: str, backend: Backend, out: str |
             p, dropped = se.fit_prompt(backend, q.question, q.choices, ivs[i].label, [x for _, _, x in kept], keep)
             prompts.append(p)
             shown.append(kept[dropped:] if keep == "newest" else kept[:len(kept) - dropped])
+            cut.append(len(shown[-1]) < len(items))
         retrieve_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         scored = backend.letter_logprobs(prompts, [list(LETTERS[:len(q.choices)]) for q in pending]) if pending else []
         lines, tokens = [], 0
-        for q, s, got in zip(pending, scored, shown):
+        for q, s, got, trunc in zip(pending, scored, shown, cut):
             pred = se.pick(s)
             ids = [a for a, _, _ in got]
             row = {"question_id": q.id, "interval": i, "label": ivs[i].label, "gold": q.answers[i], "pred": pred,
                    "correct": pred == q.answers[i], "error": s.error, "context": ids,
                    "future_context": any(iv is not None and iv > i for _, iv, _ in got),
                    "gold_in_context": view.gold_in_context(q, i, ids, [x for _, _, x in got]),
-                   "prompt_tokens": s.prompt_tokens}
+                   "truncated": trunc, "prompt_tokens": s.prompt_tokens}
             tokens += s.prompt_tokens or 0
             done[(q.id, i)] = row
             lines.append(json.dumps(row, sort_keys=True))
@@ -204,7 +205,8 @@ def stream_results(stream: Stream, view: StreamView, questions: list[Any], setti
     return {"kind": "okgen-stream-memory-results", "stream": stream.manifest.name,
             "signature": stream.manifest.signature, "setting": setting, "config": cfg, **sc,
             "accuracy": round(sc["acc"], 6), "ci95": [lo, hi], "asked": len(questions) * n_iv, "scored": len(got),
-            "errors": sum(r.get("error") is not None for r in got),
+            "correct": sum(bool(r.get("correct")) for r in got), "errors": sum(r.get("error") is not None for r in got),
+            "truncated": sum(bool(r.get("truncated")) for r in got),
             "intervals": [iv.label for iv in stream.manifest.intervals],
             "phase_boundaries": sorted({t for q in questions for t in range(1, n_iv) if q.answers[t] != q.answers[t - 1]}),
             "by_age": by_age(view, got), "dated": rates(questions, got, n_iv),
