@@ -27,7 +27,8 @@ def _ints(value: str | None, name: str) -> list[int]:
 @click.option("--series", "series_ref", default=None,
               help="Score every snapshot of a series instead (name or series signature); the model is loaded once.")
 @click.option("--stream", "stream_ref", default=None,
-              help="Score a stream instead: every question at every interval (settings none, full, window:W, retrieval:R).")
+              help="Score a stream instead: every question at every interval (settings none, full, window:W, retrieval:R, "
+                   "ctx:closest, ctx:latest, ctx:cumulative).")
 @click.option("--model", "-m", required=True, help="Model spec backend/model[,key=value...], e.g. hf/Qwen/Qwen2.5-0.5B-Instruct.")
 @click.option("--setting", default="none", show_default=True,
               help="none, oracle, retrieval, ctx:closest, ctx:latest or ctx:cumulative; comma-separated to run several with one loaded model.")
@@ -64,6 +65,7 @@ def eval_cmd(ref: str | None, series_ref: str | None, stream_ref: str | None, mo
       okgen eval -s SIG -m openai/gpt-4.1-mini --scoring generate --format open --judge default
       okgen eval --series april -m hf/HuggingFaceTB/SmolLM2-135M-Instruct --setting none,oracle
       okgen eval --stream april-facts -m hf/HuggingFaceTB/SmolLM2-135M-Instruct --setting none,full,window:1
+      okgen eval --stream april-facts -m hf/PATH --setting ctx:closest,ctx:latest,ctx:cumulative
     """
     from okgen.eval.runner import EvalOptions, plan_runs, run_eval
 

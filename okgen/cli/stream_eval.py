@@ -36,4 +36,5 @@ def echo_stream_eval(ref: str, model: str, settings: list[str], limit: int | Non
     echo_table(report.metrics_rows(results), title=f"stream {results[0]['stream']}, model {model}")
     echo_table(report.transition_rows(results), title="transition classes: rate within the gold scenario (count)")
     echo_table(report.changes_rows(results), title="by number of answer changes")
+    echo_table(report.dated_rows(results), title="stale and future answers, gold evidence: rate (pairs)")
     click.echo(f"report: {parent / 'report.md'}, plot: {png}", err=True)

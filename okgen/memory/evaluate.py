@@ -50,6 +50,18 @@ def slug(setting: str) -> str:
     return setting.replace(":", "-").replace(",", "_").replace("/", "_")
 
 
+def check_settings(settings: Sequence[str]) -> None:
+    """Refuse a bad setting or an unknown memory (before anything is verified or loaded)."""
+    from okgen.memory.base import known_memories, parse_memory_spec
+
+    if not settings:
+        raise ConfigError("no setting given: use --setting and/or --memory")
+    for s in settings:
+        kind, mspec = parse_setting(s)
+        if kind == "memory" and parse_memory_spec(mspec)[0] not in known_memories():
+            raise ConfigError(f"unknown memory {parse_memory_spec(mspec)[0]!r}; known: {', '.join(known_memories())}")
+
+
 def run_memory_eval(ref: str, model: str, settings: Sequence[str], opts: StreamOptions | None = None, *,
                     workspace: Workspace | None = None, out: str | Path | None = None,
                     memory_model: str | None = None, backend: Backend | None = None) -> dict[str, Any]:
@@ -68,12 +80,7 @@ def run_memory_eval(ref: str, model: str, settings: Sequence[str], opts: StreamO
     from okgen.eval.runner import model_slug
 
     ws = workspace or Workspace.from_env()
-    from okgen.memory.base import known_memories, parse_memory_spec
-
-    for s in settings:  # refuse a bad setting before anything is verified or loaded
-        kind, mspec = parse_setting(s)
-        if kind == "memory" and parse_memory_spec(mspec)[0] not in known_memories():
-            raise ConfigError(f"unknown memory {parse_memory_spec(mspec)[0]!r}; known: {', '.join(known_memories())}")
+    check_settings(settings)
     manifest, days = stream_from_series(ref, ws)
     spec = parse_model_spec(model)
     root = Path(out) if out is not None else ws.runs_dir / "memory" / manifest.name / model_slug(spec)
@@ -99,3 +106,67 @@ def run_memory_eval(ref: str, model: str, settings: Sequence[str], opts: StreamO
                       + markdown(rows))
     summary["path"] = str(root)
     return summary
+
+
+def run_memory_stream_eval(ref: str, model: str, settings: Sequence[str], opts: StreamOptions | None = None, *,
+                           workspace: Workspace | None = None, out: str | Path | None = None,
+                           memory_model: str | None = None, backend: Backend | None = None) -> dict[str, Any]:
+    """Run ``settings`` over the stream ``ref`` (every question at every interval, see
+    :mod:`okgen.memory.on_streams`) with ``model`` loaded once; returns the comparison.
+
+    ``<out>/comparison.json`` and ``comparison.md`` hold the comparison table (with OAKS's
+    Acc/AL/DS/PM), the transition classes and the subsets by number of answer changes.
+
+    Raises:
+        ConfigError: a bad setting, ``--ask end``.
+        IntegrityError: the stream fails verification.
+    """
+    from okgen.eval.runner import model_slug
+    from okgen.memory.on_streams import run_stream_memory
+    from okgen.streams import report as sreport
+    from okgen.streams.store import open_stream, resolve_stream, verify_stream
+
+    ws = workspace or Workspace.from_env()
+    opts = opts or StreamOptions()
+    check_settings(settings)
+    if opts.ask != "same-day":
+        raise ConfigError("a stream asks every question at every interval: --ask end does not apply to --stream")
+    folder = resolve_stream(ref, ws)
+    problems = verify_stream(folder, ws, series=False)
+    if problems:
+        raise IntegrityError(f"stream {folder.name}: {problems[0]}")
+    stream = open_stream(folder)
+    spec = parse_model_spec(model)
+    root = Path(out) if out is not None else ws.runs_dir / "memory" / "streams" / stream.manifest.name / model_slug(spec)
+    owned = backend is None
+    if backend is None:
+        from okgen.models.registry import load_backend
+
+        backend = load_backend(spec, ws)
+    runs = []
+    try:
+        for s in settings:
+            log.info("%s: %s", stream.manifest.name, s)
+            runs.append(run_stream_memory(stream, s, backend, root / slug(s), opts, memory_model=memory_model))
+    finally:
+        if owned:
+            backend.close()
+    rows = compare(runs)
+    summary = {"stream": stream.manifest.signature, "model": spec.text or spec.name, "rows": rows,
+               "transitions": sreport.transition_rows(runs), "by_changes": sreport.changes_rows(runs),
+               "options": vars(opts)}
+    root.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(root / "comparison.json", pretty_json(summary))
+    atomic_write_text(root / "comparison.md", stream_markdown(summary, stream.manifest.name))
+    summary["path"] = str(root)
+    return summary
+
+
+def stream_markdown(summary: dict[str, Any], name: str) -> str:
+    """The comparison of stream runs: the settings table, then the transition classes and the
+    subsets by number of answer changes (:mod:`okgen.streams.report`'s tables)."""
+    from okgen.streams.report import table
+
+    return (f"stream `{name}`, model `{summary['model']}`\n\n" + markdown(summary["rows"])
+            + "\n## Transition classes (rate within the gold scenario, count)\n\n" + table(summary["transitions"])
+            + "\n## By number of answer changes\n\n" + table(summary["by_changes"]))

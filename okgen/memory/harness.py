@@ -19,6 +19,9 @@ on or before that day, and every passage ``retrieve`` returns must be dated on o
 :class:`LeakError` stops the run. A memory that reads ahead (from a store, from a reference
 it kept) is caught the first time it shows what it saw.
 
+The day loop (:func:`feed_days`: guard, ``observe``, ask, fsync, save state) is shared with the
+stream path (:mod:`okgen.memory.on_streams`), which asks every stream question every day.
+
 **Resuming.** Predictions are written before the state that follows them: a run killed
 after day *d*'s predictions but before its state restores the state of day *d-1*, observes day
 *d* again and skips the questions already scored, so every question is scored once.
@@ -31,7 +34,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,83 +152,47 @@ def run_stream(days: Sequence[StreamDay], setting: str, backend: Backend, out: s
 
     opts = opts or StreamOptions()
     days = sorted(days, key=lambda d: d.date)
-    kind, spec = parse_setting(setting)
+    kind, _ = parse_setting(setting)
     path = Path(out)
-    mem = None
-    if kind == "memory":
-        extra = {"model": memory_model} if memory_model and spec.split(",")[0] == "summary" else {}
-        mem = memory or load_memory(spec, **extra)
-    elif kind == "none":
-        mem = memory or load_memory("none")
+    mem = memory_for(setting, memory, memory_model)
     plan = schedule(days, opts.ask, opts.limit)
     cfg = {"kind": "okgen-stream-run", "setting": setting, "memory": mem.identity() if mem else None,
            "k": opts.k, "ask": opts.ask, "limit": opts.limit, "seed": opts.seed, "scoring": opts.scoring,
            "guard": opts.guard, "model": backend.spec.name,
            "model_options": {k: v for k, v in sorted(backend.spec.options.items()) if k not in SPEED_OPTIONS}, "template": "mc-v1" + backend.template_suffix,
            "days": [[str(d.date), len(d.articles), len(d.questions)] for d in days]}
-    stored = open_run_dir(path, cfg, opts.overwrite)
-    if opts.overwrite:
-        (path / STATE).unlink(missing_ok=True)
-    if not stored:
-        write_run_file(path, cfg, "", backend.spec.text or backend.spec.name, backend.info())
+    st = open_run(path, cfg, opts, backend)
     done = read_predictions(path / PREDICTIONS)
     template, mode = get_template(None, "mc"), Mode(opts.scoring, "mc")
     pool = Pool.of(a for d in days for a in d.articles)
-    feed = _Feed({a.id: a.date for d in days for a in d.articles})
-    st = _load_state(path)
-    start = st.get("next_day", 0)
-    costs: list[dict[str, Any]] = st.get("costs", [])
-    if mem is not None:
-        if st:
-            mem.restore(st["state"])  # not reset first: a server-side memory keeps what it stored
-        else:
-            mem.reset(opts.seed)
-        if getattr(mem, "question_aware", False):
-            mem.prepare([q for qs in plan.values() for q in qs])
-    for d in days[:start]:
-        feed.seen.update(a.id for a in d.articles)
+    start_memory(mem, st, opts.seed, [q for qs in plan.values() for q in qs])
     base = {"setting": setting, "retriever": None, "window": None, "k": opts.k}
-    with open(path / PREDICTIONS, "a", encoding="utf-8") as f:
-        for i in range(start, len(days)):
-            day = days[i]
-            row: dict[str, Any] = {"date": str(day.date), "articles": len(day.articles)}
-            t0 = time.perf_counter()
-            if mem is not None:
-                if opts.guard:
-                    feed.check_batch(day.date, day.articles)
-                mem.observe(day.date, day.articles)
-            feed.seen.update(a.id for a in day.articles)
-            row["observe_s"] = round(time.perf_counter() - t0, 6)
-            pending = [q for q in plan[day.date] if q.id not in done or done[q.id].error is not None]
-            t0 = time.perf_counter()
-            fitted = []
-            for q in pending:
-                if kind == "dated":
-                    passages = [contexts.article_passage(a) for a in pool.context(setting, q)]
-                else:
-                    passages = mem.retrieve(q.question, day.date, opts.k)
-                    if opts.guard:
-                        feed.check_passages(f"memory {mem.name}", day.date, passages)
-                reserve = mode.reserve(backend, q)
-                if getattr(mem, "chronological", False) or setting == "ctx:cumulative":
-                    fitted.append(contexts.fit_oldest_first(template, q, passages, setting, backend, reserve))
-                else:
-                    fitted.append(contexts.fit(template, q, passages, setting, backend, reserve))
-            row["retrieve_s"] = round(time.perf_counter() - t0, 6)
-            t0 = time.perf_counter()
-            preds = score(backend, mode, pending, fitted, base) if pending else []
-            row["score_s"] = round(time.perf_counter() - t0, 6)
-            for p in preds:
-                f.write(record_line(p) + "\n")
-                done[p.question_id] = p
-            f.flush()
-            os.fsync(f.fileno())
-            row.update(questions=len(preds), prompt_tokens=sum(p.prompt_tokens for p in preds),
-                       memory=mem.stats() if mem is not None else {})
-            costs.append(row)
-            state = mem.state() if mem is not None else {}
-            atomic_write_text(path / STATE, json.dumps({"next_day": i + 1, "state": state, "costs": costs},
-                                                       sort_keys=True))
+
+    def ask(i: int, date: dt.date, retrieve: Callable[[str], list[Passage]]) -> tuple[list[str], dict[str, Any]]:
+        pending = [q for q in plan[date] if q.id not in done or done[q.id].error is not None]
+        t0 = time.perf_counter()
+        fitted = []
+        for q in pending:
+            if kind == "dated":
+                passages = [contexts.article_passage(a) for a in pool.context(setting, q)]
+            else:
+                passages = retrieve(q.question)
+            reserve = mode.reserve(backend, q)
+            if getattr(mem, "chronological", False) or setting == "ctx:cumulative":
+                fitted.append(contexts.fit_oldest_first(template, q, passages, setting, backend, reserve))
+            else:
+                fitted.append(contexts.fit(template, q, passages, setting, backend, reserve))
+        retrieve_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        preds = score(backend, mode, pending, fitted, base) if pending else []
+        cost = {"retrieve_s": round(retrieve_s, 6), "score_s": round(time.perf_counter() - t0, 6),
+                "questions": len(preds), "prompt_tokens": sum(p.prompt_tokens for p in preds)}
+        for p in preds:
+            done[p.question_id] = p
+        return [record_line(p) for p in preds], cost
+
+    costs = feed_days(path, [(d.date, d.articles) for d in days], mem, opts, st, ask,
+                      {a.id: a.date for d in days for a in d.articles})
     asked = {q.id: (q, as_of) for as_of, qs in plan.items() for q in qs}
     res = results(setting, asked, read_predictions(path / PREDICTIONS), pool, costs, cfg)
     res["okgen"] = __version__
@@ -233,6 +200,96 @@ def run_stream(days: Sequence[StreamDay], setting: str, backend: Backend, out: s
     if mem is not None:
         mem.close()
     return res
+
+
+def memory_for(setting: str, memory: Memory | None = None, memory_model: str | None = None) -> Memory | None:
+    """The memory a setting runs (``memory`` when given): ``none`` for ``none``, the spec's for
+    ``mem:SPEC`` (``memory_model`` passed to ``summary``), None for the dated contexts."""
+    kind, spec = parse_setting(setting)
+    if kind == "memory":
+        extra = {"model": memory_model} if memory_model and spec.split(",")[0] == "summary" else {}
+        return memory or load_memory(spec, **extra)
+    if kind == "none":
+        return memory or load_memory("none")
+    return None
+
+
+def open_run(path: Path, cfg: dict[str, Any], opts: StreamOptions, backend: Backend) -> dict[str, Any]:
+    """Create or check the run folder (its ``run.json`` must hold ``cfg``) and return the saved
+    state (empty for a new run, or with ``--overwrite``)."""
+    stored = open_run_dir(path, cfg, opts.overwrite)
+    if opts.overwrite:
+        (path / STATE).unlink(missing_ok=True)
+    if not stored:
+        write_run_file(path, cfg, "", backend.spec.text or backend.spec.name, backend.info())
+    return _load_state(path)
+
+
+def start_memory(mem: Memory | None, st: dict[str, Any], seed: int, questions: Sequence[Any]) -> None:
+    """Restore the memory from the saved state (a server-side memory keeps what it stored, so it
+    is not reset first), else reset it; a question-aware memory learns the questions."""
+    if mem is None:
+        return
+    if st:
+        mem.restore(st["state"])
+    else:
+        mem.reset(seed)
+    if getattr(mem, "question_aware", False):
+        mem.prepare(list(questions))
+
+
+Ask = Callable[[int, dt.date, Callable[[str], list[Passage]]], tuple[list[str], dict[str, Any]]]
+
+
+def feed_days(path: Path, days: Sequence[tuple[dt.date, Sequence[Article]]], mem: Memory | None,
+              opts: StreamOptions, st: dict[str, Any], ask: Ask, dates: dict[str, dt.date]) -> list[dict[str, Any]]:
+    """Feed the memory day by day from the saved state on and ask each day's questions.
+
+    For day *i*: the guard checks the batch, ``observe`` takes it, then ``ask(i, date, retrieve)``
+    scores what is pending and returns the prediction lines and its costs (``retrieve`` is the
+    memory's, guarded, as of that day). The lines are appended and fsynced before the memory's
+    state and the day's costs are saved, so a killed run repeats at most one day and scores
+    nothing twice (``ask`` skips what is already scored). Returns the costs per day.
+
+    Raises:
+        LeakError: the guard caught a future article.
+    """
+    feed = _Feed(dates)
+    start = st.get("next_day", 0)
+    costs: list[dict[str, Any]] = st.get("costs", [])
+    for _, arts in days[:start]:
+        feed.seen.update(a.id for a in arts)
+    with open(path / PREDICTIONS, "a", encoding="utf-8") as f:
+        for i in range(start, len(days)):
+            date, arts = days[i]
+            row: dict[str, Any] = {"date": str(date), "articles": len(arts)}
+            t0 = time.perf_counter()
+            if mem is not None:
+                if opts.guard:
+                    feed.check_batch(date, arts)
+                mem.observe(date, arts)
+            feed.seen.update(a.id for a in arts)
+            row["observe_s"] = round(time.perf_counter() - t0, 6)
+
+            def retrieve(query: str, date: dt.date = date) -> list[Passage]:
+                if mem is None:
+                    return []
+                passages = mem.retrieve(query, date, opts.k)
+                if opts.guard:
+                    feed.check_passages(f"memory {mem.name}", date, passages)
+                return passages
+
+            lines, cost = ask(i, date, retrieve)
+            for line in lines:
+                f.write(line + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+            row.update(cost, memory=mem.stats() if mem is not None else {})
+            costs.append(row)
+            state = mem.state() if mem is not None else {}
+            atomic_write_text(path / STATE, json.dumps({"next_day": i + 1, "state": state, "costs": costs},
+                                                       sort_keys=True))
+    return costs
 
 
 def _load_state(path: Path) -> dict[str, Any]:
@@ -249,5 +306,5 @@ def predictions_of(path: str | Path) -> dict[str, Prediction]:
     return read_predictions(Path(path) / PREDICTIONS)
 
 
-__all__ = ["ASK", "LeakError", "StreamDay", "StreamOptions", "parse_setting", "predictions_of", "run_stream",
-           "schedule"]
+__all__ = ["ASK", "LeakError", "StreamDay", "StreamOptions", "feed_days", "memory_for", "open_run", "parse_setting", "predictions_of",
+           "run_stream", "schedule", "start_memory"]

@@ -18,6 +18,8 @@ from okgen.eval.stats import bootstrap_ci
 from okgen.memory.dated import Pool, answer_rates
 from okgen.schema import Prediction, Question
 
+OAKS = ("acc", "al", "ds", "pm")
+
 
 def results(setting: str, asked: dict[str, tuple[Question, dt.date]], preds: dict[str, Prediction], pool: Pool,
             costs: list[dict[str, Any]], cfg: dict[str, Any]) -> dict[str, Any]:
@@ -38,11 +40,12 @@ def results(setting: str, asked: dict[str, tuple[Question, dt.date]], preds: dic
         "by_age": {str(a): {"n": len(v), "accuracy": round(sum(v) / len(v), 6)} for a, v in sorted(by_age.items())},
         "dated": answer_rates(qs, preds, pool),
         "cost_per_day": per_day,
-        "cost_mean": _mean_costs(per_day),
+        "cost_mean": mean_costs(per_day),
     }
 
 
-def _mean_costs(rows: list[dict[str, Any]]) -> dict[str, float]:
+def mean_costs(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Mean seconds and prompt tokens per day, and the memory's size after the last day."""
     if not rows:
         return {}
     keys = ("observe_s", "retrieve_s", "score_s", "prompt_tokens")
@@ -67,22 +70,27 @@ def compare(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                      "gold_in_context": d["gold_in_context"], "future_context": d["future_context"],
                      "prompt_tokens_per_day": c.get("prompt_tokens"), "seconds_per_day":
                      round(sum(c.get(k, 0.0) for k in ("observe_s", "retrieve_s", "score_s")), 3) if c else None,
-                     "memory_chars": c.get("memory_chars"), "memory_tokens": c.get("memory_tokens")})
+                     "memory_chars": c.get("memory_chars"), "memory_tokens": c.get("memory_tokens"),
+                     **{k: round(r[k], 6) for k in OAKS if k in r}})
     return rows
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    """The comparison as a Markdown table (accuracy and rates in %)."""
+    """The comparison as a Markdown table (accuracy and rates in %; on streams OAKS's AL, DS, PM
+    as fractions after the accuracy, which is then OAKS's Acc)."""
     def pct(x: Any) -> str:
         return "–" if x is None else f"{100 * x:.1f}"
 
-    head = ("| setting | n | accuracy [95% CI] | gain over none | stale answers | future answers | gold in context "
-            "| future context | prompt tokens/day | s/day | memory chars |\n" + "| --- " * 11 + "|\n")
+    oaks = any("al" in r for r in rows)
+    extra = " AL | DS | PM |" if oaks else ""
+    head = (f"| setting | n | accuracy [95% CI] |{extra} gain over none | stale answers | future answers | gold in context "
+            "| future context | prompt tokens/day | s/day | memory chars |\n" + "| --- " * (14 if oaks else 11) + "|\n")
     lines = []
     for r in rows:
         g = r["gain_over_none"]
-        lines.append(f"| {r['setting']} | {r['n']} | {pct(r['accuracy'])} [{pct(r['ci95'][0])}, {pct(r['ci95'][1])}] "
-                     f"| {'–' if g is None else f'{100 * g:+.1f}'} | {pct(r['stale_answer_rate'])} "
+        cols = "".join(f" {r[k]:.3f} |" for k in ("al", "ds", "pm")) if oaks else ""
+        lines.append(f"| {r['setting']} | {r['n']} | {pct(r['accuracy'])} [{pct(r['ci95'][0])}, {pct(r['ci95'][1])}] |{cols}"
+                     f" {'–' if g is None else f'{100 * g:+.1f}'} | {pct(r['stale_answer_rate'])} "
                      f"| {pct(r['future_answer_rate'])} | {pct(r['gold_in_context'])} | {pct(r['future_context'])} "
                      f"| {r['prompt_tokens_per_day'] if r['prompt_tokens_per_day'] is not None else '–'} "
                      f"| {r['seconds_per_day'] if r['seconds_per_day'] is not None else '–'} "

@@ -7,7 +7,15 @@ Settings (what the model reads at interval t):
 * ``full``: every document of intervals 0..t, newest kept when the context budget is short;
 * ``window:W``: the documents of intervals t-W+1..t;
 * ``retrieval:R``: the R best BM25 passages among the documents of intervals 0..t (an index per
-  interval, so neither the ranking nor its statistics see a later text).
+  interval, so neither the ranking nor its statistics see a later text);
+* ``ctx:closest`` / ``ctx:latest`` / ``ctx:cumulative``: the dated contexts of
+  :mod:`okgen.streams.dated` (``ctx:latest`` alone may give a later document: future context,
+  recorded in each row's ``future_context``).
+
+Each prediction row records the ids of the documents the model read (``context``), whether one
+was after t (``future_context``) and whether the gold evidence was among them
+(``gold_in_context``); ``results.json`` adds the stale/future-answer rates overall and per
+interval (``dated``) and accuracy by the age of the needed fact (``by_age``).
 
 The model answers by the letter of an option (log-likelihood of the letters, one pass). The run
 folder (``data/runs/streams/<stream>/<model>/<setting>/``) holds ``predictions.jsonl`` (one row
@@ -33,9 +41,12 @@ from okgen.eval.rundir import PREDICTIONS, RESULTS, open_run_dir, write_run_file
 from okgen.eval.templates import ANSWER_PREFIX, LETTERS
 from okgen.files import atomic_write_text
 from okgen.hashing import sha256_text
+from okgen.memory.dated import DATED_SETTINGS
 from okgen.models.base import Prompt
 from okgen.settings import Workspace
+from okgen.streams.dated import StreamView, by_age, rates
 from okgen.streams.metrics import score
+from okgen.streams.records import StreamDocument, StreamQuestion
 from okgen.streams.store import Stream, open_stream, resolve_stream
 
 log = logging.getLogger(__name__)
@@ -48,19 +59,28 @@ PASSAGE_CHARS = 1500
 
 @dataclass(frozen=True)
 class Setting:
-    """A parsed ``--setting``: kind ``none``, ``full``, ``window`` or ``retrieval`` and its number."""
+    """A parsed ``--setting``: kind ``none``, ``full``, ``window``, ``retrieval`` or ``ctx`` and its number
+    (or, for ``ctx``, which dated context)."""
 
     kind: str
     n: int = 0
+    which: str = ""
 
     @property
     def name(self) -> str:
-        """``none``, ``full``, ``window-3``, ``retrieval-5`` (a folder name)."""
+        """``none``, ``full``, ``window-3``, ``retrieval-5``, ``ctx-latest`` (a folder name)."""
+        if self.kind == "ctx":
+            return f"ctx-{self.which}"
         return self.kind if self.kind in ("none", "full") else f"{self.kind}-{self.n}"
+
+    @property
+    def text(self) -> str:
+        """The setting as given (``ctx:latest``)."""
+        return f"ctx:{self.which}" if self.kind == "ctx" else self.name.replace("-", ":")
 
     @classmethod
     def parse(cls, text: str) -> Setting:
-        """Parse ``none``, ``full``, ``window:W`` or ``retrieval:R``.
+        """Parse ``none``, ``full``, ``window:W``, ``retrieval:R`` or ``ctx:closest|latest|cumulative``.
 
         Raises:
             ConfigError: anything else.
@@ -68,34 +88,72 @@ class Setting:
         t = text.strip().lower()
         if t in ("none", "full"):
             return cls(t)
+        if t in DATED_SETTINGS:
+            return cls("ctx", which=t.split(":", 1)[1])
         m = re.fullmatch(r"(window|retrieval):(\d+)", t)
         if not m or int(m.group(2)) < 1:
-            raise ConfigError(f"bad stream setting {text!r}: use none, full, window:W or retrieval:R (W, R >= 1)")
+            raise ConfigError(f"bad stream setting {text!r}: use none, full, window:W, retrieval:R (W, R >= 1), "
+                              "ctx:closest, ctx:latest or ctx:cumulative")
         return cls(m.group(1), int(m.group(2)))
 
 
-def contexts(stream: Stream, setting: Setting, t: int, question: str, budget_chars: int) -> list[str]:
-    """The passages a model may read at interval ``t`` (oldest first): never a later document."""
+def select(stream: Stream, setting: Setting, t: int, question: str | StreamQuestion,
+           view: StreamView | None = None) -> list[StreamDocument]:
+    """The documents a setting gives at interval ``t``, oldest first: never a later one, except
+    ``ctx:latest``'s newest document about the entity (future context, recorded as such)."""
     if setting.kind == "none":
         return []
+    if setting.kind == "ctx":
+        if not isinstance(question, StreamQuestion):
+            raise TypeError("dated settings need the StreamQuestion, not its text")
+        return (view or StreamView(stream)).context(setting.text, question, t)
+    text = question.question if isinstance(question, StreamQuestion) else question
     docs = [d for d in stream.documents if d.interval <= t]
     if setting.kind == "window":
         docs = [d for d in docs if d.interval > t - setting.n]
     if setting.kind == "retrieval":
-        docs = _bm25(docs, question, setting.n)
-    label = {iv.index: iv.label for iv in stream.manifest.intervals}
-    out: list[str] = []
+        docs = _bm25(docs, text, setting.n)
+    return docs
+
+
+def passage_text(label: str, outlet: str | None, title: str | None, text: str) -> str:
+    """How one document or memory passage is shown: ``[label, outlet] title`` then its first
+    :data:`PASSAGE_CHARS` characters."""
+    head = f"[{label}{', ' + outlet if outlet else ''}] {title or ''}".strip()
+    return f"{head}\n{text[:PASSAGE_CHARS]}"
+
+
+def fit_budget(texts: Sequence[str], budget_chars: int, keep: str = "newest") -> list[int]:
+    """Indices of the texts that fit ``budget_chars``, in their order: ``newest`` keeps the last
+    ones (drop-oldest, for chronological contexts), ``first`` the first ones (ranked contexts,
+    the least relevant cut). A first text longer than the budget is kept, cut to it."""
+    order = list(range(len(texts)))
+    if keep == "newest":
+        order.reverse()
+    out: list[int] = []
     used = 0
-    for d in reversed(docs):  # newest first, so the budget keeps the latest news
-        head = f"[{label[d.interval]}{', ' + d.outlet if d.outlet else ''}] {d.title or ''}".strip()
-        text = f"{head}\n{d.text[:PASSAGE_CHARS]}"
-        if used + len(text) > budget_chars:
+    for i in order:
+        if used + len(texts[i]) > budget_chars:
             if not out:
-                out.append(text[:budget_chars])
+                out.append(i)
             break
-        out.append(text)
-        used += len(text)
-    return list(reversed(out))
+        out.append(i)
+        used += len(texts[i])
+    return sorted(out)
+
+
+def contexts(stream: Stream, setting: Setting, t: int, question: str | StreamQuestion, budget_chars: int,
+             view: StreamView | None = None) -> list[str]:
+    """The passages a model may read at interval ``t`` (oldest first): never a later document,
+    except ``ctx:latest``'s (see :func:`select`)."""
+    return [text for _, text in _shown(stream, select(stream, setting, t, question, view), budget_chars)]
+
+
+def _shown(stream: Stream, docs: Sequence[StreamDocument], budget_chars: int) -> list[tuple[StreamDocument, str]]:
+    label = {iv.index: iv.label for iv in stream.manifest.intervals}
+    texts = [passage_text(label[d.interval], d.outlet, d.title, d.text) for d in docs]
+    kept = fit_budget(texts, budget_chars, "newest")
+    return [(docs[i], texts[i][:budget_chars]) for i in kept]
 
 
 def _bm25(docs: Sequence[Any], query: str, k: int) -> list[Any]:
@@ -127,6 +185,28 @@ def render(question: str, choices: Sequence[str], when: str, passages: Sequence[
     return Prompt(messages=({"role": "user", "content": body},), answer_prefix=ANSWER_PREFIX)
 
 
+def fit_prompt(be: Any, question: str, choices: Sequence[str], when: str, passages: Sequence[str],
+               keep: str = "newest") -> tuple[Prompt, int]:
+    """The prompt with as many passages as the model's window takes: passages are dropped from
+    the front (``newest``: the oldest go first) or the end (``first``) until it fits. Returns the
+    prompt and how many passages were dropped."""
+    passages = list(passages)
+    dropped = 0
+    p = render(question, choices, when, passages)
+    while passages and getattr(be, "max_length", None) and be.prompt_tokens(p) > be.max_length - 4:
+        passages = passages[1:] if keep == "newest" else passages[:-1]
+        dropped += 1
+        p = render(question, choices, when, passages)
+    return p, dropped
+
+
+def pick(scored: Any) -> int | None:
+    """The option with the highest letter log-probability (the first on ties), None on an error."""
+    if scored.error or not scored.scores:
+        return None
+    return max(range(len(scored.scores)), key=lambda i: (scored.scores[i], -i))
+
+
 def run_stream_eval(ws: Workspace, ref: str, model: str, setting: str, *, limit: int | None = None,
                     budget_chars: int = 6000, out: Path | None = None, backend: Any = None,
                     overwrite: bool = False) -> dict[str, Any]:
@@ -153,6 +233,7 @@ def run_stream_eval(ws: Workspace, ref: str, model: str, setting: str, *, limit:
     if problems:
         raise IntegrityError(f"stream {folder.name}: {problems[0]}")
     stream = open_stream(folder)
+    view = StreamView(stream)
     questions = stream.questions[:limit] if limit else stream.questions
     spec_name = model if isinstance(model, str) else str(model)
     run = out or ws.data_dir / "runs" / "streams" / stream.manifest.name / _slug(spec_name) / st.name
@@ -171,7 +252,7 @@ def run_stream_eval(ws: Workspace, ref: str, model: str, setting: str, *, limit:
         resumed = sum(1 for k in keys if k in done and done[k]["error"] is None)
         if resumed:
             log.info("%s: resuming, %d of %d (question, interval) pairs already scored", run.name, resumed, len(keys))
-        scored_now = _score_pending(stream, questions, st, be, budget_chars, run / PREDICTIONS, done)
+        scored_now = _score_pending(stream, view, questions, st, be, budget_chars, run / PREDICTIONS, done)
     except BaseException:
         _remove_if_empty(run, created)
         raise
@@ -187,16 +268,19 @@ def run_stream_eval(ws: Workspace, ref: str, model: str, setting: str, *, limit:
                "model": spec_name, "setting": setting, "template": TEMPLATE, "template_hash": TEMPLATE_HASH,
                "budget_chars": budget_chars, "limit": limit,
                "intervals": [iv.label for iv in intervals], "resumed": resumed, "scored_now": scored_now,
-               "errors": errors, "phase_boundaries": _boundaries(stream, questions), **sc.to_dict()}
+               "errors": errors, "phase_boundaries": _boundaries(stream, questions), **sc.to_dict(),
+               "dated": rates(questions, rows, len(intervals)), "by_age": by_age(view, rows)}
     atomic_write_text(run / RESULTS, json.dumps(results, indent=2) + "\n")
     results["path"] = str(run)
     return results
 
 
-def _score_pending(stream: Stream, questions: Sequence[Any], st: Setting, be: Any, budget_chars: int, path: Path,
-                   done: dict[tuple[str, int], dict[str, Any]]) -> int:
+def _score_pending(stream: Stream, view: StreamView, questions: Sequence[Any], st: Setting, be: Any,
+                   budget_chars: int, path: Path, done: dict[tuple[str, int], dict[str, Any]]) -> int:
     """Score the (question, interval) pairs of ``questions`` not in ``done`` (or errors), one
-    question's pairs per backend call, appending each question's rows to ``path`` at once."""
+    question's pairs per backend call, appending each question's rows to ``path`` at once.
+    Each row names the documents the model read (``context``), whether one was after the
+    interval (``future_context``: ``ctx:latest`` only) and whether the gold's evidence was there."""
     n = 0
     with open(path, "a", encoding="utf-8") as f:
         for q in questions:
@@ -204,21 +288,22 @@ def _score_pending(stream: Stream, questions: Sequence[Any], st: Setting, be: An
                     if (r := done.get((q.id, iv.index))) is None or r["error"] is not None]
             if not todo:
                 continue
-            prompts = []
+            prompts, shown = [], []
             for iv in todo:
-                passages = contexts(stream, st, iv.index, q.question, budget_chars)
-                p = render(q.question, q.choices, iv.label, passages)
-                while passages and be.max_length and be.prompt_tokens(p) > be.max_length - 4:
-                    passages = passages[1:]  # drop the oldest until it fits
-                    p = render(q.question, q.choices, iv.label, passages)
+                got = _shown(stream, select(stream, st, iv.index, q, view), budget_chars)
+                p, dropped = fit_prompt(be, q.question, q.choices, iv.label, [text for _, text in got])
                 prompts.append(p)
+                shown.append(got[dropped:])
             scored = be.letter_logprobs(prompts, [list(LETTERS[:len(q.choices)])] * len(prompts))
-            for iv, s in zip(todo, scored):
-                pred = None if s.error or not s.scores else max(range(len(s.scores)), key=lambda i: (s.scores[i], -i))
-                row = {"question_id": q.id, "interval": iv.index, "label": iv.label, "gold": q.answers[iv.index],
-                       "pred": pred, "correct": pred == q.answers[iv.index], "error": s.error}
+            for iv, s, got in zip(todo, scored, shown):
+                pred, t = pick(s), iv.index
+                ids = [d.id for d, _ in got]
+                row = {"question_id": q.id, "interval": t, "label": iv.label, "gold": q.answers[t],
+                       "pred": pred, "correct": pred == q.answers[t], "error": s.error, "context": ids,
+                       "future_context": any(d.interval > t for d, _ in got),
+                       "gold_in_context": view.gold_in_context(q, t, ids, [x for _, x in got])}
                 f.write(json.dumps(row) + "\n")
-                done[(q.id, iv.index)] = row
+                done[(q.id, t)] = row
                 n += 1
             f.flush()
             os.fsync(f.fileno())

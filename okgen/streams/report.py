@@ -33,20 +33,39 @@ def changes_rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             for r in results for k, v in r["by_changes"].items()]
 
 
+def dated_rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per run: stale- and future-answer rates (over the (question, interval) pairs that
+    have such an option), gold evidence in context and future context, with the pair counts."""
+    def pct(x: Any) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
+    rows = []
+    for r in results:
+        d = r.get("dated") or {}
+        rows.append({"setting": r["setting"], "stale answers": f"{pct(d.get('stale_answer_rate'))} ({d.get('with_stale_choice', 0)})",
+                     "future answers": f"{pct(d.get('future_answer_rate'))} ({d.get('with_future_choice', 0)})",
+                     "gold in context": f"{pct(d.get('gold_in_context'))} ({d.get('with_gold_evidence', 0)})",
+                     "future context": pct(d.get("future_context"))})
+    return rows
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """Rows of one shape as a Markdown table (``(none)`` for no rows)."""
+    if not rows:
+        return "(none)\n"
+    cols = list(rows[0])
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
 def markdown(results: Sequence[dict[str, Any]]) -> str:
     """The three tables as Markdown."""
-    def table(rows: list[dict[str, Any]]) -> str:
-        if not rows:
-            return "(none)\n"
-        cols = list(rows[0])
-        lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-        lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
-        return "\n".join(lines) + "\n"
-
     head = f"# Stream {results[0]['stream']}\n\n`{results[0]['signature']}`\n\n" if results else ""
     return (head + "## Acc, AL, DS, PM (per question, summing to 1)\n\n" + table(metrics_rows(results))
             + "\n## Transition classes (rate within the gold scenario, count)\n\n" + table(transition_rows(results))
-            + "\n## By number of answer changes\n\n" + table(changes_rows(results)))
+            + "\n## By number of answer changes\n\n" + table(changes_rows(results))
+            + "\n## Stale and future answers, gold evidence (rate (pairs))\n\n" + table(dated_rows(results)))
 
 
 def plot_accuracy(results: Sequence[dict[str, Any]], path: Path) -> Path:

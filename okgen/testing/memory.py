@@ -2,7 +2,8 @@
 
 :func:`entity_stream` gives ten days of news in which "Harbor Lights Company" changes chief
 executive three times (days 1, 4, 7 and 10 name a new one; other days mention the current one
-or other companies), with one question on each change day. :class:`FirstArticleBackend` answers
+or other companies), with one question on each change day; :func:`entity_stream_folder` writes the
+same ten days as a stream (one question asked every day). :class:`FirstArticleBackend` answers
 every question with the choice written first in the first passage of its context (the oldest
 article in a cumulative context), so it answers from stale news whenever older news is there.
 """
@@ -80,6 +81,8 @@ class FirstArticleBackend(Backend):
             if text.startswith(head):
                 body = text[len(head):]
                 return re.split(r"\n\n\[\d+\] ", body, maxsplit=1)[0].split("\n\nThe following")[0]
+        if text.startswith("News so far:\n"):  # a stream prompt: "[date, outlet] title\ntext" passages
+            return text[len("News so far:\n"):].split("\n\nThe following")[0].split("\n\n[")[0]
         return ""
 
     def _scores(self, p: Prompt, n: int) -> tuple[float, ...]:
@@ -113,6 +116,59 @@ class FirstArticleBackend(Backend):
     def info(self) -> dict[str, Any]:
         """Identity."""
         return {"backend": self.name, "model": "first-article"}
+
+
+STREAM_CHOICES = ("not known yet", CEOS[1], CEOS[3], CEOS[0], CEOS[2], "Elena Park")
+"""Options of the synthetic stream question: ``not known yet`` first (what a reader that finds no
+name picks), then the four chief executives in a fixed shuffle and one distractor."""
+
+
+def entity_stream_folder(ws: Any, name: str = "harbor", *, mentions: bool = True, others: bool = True) -> Any:
+    """The ten days as a stream folder ``streams/NAME`` (one question, "Who leads Harbor Lights
+    Company?", asked every day; gold Alice x3, Bruno x3, Chiara x3, Dmitri: three changes).
+
+    ``mentions=False`` drops the daily articles that mention the current chief executive (the
+    value is then reported on change days only: the needed fact ages 0, 1, 2 days);
+    ``others=False`` drops the articles about other companies. Returns the opened stream.
+    """
+    from okgen.streams.records import (
+        StreamDocument,
+        StreamInterval,
+        StreamQuestion,
+        Track,
+        TrackDay,
+    )
+    from okgen.streams.store import open_stream, streams_dir, write_stream
+
+    arts, _ = entity_stream()
+    keep = [a for a in arts if (mentions or "opens a harbour terminal" not in a.title)
+            and (others or ENTITY in a.title)]
+    dates = [day(n) for n in range(1, 11)]
+    gold = [CEOS[max(i for i, c in enumerate(CHANGE_DAYS) if c <= n)] for n in range(1, 11)]
+    sources: dict[str, dict[str, list[str]]] = {}
+    for a in keep:
+        if ENTITY in a.title:
+            who = next(c for c in CEOS if a.text.startswith(c) or f"that {c} will lead" in a.text)
+            sources.setdefault(who, {})[str(dates.index(a.date))] = [a.text.split(". ")[0].rstrip(".") + "."]
+    days, prev = [], None
+    for i, g in enumerate(gold):
+        status = "new" if prev is None else "changes" if g != prev else "stays"
+        reported = {g.lower(): ["test"]} if str(i) in sources.get(g, {}) else {}
+        days.append(TrackDay(interval=i, status=status if reported or status == "stays" else "none",
+                             reported=reported, value=g.lower()))
+        prev = g
+    track = Track(id=f"leads/{ENTITY.lower()}", subject=ENTITY, relation="leads", object_kind="person",
+                  days=tuple(days), labels={c.lower(): c for c in CEOS}, changes=3)
+    index = {c: i for i, c in enumerate(STREAM_CHOICES)}
+    q = StreamQuestion(id="q-harbor-ceo", track=track.id, question=f"Who leads {ENTITY}?", choices=STREAM_CHOICES,
+                       answers=tuple(index[g] for g in gold), not_known_index=0, changes=3, sources=sources)
+    docs = [StreamDocument(id=a.id, interval=dates.index(a.date), outlet=a.source, title=a.title, text=a.text)
+            for a in sorted(keep, key=lambda a: (a.date, a.id))]
+    write_stream(ws, name, tracks=[track], questions=[q], documents=docs, origin="series", series=None,
+                 series_hash=None, intervals=tuple(StreamInterval(index=i, date=d, label=str(d)) for i, d in enumerate(dates)),
+                 extractor="synthetic", min_changes=1, min_outlets=1, seed=0,
+                 counts={"questions": 1, "documents": len(docs), "tracks": 1})
+    return open_stream(streams_dir(ws) / name)
 
 
 def entity_series(ws: Any, name: str = "entity") -> Any:
