@@ -162,3 +162,23 @@ def test_cli_extract_with_a_model_and_a_bad_spec(tmp_path):
     assert out["extractor"].startswith("llm-v1+openai/fake-facts+")
     r = CliRunner().invoke(cli, ["--home", str(tmp_path), "facts", "extract", "--date", str(DAY), "--extractor", "gpt4"])
     assert r.exit_code != 0 and "unknown model spec 'gpt4'" in str(r.exception)
+
+
+def test_the_structured_memory_reads_the_llm_extractors_facts():
+    """``ko-blind,extractor=llm`` builds its entries with llm-v1 on the given chat model: the
+    facts the articles support, dated by their own valid-from, and nothing the checks dropped."""
+    from okgen.errors import ConfigError
+    from okgen.memory.base import load_memory
+    from okgen.memory.harness import memory_for
+
+    with pytest.raises(ConfigError, match="needs a chat model"):
+        load_memory("ko-blind,extractor=llm")
+    with OpenAIServer(responder=responder()) as srv:
+        m = memory_for("mem:ko-blind,extractor=llm", memory_model=spec(srv))
+        m.reset(0)
+        m.observe(DAY, [a for a in story_articles() if a.date == DAY])
+        assert srv.calls["chat"] == 3
+    assert m.identity() == {"memory": "ko-blind", "extractor": "llm", "model": spec(srv)}
+    got = m.retrieve("What is the tariff rate on goods from Brazil?", DAY, 5)
+    assert len(got) == 1 and "25%" in got[0].text and "30%" not in got[0].text and "50%" not in got[0].text
+    assert m.retrieve("What is the tariff rate on goods from Brazil?", DAYS[2], 5) == []  # dated after DAYS[2]

@@ -204,10 +204,12 @@ def run_stream(days: Sequence[StreamDay], setting: str, backend: Backend, out: s
 
 def memory_for(setting: str, memory: Memory | None = None, memory_model: str | None = None) -> Memory | None:
     """The memory a setting runs (``memory`` when given): ``none`` for ``none``, the spec's for
-    ``mem:SPEC`` (``memory_model`` passed to ``summary``), None for the dated contexts."""
+    ``mem:SPEC`` (``memory_model`` passed to ``summary`` and to ``extractor=llm``), None for the
+    dated contexts."""
     kind, spec = parse_setting(setting)
     if kind == "memory":
-        extra = {"model": memory_model} if memory_model and spec.split(",")[0] == "summary" else {}
+        wants = spec.split(",")[0] == "summary" or "extractor=llm" in spec.split(",")[1:]
+        extra = {"model": memory_model} if memory_model and wants and ",model=" not in spec else {}
         return memory or load_memory(spec, **extra)
     if kind == "none":
         return memory or load_memory("none")

@@ -17,8 +17,10 @@ Two modes, both recorded in a run's identity:
   the questions' entities, and adds, for every sentence of an observed article that names a
   question's entity and one of its choices, an entry ``(entity, mentions, choice, date)``.
 
-Options: ``extractor`` (``rules``: okgen.facts' offline extractor). Tests and callers may pass
-``extract=callable(articles) -> list of facts`` (objects with the Fact fields).
+Options: ``extractor``: ``rules`` (okgen.facts' offline extractor, the default) or ``llm``
+(okgen.facts' LLM extractor, ``llm-v1``, on the chat model given as ``model=SPEC`` or by
+``--memory-model SPEC``: ``--memory ko-blind,extractor=llm --memory-model hf/PATH``). Tests and
+callers may pass ``extract=callable(articles) -> list of facts`` (objects with the Fact fields).
 """
 
 from __future__ import annotations
@@ -68,6 +70,16 @@ def _rules_extractor() -> Callable[[Sequence[Article]], list[Any]]:
     return ex.extract
 
 
+def _llm_extractor(spec: str) -> Callable[[Sequence[Article]], list[Any]]:
+    """okgen.facts' LLM extractor (``llm-v1``) on the chat model ``spec``: each fact it keeps
+    is checked against its article, as ``okgen facts extract --extractor SPEC`` does."""
+    from okgen.facts.llm import LLMExtractor
+    from okgen.llm import chat_model
+
+    client, decoding = chat_model(spec)
+    return LLMExtractor(client, decoding).extract
+
+
 class KOBlind(Memory):
     """Structured memory built without the questions."""
 
@@ -76,9 +88,14 @@ class KOBlind(Memory):
     chronological = True
 
     def __init__(self, extractor: str = "rules", extract: Callable[[Sequence[Article]], list[Any]] | None = None,
-                 **options: Any):
-        if extractor != "rules" and extract is None:
-            raise ConfigError(f"unknown fact extractor {extractor!r} for the structured memory; known: rules")
+                 model: str | None = None, **options: Any):
+        if extractor not in ("rules", "llm") and extract is None:
+            raise ConfigError(f"unknown fact extractor {extractor!r} for the structured memory; known: rules, llm")
+        if extractor == "llm" and extract is None:
+            if not model:
+                raise ConfigError("the structured memory's llm extractor needs a chat model: "
+                                  "ko-blind,extractor=llm,model=SPEC or --memory-model SPEC")
+            options["model"] = str(model)
         super().__init__(extractor=extractor if extract is None else getattr(extract, "__name__", "custom"), **options)
         self._extract = extract
         self.entries: list[Entry] = []
@@ -93,7 +110,8 @@ class KOBlind(Memory):
 
     def facts(self, articles: Sequence[Article]) -> list[Entry]:
         if self._extract is None:
-            self._extract = _rules_extractor()
+            self._extract = _llm_extractor(self.options["model"]) if self.options["extractor"] == "llm" \
+                else _rules_extractor()
         out = []
         for f in self._extract(articles):
             if getattr(f, "past", False) and f.valid_from is None:
