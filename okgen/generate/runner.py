@@ -231,7 +231,11 @@ async def process_articles(articles: Sequence[Article], agents: Agents, *, n: in
     breaker = breaker or max(10, 2 * concurrency)
     # An LLM run gates in a worker thread while its calls are in flight; the offline generator
     # parses on this thread, and one spaCy pipeline is not shared between two threads at once.
-    gates = None if isinstance(agents.generator, ExtractiveGenerator) or not limits.gates else GateWorker()
+    # Under a budget (finish_first) an article's validator calls must be queued before the next
+    # generator calls take the free slots, so the gates run inline there: waiting on the worker
+    # let new articles spend the money meant to finish started ones.
+    gates = None if isinstance(agents.generator, ExtractiveGenerator) or not limits.gates or finish_first \
+        else GateWorker()
     if gates is not None:
         gates.warm()  # the pipeline loads while the first generator calls are out
 
