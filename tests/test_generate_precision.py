@@ -277,3 +277,50 @@ def test_asides_that_lose_their_clause_are_cut_whole(nlp):
     assert stem is not None
     assert "in an effort" not in stem.question and "paying visits" not in stem.question, stem.question
     assert "have two senior British ministers" in stem.question  # a number opening the subject is lower-cased
+
+
+def test_words_glued_to_a_short_word_are_not_fluent(nlp):
+    from okgen.generate.fluency import _lexicon, run_together
+
+    lex = _lexicon(nlp)
+    assert run_together("Turneras", lex) and run_together("outa", lex)  # "Kathleen Turneras", "carrying outa"
+    assert not any(run_together(w, lex) for w in ("Thomas", "Douglas", "Anton", "Nicolas", "Samoa", "Texas",
+                                                  "carrying", "into", "sofa", "data", "salon", "Erica", "Lina"))
+
+
+def test_date_options_of_a_past_event_are_not_after_the_news_day():
+    from okgen.generate.distractors import FAR_FACTORS
+    from okgen.generate.text import parse_date
+
+    day = dt.date(2025, 4, 10)
+    for seed in range(10):
+        got = pick("March 30", "date", pool=Pool(), article_id="a", article_norm="", question="q",
+                   rng=random.Random(seed), year=2025, day=day)
+        assert got and all(parse_date(d, 2025)[0] <= day for d in got), got
+    later = pick("April 20", "date", pool=Pool(), article_id="a", article_norm="", question="q",
+                 rng=random.Random(0), year=2025, day=day)
+    assert later and any(parse_date(d, 2025)[0] > day for d in later)  # a plan: later options stay
+    # no option is a simple ratio of the answer (2x, 1.5x, 0.5x give it away)
+    assert not {0.5, 1.5, 2.0, 2.5, 3.0} & set(FAR_FACTORS)
+
+
+def test_accused_without_of_is_vague_and_habits_are_background():
+    assert pr.vague("Which country has Syria's Ministry of Foreign Affairs accused" + SUFFIX)
+    assert not pr.vague("Which country has Syria's Ministry of Foreign Affairs accused of destabilising Lebanon"
+                        + SUFFIX)
+    assert pr.background_sentence("The EU used to import 150 bcm of pipeline gas from Russia.", DAY)
+    assert pr.background_sentence("Nato has long seen China's handling of the Ukraine issue as a test.", DAY)
+
+
+def test_a_country_the_stem_names_another_way_is_no_option():
+    from okgen.generate.distractors import place_aliases
+
+    assert "US" in place_aliases("the United States") and "Britain" in place_aliases("UK")
+    pool = Pool()
+    for i, name in enumerate(["the United States", "Saudi Arabia", "UK", "Russia", "India", "Japan"]):
+        pool.add("place", name, f"a{i}")
+    q = "Which country retaliated with a 125 percent tariff on US goods" + SUFFIX
+    for seed in range(10):
+        got = pick("China", "place", pool=pool, article_id="src", article_norm="", question=normalize(q),
+                   rng=random.Random(seed), year=2025)
+        assert got and "the United States" not in got, got

@@ -247,7 +247,8 @@ class ExtractiveGenerator:
             ds = dis.pick(st.answer, kind, pool=pool.names, article_id=article.id, article_norm=article_norm,
                           question=st.question, rng=rng, year=article.date.year,
                           prefer=pool.by_source.get(article.source), near=pool.near.get(article.id, ()),
-                          same_type=None if want == "none" else (lambda c, w=want: self.option_label(c) == w))
+                          same_type=None if want == "none" else (lambda c, w=want: self.option_label(c) == w),
+                          day=article.date)
             if ds is None:
                 pool.reasons["no_distractors"] += 1
                 continue

@@ -76,8 +76,10 @@ def known(word: str, lexicon: frozenset[str]) -> bool:
 def run_together(token: str, lexicon: frozenset[str]) -> bool:
     """Whether one whitespace-free token is two words glued by extraction
     (``WashingtonThe``, ``sinceElon``, ``TheUS``, ``2024according``, ``Netanyahuhas``, ``roundto``)."""
-    if len(token) < 5 or token.lower() in _CAMEL_OK:
+    if token.lower() in _CAMEL_OK:
         return False
+    if len(token) < 5:
+        return len(token) == 4 and token.isalpha() and token.islower() and _glued_by_frequency(token)  # "outa"
     m = _DIGIT_WORD.match(token)
     if m:
         rest = m.group(2)
@@ -97,7 +99,8 @@ def run_together(token: str, lexicon: frozenset[str]) -> bool:
         return left.lower() in _GLUE_START  # "TheUS", "OfThe"
     low = token.lower()
     if known(low, lexicon):
-        return False
+        # spaCy's word list has slang ("outa"); English text still almost never writes it
+        return token[0].islower() and _glued_by_frequency(token)
     ends = _GLUE_END if token[0].isupper() else _GLUE_END_LOWER
     for end in ends:
         head = low[: -len(end)]
@@ -108,7 +111,24 @@ def run_together(token: str, lexicon: frozenset[str]) -> bool:
             tail = low[len(start):]
             if low.startswith(start) and len(tail) >= 3 and known(tail, lexicon):
                 return True
-    return False
+    return _glued_by_frequency(token)
+
+
+# Short words extraction glues to the word before ("carrying outa", "Kathleen Turneras").
+_GLUE_SHORT = ("as", "at", "is", "of", "on", "in", "and", "the", "to")
+
+
+def _glued_by_frequency(token: str) -> bool:
+    """A word English text (almost) never uses that is a common word or name plus a short
+    function word: rarer than 1 in 10^7 words for a name (10^6 lower case), its head at least
+    1 in 3 million (wordfreq's Zipf scale)."""
+    from okgen.generate.sentences import zipf
+
+    low = token.lower()
+    if zipf(low) >= (2.0 if token[0].isupper() else 3.0):
+        return False
+    ends = _GLUE_SHORT if token[0].isupper() else (*_GLUE_SHORT, "a")
+    return any(low.endswith(end) and len(low) - len(end) >= 3 and zipf(low[: -len(end)]) >= 3.5 for end in ends)
 
 
 def fluency_problems(text: str, nlp: Any, *, option: bool = False) -> list[str]:

@@ -54,7 +54,8 @@ _DAY_MONTH = re.compile(rf"\b(?:(\d{{1,2}})\s+({'|'.join(lx.MONTHS)})|({'|'.join
 _MONTH_ALONE = re.compile(rf"\b(?:in|In|since|Since|until|Until|last|Last|early|late|mid-?)\s+({'|'.join(lx.MONTHS)})\b(?!\s+\d)")
 _HISTORY = re.compile(r"\b(?:was born|born in|born on|founded in|died in|since (?:19|20)\d\d|in the (?:late|early|mid)[- ]"
                       r"(?:19|20)?\d0s|decades? ago|years? ago|at the time|back then|in recent (?:months|years)|"
-                      r"previously|formerly|last (?:month|year)|earlier this year|in the past)\b",
+                      r"previously|formerly|last (?:month|year)|earlier this year|in the past|used to|"
+                      r"(?:has|have|had) long)\b",
                       re.IGNORECASE)
 # Nouns a definite description may use without saying which one: one of a kind, or the time.
 UNIQUE_NOUNS = frozenset({"world", "economy", "public", "police", "military", "internet", "weekend", "week",
@@ -83,9 +84,14 @@ def content_words(question: str) -> list[str]:
     return [w for w in re.findall(r"[A-Za-z0-9][A-Za-z0-9'&.-]*", body) if w.lower() not in FRAME]
 
 
+# A verb whose stem says nothing without its complement: "accused" of what?
+_NEEDS_COMPLEMENT = re.compile(r"\b(?:accused|accuses|accuse|accusing)\b(?![^?]*\bof\b)", re.IGNORECASE)
+
+
 def vague(question: str) -> bool:
-    """Whether a stem has too few content words to pin one event down."""
-    return len(content_words(question)) < MIN_CONTENT_WORDS
+    """Whether a stem has too few content words to pin one event down, or asks who was accused
+    without saying of what."""
+    return len(content_words(question)) < MIN_CONTENT_WORDS or bool(_NEEDS_COMPLEMENT.search(question))
 
 
 def unexplained_name(sent: Any, question: str, answer: Any, name_articles: dict[str, int]) -> str | None:

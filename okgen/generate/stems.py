@@ -153,7 +153,8 @@ def _cuts_complement(tokens: list[Any]) -> bool:
 
 # Nouns that mean nothing without the clause saying what for ("in an effort to ...").
 PURPOSE_NOUNS = frozenset({"effort", "efforts", "bid", "attempt", "attempts", "order", "push", "drive", "move",
-                           "plan", "plans", "decision", "way", "ability", "right", "call", "calls"})
+                           "plan", "plans", "decision", "way", "ability", "right", "call", "calls", "lawsuit",
+                           "suit", "complaint", "appeal", "challenge", "petition", "motion"})
 
 
 # Modifiers that change what a clause says ("not", "nearly 50", "the eighth largest"): never cut.
