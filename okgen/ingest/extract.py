@@ -130,11 +130,10 @@ def _detect(body: bytes) -> tuple[str, float] | None:
         return None
     best = matches[0]
     # Single-byte code pages nearly tie on a Western text with few accents; windows-1252
-    # is by far the most common legacy charset of the web, so it wins a near tie. With under
-    # 1 % of bytes outside ASCII the language evidence is too thin to call a tie at all
+    # is by far the most common legacy charset of the web, so it wins a near tie. With fewer
+    # than 8 bytes outside ASCII the language evidence is too thin to break a tie at all
     # (charset_normalizer 3.5 ranks cp1250 over cp1252 on one accented word in English).
-    sample = body[:_SAMPLE]
-    thin = sum(b > 127 for b in sample) < 0.01 * len(sample)
+    thin = sum(b > 127 for b in body[:_SAMPLE]) < 8
     close = [m.encoding for m in matches
              if m.chaos == best.chaos and (thin or m.coherence >= best.coherence - 0.05)]
     return ("cp1252" if "cp1252" in close else best.encoding), best.chaos
