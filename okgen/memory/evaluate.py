@@ -10,7 +10,7 @@ own date (its corpus's articles of that day) and its questions. Each setting run
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,26 @@ def check_settings(settings: Sequence[str]) -> None:
             raise ConfigError(f"unknown memory {parse_memory_spec(mspec)[0]!r}; known: {', '.join(known_memories())}")
 
 
+def _run_settings(spec: Any, ws: Workspace, backend: Backend | None, settings: Sequence[str], label: str,
+                  run_one: Callable[[str, Backend], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each setting's run with the model under test loaded once (``backend`` when given: not
+    closed here)."""
+    owned = backend is None
+    if backend is None:
+        from okgen.models.registry import load_backend
+
+        backend = load_backend(spec, ws)
+    runs = []
+    try:
+        for s in settings:
+            log.info("%s: %s", label, s)
+            runs.append(run_one(s, backend))
+    finally:
+        if owned:
+            backend.close()
+    return runs
+
+
 def run_memory_eval(ref: str, model: str, settings: Sequence[str], opts: StreamOptions | None = None, *,
                     workspace: Workspace | None = None, out: str | Path | None = None,
                     memory_model: str | None = None, backend: Backend | None = None) -> dict[str, Any]:
@@ -84,19 +104,8 @@ def run_memory_eval(ref: str, model: str, settings: Sequence[str], opts: StreamO
     manifest, days = stream_from_series(ref, ws)
     spec = parse_model_spec(model)
     root = Path(out) if out is not None else ws.runs_dir / "memory" / manifest.name / model_slug(spec)
-    owned = backend is None
-    if backend is None:
-        from okgen.models.registry import load_backend
-
-        backend = load_backend(spec, ws)
-    runs = []
-    try:
-        for s in settings:
-            log.info("%s: %s", manifest.name, s)
-            runs.append(run_stream(days, s, backend, root / slug(s), opts, memory_model=memory_model))
-    finally:
-        if owned:
-            backend.close()
+    runs = _run_settings(spec, ws, backend, settings, manifest.name,
+                         lambda s, be: run_stream(days, s, be, root / slug(s), opts, memory_model=memory_model))
     rows = compare(runs)
     summary = {"series": manifest.signature, "model": spec.text or spec.name, "rows": rows,
                "options": vars(opts or StreamOptions())}
@@ -124,33 +133,18 @@ def run_memory_stream_eval(ref: str, model: str, settings: Sequence[str], opts: 
     from okgen.eval.runner import model_slug
     from okgen.memory.on_streams import run_stream_memory
     from okgen.streams import report as sreport
-    from okgen.streams.store import open_stream, resolve_stream, verify_stream
+    from okgen.streams.store import open_verified_stream
 
     ws = workspace or Workspace.from_env()
     opts = opts or StreamOptions()
     check_settings(settings)
     if opts.ask != "same-day":
         raise ConfigError("a stream asks every question at every interval: --ask end does not apply to --stream")
-    folder = resolve_stream(ref, ws)
-    problems = verify_stream(folder, ws, series=False)
-    if problems:
-        raise IntegrityError(f"stream {folder.name}: {problems[0]}")
-    stream = open_stream(folder)
+    stream = open_verified_stream(ref, ws)
     spec = parse_model_spec(model)
     root = Path(out) if out is not None else ws.runs_dir / "memory" / "streams" / stream.manifest.name / model_slug(spec)
-    owned = backend is None
-    if backend is None:
-        from okgen.models.registry import load_backend
-
-        backend = load_backend(spec, ws)
-    runs = []
-    try:
-        for s in settings:
-            log.info("%s: %s", stream.manifest.name, s)
-            runs.append(run_stream_memory(stream, s, backend, root / slug(s), opts, memory_model=memory_model))
-    finally:
-        if owned:
-            backend.close()
+    runs = _run_settings(spec, ws, backend, settings, stream.manifest.name,
+                         lambda s, be: run_stream_memory(stream, s, be, root / slug(s), opts, memory_model=memory_model))
     rows = compare(runs)
     summary = {"stream": stream.manifest.signature, "model": spec.text or spec.name, "rows": rows,
                "transitions": sreport.transition_rows(runs), "by_changes": sreport.changes_rows(runs),

@@ -47,7 +47,7 @@ from okgen.settings import Workspace
 from okgen.streams.dated import StreamView, by_age, rates
 from okgen.streams.metrics import score
 from okgen.streams.records import StreamDocument, StreamQuestion
-from okgen.streams.store import Stream, open_stream, resolve_stream
+from okgen.streams.store import Stream
 
 log = logging.getLogger(__name__)
 INSTRUCTION = ("The following is a multiple-choice question about the news as of {when}. Answer with the letter of "
@@ -222,17 +222,12 @@ def run_stream_eval(ws: Workspace, ref: str, model: str, setting: str, *, limit:
         ConfigError: a bad setting or model spec; a run folder holding another run.
         IntegrityError: the stream fails verification.
     """
-    from okgen.errors import IntegrityError
     from okgen.eval.runner import _remove_if_empty
     from okgen.models.registry import load_backend
-    from okgen.streams.store import verify_stream
+    from okgen.streams.store import open_verified_stream
 
     st = Setting.parse(setting)
-    folder = resolve_stream(ref, ws)
-    problems = verify_stream(folder, ws, series=False)
-    if problems:
-        raise IntegrityError(f"stream {folder.name}: {problems[0]}")
-    stream = open_stream(folder)
+    stream = open_verified_stream(ref, ws)
     view = StreamView(stream)
     questions = stream.questions[:limit] if limit else stream.questions
     spec_name = model if isinstance(model, str) else str(model)

@@ -218,3 +218,20 @@ def verify_stream(folder: Path, ws: Workspace | None = None, *, series: bool = T
 def remove_stream(folder: Path) -> None:
     """Delete a stream folder."""
     shutil.rmtree(folder)
+
+
+def open_verified_stream(ref: str, ws: Workspace) -> Stream:
+    """The stream ``ref`` names, after its signature, hashes and files are verified.
+
+    Raises:
+        IntegrityError: the stream fails verification.
+        NotFoundError: no stream matches ``ref``.
+    """
+    from okgen.errors import IntegrityError
+
+    folder = resolve_stream(ref, ws)
+    problems = verify_stream(folder, ws, series=False)
+    if problems:
+        raise IntegrityError(f"stream {folder.name}: {problems[0]}")
+    return open_stream(folder)
+
