@@ -16,7 +16,13 @@ from okgen.memory.harness import LeakError, StreamOptions
 from okgen.memory.on_streams import read_rows, run_stream_memory, stream_articles
 from okgen.settings import Workspace
 from okgen.streams.evaluate import Setting, contexts, run_stream_eval, select
-from okgen.testing.memory import CEOS, STREAM_CHOICES, FirstArticleBackend, entity_stream_folder
+from okgen.testing.memory import (
+    CEOS,
+    STREAM_CHOICES,
+    FirstArticleBackend,
+    entity_stream_folder,
+)
+from okgen.testing.memory import PeekingMemory as Peeking
 
 OAKS = ("acc", "al", "ds", "pm")
 
@@ -149,31 +155,6 @@ def test_only_latest_shows_a_later_interval_and_says_so(harbor):
         assert [d.interval for d in latest] == [9]
     with pytest.raises(ConfigError, match="ctx:closest, ctx:latest or ctx:cumulative"):
         Setting.parse("ctx:nearest")
-
-
-class Peeking(Memory):
-    """Keeps a reference to every article of the stream and answers from the newest."""
-
-    name = "peeking"
-
-    def __init__(self, everything):
-        super().__init__()
-        self.everything = everything
-
-    def reset(self, seed):
-        pass
-
-    def observe(self, day, articles):
-        pass
-
-    def retrieve(self, query, as_of, k):
-        return [article_passage(max(self.everything, key=lambda a: a.date))]
-
-    def state(self):
-        return {}
-
-    def restore(self, state):
-        pass
 
 
 def test_a_peeking_memory_is_caught_on_a_stream(harbor, tmp_path):

@@ -8,11 +8,12 @@ import json
 import pytest
 
 from okgen.errors import ConfigError
-from okgen.memory.base import Memory, article_passage, load_memory
+from okgen.memory.base import article_passage, load_memory
 from okgen.memory.builtin import BM25Memory
 from okgen.memory.harness import LeakError, StreamDay, StreamOptions, predictions_of, run_stream
 from okgen.memory.report import compare, markdown
 from okgen.testing.memory import CEOS, FirstArticleBackend, entity_stream
+from okgen.testing.memory import PeekingMemory as Peeking
 
 
 def stream() -> list[StreamDay]:
@@ -65,31 +66,6 @@ def test_compare_table_has_gain_over_none(dated):
     assert by["ctx:closest"]["gain_over_none"] == pytest.approx(1.0 - by["none"]["accuracy"])
     table = markdown(rows)
     assert "| ctx:closest | 4 | 100.0" in table
-
-
-class Peeking(Memory):
-    """Keeps a reference to the whole stream and answers from its newest article (reads ahead)."""
-
-    name = "peeking"
-
-    def __init__(self, everything):
-        super().__init__()
-        self.everything = everything
-
-    def reset(self, seed):
-        pass
-
-    def observe(self, day, articles):
-        pass
-
-    def retrieve(self, query, as_of, k):
-        return [article_passage(max(self.everything, key=lambda a: a.date))]
-
-    def state(self):
-        return {}
-
-    def restore(self, state):
-        pass
 
 
 def test_a_memory_that_peeks_at_the_future_is_caught(tmp_path):

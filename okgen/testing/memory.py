@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from okgen.memory.base import Memory, article_passage
 from okgen.models.base import Backend, Generated, Prompt, Scored, estimate_tokens, parse_model_spec
 from okgen.schema import Article, Question
 from okgen.testing.retrieval import article
@@ -181,3 +182,29 @@ def entity_series(ws: Any, name: str = "entity") -> Any:
         d = day(n)
         snapshot_from(ws, [a for a in arts if a.date <= d], [q for q in qs if q.date == d], date=d, windows=(10,))
     return build_series(ws, name, day(1), day(10))
+
+
+class PeekingMemory(Memory):
+    """A memory that keeps a reference to every article of the stream and answers from the
+    newest (it reads ahead): the harness's future-leak guard must catch it."""
+
+    name = "peeking"
+
+    def __init__(self, everything: Sequence[Article]):
+        super().__init__()
+        self.everything = everything
+
+    def reset(self, seed: int) -> None:
+        pass
+
+    def observe(self, day: dt.date, articles: Sequence[Article]) -> None:
+        pass
+
+    def retrieve(self, query: str, as_of: dt.date, k: int) -> list[Any]:
+        return [article_passage(max(self.everything, key=lambda a: a.date))]
+
+    def state(self) -> dict[str, Any]:
+        return {}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        pass
