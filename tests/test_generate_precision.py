@@ -324,3 +324,18 @@ def test_a_country_the_stem_names_another_way_is_no_option():
         got = pick("China", "place", pool=pool, article_id="src", article_norm="", question=normalize(q),
                    rng=random.Random(seed), year=2025)
         assert got and "the United States" not in got, got
+
+
+def test_a_bound_is_not_the_figure_and_named_days_stay(nlp):
+    def money_or_count(text):
+        from okgen.generate.stems import answer_kind
+
+        return next(e for e in nlp(text).ents if answer_kind(e) in ("count", "money", "percent", "quantity"))
+
+    assert pr.approximate_answer(money_or_count("US stock market cratering wiped out well over $5 trillion."))
+    assert pr.approximate_answer(money_or_count("The fire damaged up to 40 homes in the valley."))
+    assert not pr.approximate_answer(money_or_count("Beijing put 18 US companies on trade restriction lists."))
+    assert not pr.approximate_answer(money_or_count("Consumer sentiment dropped 11% to 50.8 this month."))
+    _, _, stem = _stem_for(nlp, "President Donald Trump issued a Palm Sunday message at the start of Holy Week.",
+                           "Donald Trump")
+    assert "a Palm Sunday message" in stem.question  # a holiday's weekday is not a relative day

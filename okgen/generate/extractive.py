@@ -299,6 +299,8 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
         return "type_disputed", None  # a name the day's articles do not agree on the type of
     if ent.label_ in POOL_LABELS and not well_formed_name(ent.text, ent.label_):
         return "name_malformed", None
+    if kind in ("count", "money", "percent", "quantity") and pr.approximate_answer(ent):
+        return "answer_approximate", None  # "well over $5 trillion": "$6 trillion" is right too
     if pr.several_answers(ent):
         return "answer_in_list", None  # one of a list: the others would be right too
     stem = make_stem(sent, ent, kind, ctx.date_s)

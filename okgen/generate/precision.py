@@ -245,3 +245,19 @@ def speculative(question: str) -> bool:
     something that happened or was decided: no option is right on the day."""
     return bool(SPECULATIVE.search(question))
 
+
+# Words before a number that make it a bound, not the figure: "well over $5 trillion" is
+# not "$5 trillion", and "$6 trillion" would be right too.
+BOUNDS = frozenset({"over", "nearly", "almost", "about", "around", "roughly", "approximately", "some", "under",
+                    "least", "than", "upwards", "estimated"})
+
+
+def approximate_answer(ent: Any) -> bool:
+    """Whether a number answer is written as a bound or an estimate ("well over $5 trillion",
+    "more than 80", "at least 12", "up to 40"): the options could not have one right answer."""
+    doc = ent.doc
+    before = doc[ent.start - 1] if ent.start > 0 else None
+    first = ent[0]
+    up_to = before is not None and before.lower_ == "to" and ent.start > 1 and doc[ent.start - 2].lower_ == "up"
+    return (before is not None and before.lower_ in BOUNDS) or first.lower_ in BOUNDS or up_to
+

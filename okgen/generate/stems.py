@@ -273,9 +273,13 @@ def _clause_verb(ent: Any) -> Any | None:
     return None
 
 
+# A weekday that is part of a name ("Palm Sunday", "Good Friday", "Super Tuesday") is no relative day.
+_NAMED_DAY = re.compile(r"\b(?:Palm|Good|Black|Super|Easter|Holy|Ash|Cyber|Bloody|Maundy|Shrove|Whit|Giving)\s$")
+
+
 def _clean(text: str, date_s: str) -> str | None:
     """Relative days become the news date's wording; None when the stem is unusable."""
-    text = RELATIVE_DAY.sub("", text)
+    text = RELATIVE_DAY.sub(lambda m: m.group(0) if _NAMED_DAY.search(text[:m.start()]) else "", text)
     text = re.sub(r"\s+([,.;:!?])", r"\1", re.sub(r"\s{2,}", " ", text)).strip(" ,;:-")
     if not text or '"' in text or "\u201c" in text or "(" in text or ")" in text:
         return None
