@@ -123,6 +123,8 @@ def _subtree_tokens(tok: Any, exclude: frozenset[str] = DROP_DEPS) -> list[Any]:
 
     Coordinated names and nouns stay whole ("between Witkoff and Putin" is not "between
     Witkoff"): only clauses and asides are cut."""
+    if _meaning(tok):
+        return list(tok.subtree)  # "at least", "no longer": the modifier whole, not "least"
     out = [tok]
     coordinated = tok.pos_ in NOMINAL and any(c.dep_ == "conj" and c.pos_ in NOMINAL for c in tok.children)
     for child in tok.children:
@@ -277,9 +279,15 @@ def _clause_verb(ent: Any) -> Any | None:
 _NAMED_DAY = re.compile(r"\b(?:Palm|Good|Black|Super|Easter|Holy|Ash|Cyber|Bloody|Maundy|Shrove|Whit|Giving)\s$")
 
 
+# A relative day goes with the preposition and bound that lead to it ("at least through Sunday").
+_DAY_PHRASE = re.compile(r"\b(?:(?:at least|at most|as early as|as late as|as soon as)\s+)?"
+                         r"(?:(?:until|till|through|by|since|from|over|before|after|during|for)\s+)?"
+                         r"(?P<day>" + RELATIVE_DAY.pattern.removeprefix(r"\b") + ")", re.IGNORECASE)
+
+
 def _clean(text: str, date_s: str) -> str | None:
     """Relative days become the news date's wording; None when the stem is unusable."""
-    text = RELATIVE_DAY.sub(lambda m: m.group(0) if _NAMED_DAY.search(text[:m.start()]) else "", text)
+    text = _DAY_PHRASE.sub(lambda m: m.group(0) if _NAMED_DAY.search(text[:m.start("day")]) else "", text)
     text = re.sub(r"\s+([,.;:!?])", r"\1", re.sub(r"\s{2,}", " ", text)).strip(" ,;:-")
     if not text or '"' in text or "\u201c" in text or "(" in text or ")" in text:
         return None
@@ -389,16 +397,22 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
                 if holder.head.i == holder.i:
                     return None
                 holder = holder.head
-            rest = [t for t in rest if t.i != inner.i and t.i not in {x.i for x in inner.subtree}]
-            rest += _clause(inner, {holder.i})
-            rest.sort(key=lambda t: t.i)
-            vform = f"{vform} to {inner.text}"
-        if rest is None or not _self_contained(rest):
+            inside = _clause(inner, {holder.i})
+            if rest is None or inside is None:
+                return None
+            # "did X call on the US to supply <answer> with ...": the outer verb's own phrases first.
+            outer = [t for t in rest if t.i != inner.i and t.i not in {x.i for x in inner.subtree}]
+            rest = outer + inside
+            if not _self_contained(rest):
+                return None
+            tail = " ".join(x for x in (_text(outer), "to", inner.text, _text(inside)) if x)
+        elif rest is None or not _self_contained(rest):
             return None
+        else:
+            tail = _text(rest)
         s = _text(subj_toks)
         if subj_toks[0].pos_ != "PROPN" and subj_toks[0].ent_type_ in ("", "CARDINAL") and s[:1].isupper():
             s = s[0].lower() + s[1:]  # "Previous meetings ..." inside a question
-        tail = _text(rest)
         if kind == "percent" and holder.i == ent.root.i and holder.dep_ in ("dobj", "npadvmod", "obj") \
                 and base_form(verb) in CHANGE_VERBS:
             body = f"By what percentage {aux} {s} {vform} {tail}"

@@ -1,0 +1,52 @@
+"""Stem wording on real news sentences (news-dev, April 2025): phrases stay whole and in order."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("spacy")
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    from okgen.generate.nlp import load_pipeline
+
+    return load_pipeline()
+
+
+def _stem(nlp, sentence: str, answer: str) -> str | None:
+    from okgen.generate.stems import answer_kind, make_stem
+
+    sent = next(nlp(sentence).sents)
+    ent = next(e for e in sent.ents if e.text == answer)
+    stem = make_stem(sent, ent, answer_kind(ent), "April 12, 2025")
+    return stem.question if stem else None
+
+
+def test_a_relative_day_leaves_with_its_preposition_and_bound(nlp):
+    q = _stem(nlp, "In Beijing, the Universal Studios theme park was forced to shut operations at least through "
+                   "Sunday, while historic sites were closed.", "Beijing")
+    assert q == "In which city was the Universal Studios theme park forced to shut operations, as reported on April 12, 2025?"
+    assert "least" not in q and "through" not in q
+
+
+def test_a_bound_stays_whole_where_it_is_kept(nlp):
+    from okgen.generate.stems import _subtree_tokens
+
+    doc = nlp("The park will stay shut at least through April 20.")
+    least = next(t for t in doc if t.text == "least")
+    assert [t.text for t in _subtree_tokens(least)] == ["at", "least"]
+
+
+def test_the_outer_verbs_phrases_come_before_the_infinitive(nlp):
+    q = _stem(nlp, "Zelensky called on the US to supply Ukraine with more air defenses.", "Ukraine")
+    assert q == "Which country did Zelensky call on the US to supply with more air defenses, as reported on April 12, 2025?"
+    q = _stem(nlp, "Apple agreed to buy Shazam for $400 million on Monday.", "Shazam")
+    assert q == "Which organisation did Apple agree to buy for $400 million, as reported on April 12, 2025?"
+
+
+def test_a_named_day_is_no_relative_day(nlp):
+    from okgen.generate.stems import _clean
+
+    assert _clean("Who spoke at the Mass on Palm Sunday", "April 12, 2025") == "Who spoke at the Mass on Palm Sunday"
+    assert _clean("Who will decide by Tuesday", "April 12, 2025") == "Who will decide"
