@@ -50,3 +50,14 @@ def test_a_named_day_is_no_relative_day(nlp):
 
     assert _clean("Who spoke at the Mass on Palm Sunday", "April 12, 2025") == "Who spoke at the Mass on Palm Sunday"
     assert _clean("Who will decide by Tuesday", "April 12, 2025") == "Who will decide"
+
+
+def test_an_aside_in_brackets_is_no_part_of_a_question(nlp):
+    # news-dev 2025-04-10: extraction left the parenthesis unclosed; the stem once read
+    # "Which organisation should lose the House the first Congressional election after ...".
+    assert _stem(nlp, "The electoral tide chart tells us the GOP should lose the House anyway next year (the first "
+                      "Congressional election after a presidential election in which the majority party in the House "
+                      "loses that majority of it is the same party of the president.", "GOP") is None
+    # A closed aside beside the kept words is simply left out.
+    assert _stem(nlp, "Apple (the iPhone maker) agreed to buy Shazam for $400 million.", "Shazam") == \
+        "Which organisation did Apple agree to buy for $400 million, as reported on April 12, 2025?"

@@ -178,9 +178,25 @@ def _hyphen(tok: Any) -> bool:
     return tok.text in ("-", "\u2013") and not tok.whitespace_ and tok.i > 0 and not tok.nbor(-1).whitespace_
 
 
+def _bracketed(sent: Any) -> set[int]:
+    """Document indices of the tokens inside parentheses or square brackets of ``sent`` (to the
+    sentence's end when one is never closed, as extraction sometimes leaves it)."""
+    inside: set[int] = set()
+    depth = 0
+    for t in sent:
+        if t.text in ("(", "["):
+            depth += 1
+        elif t.text in (")", "]"):
+            depth = max(0, depth - 1)
+        elif depth:
+            inside.add(t.i)
+    return inside
+
+
 def _clause(verb: Any, skip: set[int]) -> list[Any] | None:
     """The kept right-hand side of ``verb`` (tokens after the verb), or None when it holds a
     parenthesis or is too long."""
+    brackets = _bracketed(verb.sent)
     toks: list[Any] = []
     for child in verb.children:
         if child.i < verb.i or (child.dep_ not in KEEP_VERB_DEPS and not _meaning(child)) or child.i in skip:
@@ -188,6 +204,8 @@ def _clause(verb: Any, skip: set[int]) -> list[Any] | None:
         sub = _subtree_tokens(child)
         if child.dep_ == "prep" and not any(t.ent_type_ or t.like_num for t in sub) and len(sub) > 4:
             continue  # a long prepositional phrase without a name or number: detail, not core
+        if brackets.intersection(t.i for t in sub):
+            return None  # an aside in brackets is no part of a question ("(the first election ...")
         if _cuts_complement(sub):
             if child.dep_ == "prep":
                 continue  # an aside ("with Trump making clear that ..."): left out whole
@@ -344,6 +362,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         return None
     subj_toks = _subtree_tokens(subj)
     subj_toks.sort(key=lambda t: t.i)
+    if _bracketed(sent).intersection([t.i for t in subj_toks] + [ent.root.i]):
+        return None
     role = ent.root.dep_
     in_subject = ent.root.i in {t.i for t in subj_toks}
 
