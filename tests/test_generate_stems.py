@@ -61,3 +61,46 @@ def test_an_aside_in_brackets_is_no_part_of_a_question(nlp):
     # A closed aside beside the kept words is simply left out.
     assert _stem(nlp, "Apple (the iPhone maker) agreed to buy Shazam for $400 million.", "Shazam") == \
         "Which organisation did Apple agree to buy for $400 million, as reported on April 12, 2025?"
+
+
+def test_a_fronted_place_that_restricts_the_fact_ends_the_question(nlp):
+    # news-dev 2025-04-12: without "in Crimea" the count read as a Russia-wide total.
+    q = _stem(nlp, "In Crimea alone, 1,279 cases have been launched so far on charges of discrediting the Russian "
+                   "armed forces.", "1,279")
+    assert q.endswith("armed forces in Crimea, as reported on April 12, 2025?")
+    # A phrase that names nothing is no restriction.
+    q = _stem(nlp, "In a statement, Apple agreed to buy Shazam for $400 million.", "Shazam")
+    assert q == "Which organisation did Apple agree to buy for $400 million, as reported on April 12, 2025?"
+
+
+def test_a_count_keeps_what_says_which_ones_are_counted(nlp):
+    # news-dev 2025-04-13: "How many alleged members had been flown ..." lost "more" and "of ...".
+    q = _stem(nlp, "US Secretary of State Marco Rubio said 10 more alleged members of MS-13 and Tren de Aragua had "
+                   "been flown to El Salvador.", "10")
+    assert q.startswith("How many more alleged members of MS-13 and Tren de Aragua had been flown to El Salvador")
+
+
+def test_a_name_in_apposition_says_which_one(nlp):
+    # news-dev 2025-04-14: "For how much did Facebook try to buy another rival" named no rival.
+    q = _stem(nlp, "Facebook tried to buy yet another rival, Snapchat, for $6 billion.", "$6 billion")
+    assert "another rival, Snapchat" in q
+
+
+def test_bounds_of_a_number_stay_and_absolute_clauses_go(nlp):
+    from okgen.generate.stems import _clause
+
+    doc = nlp("Apple said it makes as much as 80% of its phones in China, with the remaining 20% made in India.")
+    makes = next(t for t in doc if t.text == "makes")
+    words = [t.text for t in _clause(makes, set())]
+    assert words[:4] == ["as", "much", "as", "80"]
+    assert "remaining" not in words
+
+
+def test_standing_states_and_locators_are_no_news(nlp):
+    # "are made in China": a present passive is a state; "in California" only locates a county.
+    assert _stem(nlp, "As much as 80% of Apple's iPhones are made in China.", "China") is None
+    assert _stem(nlp, "Mary Charlebois and Kevin Scanlon left Mendicino County in California searching for "
+                      "community.", "California") is None
+    # Scheduled events in the present passive are news.
+    assert _stem(nlp, "Trump is set to meet Netanyahu in Washington on Monday.", "Netanyahu") == \
+        "Who is Trump set to meet in Washington, as reported on April 12, 2025?"

@@ -126,16 +126,29 @@ def _subtree_tokens(tok: Any, exclude: frozenset[str] = DROP_DEPS) -> list[Any]:
     if _meaning(tok):
         return list(tok.subtree)  # "at least", "no longer": the modifier whole, not "least"
     out = [tok]
-    coordinated = tok.pos_ in NOMINAL and any(c.dep_ == "conj" and c.pos_ in NOMINAL for c in tok.children)
+    coordinated = (tok.pos_ in NOMINAL or tok.ent_type_) and any(c.dep_ == "conj" and c.pos_ in NOMINAL for c in tok.children)
     for child in tok.children:
         if coordinated and (child.dep_ in ("cc", "conj") and child.pos_ in NOMINAL | {"CCONJ"}
                             or child.dep_ == "punct" and child.text == "," and child.i > tok.i):
             out.extend(_subtree_tokens(child, exclude))
             continue
+        if child.dep_ == "appos" and _defines(tok, child):
+            out.extend(c for c in tok.children if c.dep_ == "punct" and c.text == ","
+                       and c.i in (child.left_edge.i - 1, child.right_edge.i + 1))
+            out.extend(child.subtree)
+            continue
         if child.dep_ in exclude and not _hyphen(child) and not _meaning(child):
             continue
         out.extend(_subtree_tokens(child, exclude))
     return out
+
+
+def _defines(noun: Any, appos: Any) -> bool:
+    """A short name in apposition that says which one a common noun is ("another rival,
+    Snapchat,"; "the chancellor, Rachel Reeves,"): kept, or the noun points nowhere."""
+    sub = list(appos.subtree)
+    return noun.pos_ == "NOUN" and appos.pos_ == "PROPN" and len(sub) <= 4 \
+        and all(t.pos_ in ("PROPN", "DET", "PART") or t.text in ("-", ".") for t in sub)
 
 
 def _cuts_complement(tokens: list[Any]) -> bool:
@@ -150,6 +163,9 @@ def _cuts_complement(tokens: list[Any]) -> bool:
                 return True  # "in an effort [to maintain ...]": the effort lost what it is for
             if t.pos_ == "VERB" and t.dep_ in ("pcomp", "pobj") and c.dep_ == "nsubj":
                 return True  # "with senior figures paying visits": an absolute clause, an aside
+            if t.dep_ == "pobj" and t.head.lower_ == "with" and c.dep_ == "acl" and c.pos_ == "VERB" \
+                    and c.i not in kept:
+                return True  # "with the remaining 20% [made in India]": an absolute clause, an aside
     return False
 
 
@@ -168,7 +184,10 @@ MEANING_WORDS = frozenset({"not", "n't", "never", "no", "only", "nearly", "almos
 
 
 def _meaning(tok: Any) -> bool:
-    """A modifier whose loss would change the fact ("eighth largest" is not "largest")."""
+    """A modifier whose loss would change the fact ("eighth largest" is not "largest"; "as much
+    as 80%" is not "much as 80%")."""
+    if tok.dep_ in ("advmod", "quantmod") and tok.head.like_num:
+        return True
     return tok.dep_ in ("advmod", "npadvmod", "neg", "predet") and (tok.lower_ in MEANING_WORDS
                                                                      or tok.tag_ == "JJ" and tok.lower_.endswith("th"))
 
@@ -312,6 +331,44 @@ def _clean(text: str, date_s: str) -> str | None:
     return text
 
 
+# Present passives that announce an event ("is set to", "are scheduled to").
+SCHEDULED = frozenset({"set", "schedule", "slate", "due", "poise", "expect", "require", "force", "ask", "urge"})
+
+
+def _locates(ent: Any) -> bool:
+    """A place named only to say where another named place is ("Mendocino County in California",
+    "Springfield, Illinois")."""
+    r = ent.root
+    if r.dep_ == "pobj" and r.head.lower_ in ("in", "of") and r.head.head.pos_ in ("VERB", "AUX"):
+        # "left Mendocino County in California": the parse hangs "in" on the verb
+        return any(c.dep_ in ("dobj", "obj") and c.ent_type_ in ("GPE", "LOC", "FAC") for c in r.head.head.children)
+    if r.dep_ == "pobj" and r.head.lower_ in ("in", "of"):
+        host = r.head.head
+    elif r.dep_ in ("appos", "npadvmod"):
+        host = r.head
+    else:
+        return False
+    return host.i not in range(ent.start, ent.end) and host.ent_type_ in ("GPE", "LOC", "FAC")
+
+
+def _fronted(verb: Any, ent: Any) -> str | None:
+    """The prepositional phrases before the verb that pin the fact down ("In Crimea alone, 1,279
+    cases have been launched"), to end the question with; None when one is too long to carry
+    (the question would state a wider fact than the article)."""
+    parts = []
+    for c in verb.children:
+        if c.dep_ != "prep" or c.i > verb.i or ent.root.i in {t.i for t in c.subtree}:
+            continue
+        phrase = sorted(_subtree_tokens(c), key=lambda t: t.i)
+        if not _informative(phrase, set()):
+            continue  # "In a statement,": no restriction
+        if len(phrase) > 6 or _bracketed(verb.sent).intersection(t.i for t in phrase):
+            return None
+        text = _text(phrase)
+        parts.append(text if phrase[0].pos_ == "PROPN" else text[0].lower() + text[1:])
+    return " ".join(parts)
+
+
 def _finite(verb: Any) -> bool:
     """Whether the verb heads a finite clause ("signed", "has signed", "will sign"; not "to sign")."""
     if verb.dep_ in ("xcomp", "acl", "relcl", "advcl", "pcomp", "amod"):
@@ -349,6 +406,12 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
     if verb.tag_ in ("VBZ", "VBP") and not auxes_of(verb, "aux") and not auxes_of(verb, "auxpass") \
             and verb.lemma_.lower() not in INTENT_VERBS:
         return None  # "China produces 80% of ...", "X joins Y to discuss ...": habits and promos, not events
+    passive = auxes_of(verb, "auxpass")
+    if passive and not auxes_of(verb, "aux") and all(a.lower_ in ("is", "are") for a in passive) \
+            and verb.lemma_.lower() not in INTENT_VERBS | SCHEDULED:
+        return None  # "80% of iPhones are made in China": a standing state, not the day's event
+    if kind in ("place", "region") and _locates(ent):
+        return None  # "Mendocino County in [California]": where a named place is is no news
     if verb.lemma_.lower() in ("do", "have", "get") and not any(c.dep_ in ("dobj", "obj") for c in verb.children):
         return None
     if any(c.dep_ == "ccomp" and c.i > verb.i for c in verb.children):
@@ -376,6 +439,14 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         if kind == "count":
             noun = ent.root.head
             mods = [t for t in subj_toks if t.i not in ent_ids and t.dep_ in ("amod", "compound") and t.head.i == noun.i]
+            # "10 more alleged members of MS-13": "more" and "of MS-13" say which ones are counted.
+            mods += [t for t in subj_toks if t.head.i in ent_ids and t.lower_ in ("more", "fewer", "additional", "other")]
+            for c in noun.children:
+                if c.dep_ == "prep" and c.i > noun.i:
+                    phrase = _subtree_tokens(c)
+                    if len(phrase) > 7:
+                        return None  # too much to carry into "How many ...": a wrong count otherwise
+                    mods += phrase
             head = _text(sorted(mods + [noun], key=lambda t: t.i))
             body = f"How many {head} {vp} {_text(rest)}"
             form = "count"
@@ -477,6 +548,11 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
                 return None
         else:
             return None
+    front = _fronted(verb, ent)
+    if front is None:
+        return None
+    if front:
+        body = f"{body} {front}"
     if any(w.lower() in WH_INSIDE for w in re.findall(r"[A-Za-z]+", body)[2:]):
         return None  # "... was looking what for": a clause the parse got wrong
     if re.search(r"[\u201c\u201d\u2018\"]|\w[\u2019']\w{2,}", body):
