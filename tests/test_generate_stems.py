@@ -104,3 +104,11 @@ def test_standing_states_and_locators_are_no_news(nlp):
     # Scheduled events in the present passive are news.
     assert _stem(nlp, "Trump is set to meet Netanyahu in Washington on Monday.", "Netanyahu") == \
         "Who is Trump set to meet in Washington, as reported on April 12, 2025?"
+
+
+def test_a_comma_glued_by_extraction_gets_its_space():
+    from okgen.generate.stems import _clean
+
+    assert _clean("Which country will the Chinese president,Xi Jinping, visit", "April 13, 2025") == \
+        "Which country will the Chinese president, Xi Jinping, visit"
+    assert _clean("How many of the 1,279 cases were closed", "April 13, 2025") == "How many of the 1,279 cases were closed"
