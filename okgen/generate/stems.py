@@ -336,6 +336,25 @@ def _clean(text: str, date_s: str) -> str | None:
 SCHEDULED = frozenset({"set", "schedule", "slate", "due", "poise", "expect", "require", "force", "ask", "urge"})
 
 
+# Words that make a clause a tally or a history rather than the day's event.
+TALLY = re.compile(r"\b(?:\w+ of times|(?:many|several|dozens of|hundreds of|thousands of) times|repeatedly|"
+                   r"since taking office|since (?:he|she|they) took office|over the (?:years|decades)|"
+                   r"previous|formerly)\b", re.IGNORECASE)
+
+
+def _cumulative(verb: Any) -> bool:
+    """A clause that sums up the past ("has struck ... hundreds of times", "has pursued ... since
+    taking office") or tells of earlier events ("previous meetings ... had taken place")."""
+    words = _text(sorted(verb.subtree, key=lambda t: t.i))
+    m = TALLY.search(words)
+    if m is None:
+        return False
+    if m.group(0).lower() in ("previous", "formerly"):
+        return True
+    perfect = any(a.lower_ in ("has", "have", "had", "'s", "'ve") for a in auxes_of(verb, "aux"))
+    return perfect or "times" not in m.group(0).lower()
+
+
 def _locates(ent: Any) -> bool:
     """A place named only to say where another named place is ("Mendocino County in California",
     "Springfield, Illinois")."""
@@ -411,6 +430,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
     if passive and not auxes_of(verb, "aux") and all(a.lower_ in ("is", "are") for a in passive) \
             and verb.lemma_.lower() not in INTENT_VERBS | SCHEDULED:
         return None  # "80% of iPhones are made in China": a standing state, not the day's event
+    if _cumulative(verb):
+        return None  # "has struck Syria hundreds of times", "previous meetings": a tally or history
     if kind in ("place", "region") and _locates(ent):
         return None  # "Mendocino County in [California]": where a named place is is no news
     if verb.lemma_.lower() in ("do", "have", "get") and not any(c.dep_ in ("dobj", "obj") for c in verb.children):
