@@ -208,6 +208,8 @@ class GateWorker:
             the worker thread; :meth:`warm` starts loading it while the first calls are out).
     """
 
+    max_batch = 16  #: articles gated in one batch at most (the first ones then reach their validator sooner)
+
     def __init__(self, nlp: Any = None):
         self.nlp = nlp
         self._queue: list[tuple[Article, Sequence[Candidate], asyncio.Future[None]]] = []
@@ -236,7 +238,7 @@ class GateWorker:
                 self._queue = []
                 return
         while self._queue:
-            batch, self._queue = self._queue, []
+            batch, self._queue = self._queue[:self.max_batch], self._queue[self.max_batch:]
             try:
                 await asyncio.to_thread(apply_gates_many, [(a, c) for a, c, _ in batch], nlp=self.nlp)
             except Exception as e:  # noqa: BLE001 - raised in each article of the batch
