@@ -178,6 +178,29 @@ def test_batched_gates_of_several_articles_match_one_article_at_a_time(nlp):
     assert full == ner and any(full)
 
 
+def test_the_shortcuts_give_the_full_computations_verdicts(nlp):
+    """Contexts parsed only for stems asking for a type, the article indexed for its stems' tokens
+    only, an option's fluency judged once: the verdicts are those of every context parsed, the
+    whole article indexed and every option judged."""
+    from okgen.generate import gates as g
+    from okgen.generate.fluency import fluency_problems
+    from okgen.generate.overlap import ArticleTokens
+
+    untyped = dict(question="What did Norvik Shipping say in November 2026 about its European ports?",
+                   choices=["cut 1,200 jobs", "hire 800 staff", "close two ports", "buy a rival"], answer="cut 1,200 jobs")
+    kws = [*VARIANTS, untyped, {**untyped, "answer": ""}]
+    fast = [Candidate(article_id="a1", index=i, **{**GOOD, **kw}) for i, kw in enumerate(kws)]
+    apply_gates_many([(ARTICLE, fast)], nlp=nlp)
+    slow = [Candidate(article_id="a1", index=i, **{**GOOD, **kw}) for i, kw in enumerate(kws)]
+    full = ArticleTokens(f"{ARTICLE.title}\n{ARTICLE.text}")
+    for c in slow:
+        stem, context = nlp(c.question), nlp(g._context(c))
+        g.gate_candidate(c, stem, g.answer_label(c, context), full, nlp,
+                         {x: fluency_problems(x, nlp, option=True) for x in c.choices})
+    assert verdicts(fast) == verdicts(slow)
+    assert not g.asks_type(untyped["question"]) and g.asks_type(GOOD["question"])
+
+
 def test_the_gate_worker_gates_articles_off_the_event_loop(nlp, monkeypatch):
     """Articles queued while a batch is parsed make the next batch; each caller gets its own
     article's verdicts; the event loop keeps running meanwhile."""

@@ -33,7 +33,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from okgen.generate.fluency import fluency_problems
-from okgen.generate.overlap import MAX_SHARED_RUN, ArticleTokens, is_name_token, longest_shared_run
+from okgen.generate.overlap import (
+    MAX_SHARED_RUN,
+    ArticleTokens,
+    is_name_token,
+    longest_shared_run,
+    name_mask,
+)
 from okgen.generate.records import Candidate
 from okgen.schema import Article
 
@@ -152,7 +158,9 @@ def apply_gates_many(jobs: Sequence[tuple[Article, Sequence[Candidate]]], *, nlp
 
     Each stem is parsed once (tagger and entities: the gates read its fine tags and names), each
     answer context once with the entity recogniser alone (its own embedding layer: the
-    entities are the same as with the tagger on); a text asked twice is parsed once.
+    entities are the same as with the tagger on), and only where ``type_agreement`` reads its
+    label (the stem asks for a type of answer); a text asked twice is parsed once, an option's
+    fluency judged once.
     """
     todo = [(a, c) for a, cands in jobs for c in cands if c.kept]
     if not todo:
@@ -162,13 +170,17 @@ def apply_gates_many(jobs: Sequence[tuple[Article, Sequence[Candidate]]], *, nlp
 
         nlp = load_pipeline()
     stems = _parse(nlp, [c.question for _, c in todo], _DISABLE)
-    contexts = _parse(nlp, [_context(c) for _, c in todo], _ner_only(nlp))
+    typed = [c for _, c in todo if _norm(c.answer) and asks_type(c.question)]
+    contexts = dict(zip(map(id, typed), _parse(nlp, [_context(c) for c in typed], _ner_only(nlp))))
+    wanted: dict[int, set[str]] = {}  # per article, the tokens of its stems (all its index needs)
+    for a, c in todo:
+        wanted.setdefault(id(a), set()).update(tok for tok, _ in name_mask(c.question))
     index: dict[int, ArticleTokens] = {}
-    for (a, c), stem_doc, context_doc in zip(todo, stems, contexts):
-        tokens = index.get(id(a))
-        if tokens is None:
-            tokens = index[id(a)] = ArticleTokens(f"{a.title}\n{a.text}")
-        gate_candidate(c, stem_doc, answer_label(c, context_doc), tokens, nlp)
+    fluency: dict[str, list[str]] = {}
+    for (a, c), stem_doc in zip(todo, stems):
+        if id(a) not in index:
+            index[id(a)] = ArticleTokens(f"{a.title}\n{a.text}", only=wanted[id(a)])
+        gate_candidate(c, stem_doc, answer_label(c, contexts.get(id(c))), index[id(a)], nlp, fluency)
 
 
 def _ner_only(nlp: Any) -> tuple[str, ...]:
@@ -195,6 +207,8 @@ class GateWorker:
         nlp: the spaCy pipeline (default: :func:`okgen.generate.nlp.load_pipeline`, loaded in
             the worker thread; :meth:`warm` starts loading it while the first calls are out).
     """
+
+    max_batch = 16  #: articles gated in one batch at most (the first ones then reach their validator sooner)
 
     def __init__(self, nlp: Any = None):
         self.nlp = nlp
@@ -224,7 +238,7 @@ class GateWorker:
                 self._queue = []
                 return
         while self._queue:
-            batch, self._queue = self._queue, []
+            batch, self._queue = self._queue[:self.max_batch], self._queue[self.max_batch:]
             try:
                 await asyncio.to_thread(apply_gates_many, [(a, c) for a, c, _ in batch], nlp=self.nlp)
             except Exception as e:  # noqa: BLE001 - raised in each article of the batch
@@ -247,13 +261,18 @@ def _load() -> Any:
     return nlp
 
 
-def gate_candidate(c: Candidate, stem_doc: Any, label: str | None, index: ArticleTokens, nlp: Any) -> None:
-    """Apply the gates to one candidate, given its parsed stem and its answer's entity label."""
+def gate_candidate(c: Candidate, stem_doc: Any, label: str | None, index: ArticleTokens, nlp: Any,
+                   fluency: dict[str, list[str]] | None = None) -> None:
+    """Apply the gates to one candidate, given its parsed stem and its answer's entity label
+    (``fluency``: options' fluency problems already known, filled in)."""
     hit = _BOILERPLATE.search(c.question) or _BOILERPLATE.search(c.evidence)
     c.add("boilerplate", hit is None, reason=None if hit is None else f"page furniture: {hit.group(0)!r}")
     problems = stem_problems(c.question, stem_doc, nlp)
+    fluency = {} if fluency is None else fluency
     for x in c.choices:
-        problems += [f"option {x!r}: {p}" for p in fluency_problems(x, nlp, option=True)]
+        if x not in fluency:
+            fluency[x] = fluency_problems(x, nlp, option=True)
+        problems += [f"option {x!r}: {p}" for p in fluency[x]]
     c.add("fluency", not problems, reason="; ".join(problems[:3]) or None)
     why = giveaway(c)
     c.add("giveaway", why is None, reason=why)
@@ -314,6 +333,12 @@ def answer_label(c: Candidate, context_doc: Any = None) -> str | None:
         if rx.search(c.answer):
             return label
     return None
+
+
+def asks_type(stem: str) -> bool:
+    """True when the stem's question word asks for a type of answer (:func:`type_disagreement`
+    reads the answer's label only then)."""
+    return any(rx.search(stem) for rx, _, _ in _QWORDS)
 
 
 def type_disagreement(stem: str, label: str | None) -> str | None:

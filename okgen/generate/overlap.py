@@ -45,14 +45,16 @@ class ArticleTokens:
 
     Args:
         text: the article's title and text.
+        only: index just these tokens (the stems' own: the runs found are the same).
     """
 
     __slots__ = ("positions",)
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, only: set[str] | None = None):
         self.positions: dict[str, list[int]] = {}
         for i, t in enumerate(tokens(text)):
-            self.positions.setdefault(t, []).append(i)
+            if only is None or t in only:
+                self.positions.setdefault(t, []).append(i)
 
 
 def is_name_token(token: Any) -> bool:

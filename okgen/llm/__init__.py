@@ -1,10 +1,9 @@
 """One chat-model layer for every agent (generator, validator, freshness probe, judge).
 
-``chat_model("openai/gpt-4.1-mini")``, ``chat_model("hf/HuggingFaceTB/SmolLM2-135M-Instruct")`` or
-``chat_model("vllm/meta-llama/Llama-3.1-8B-Instruct")`` gives a :class:`ChatModel` whose
-``await complete(messages, schema=None, **decoding)`` returns ``(parsed output or text, result)``;
-``achat``/``complete_many`` take :class:`ChatRequest` s. The spec is the one ``okgen eval --model``
-takes (:func:`okgen.models.base.parse_model_spec`). Backends are imported on first use.
+``chat_model("openai/gpt-4.1-mini")``, ``chat_model("hf/HuggingFaceTB/SmolLM2-135M-Instruct")``
+or ``chat_model("vllm/ID")`` (the spec ``okgen eval --model`` takes) gives a :class:`ChatModel`:
+``await model.complete(messages, schema=None, **decoding)`` returns ``(parsed output or text,
+result)``; ``achat``/``chat_many`` take :class:`ChatRequest` s. Backends are imported on first use.
 """
 
 from __future__ import annotations
@@ -22,50 +21,38 @@ CHAT_BACKENDS = Registry("chat backend", {
     "hf": "okgen.llm.hf_chat:HFChat",
     "vllm": "okgen.llm.vllm_chat:VLLMChat",
 })
-# Spec options that are decoding, for the caller (the rest configure the backend).
-DECODING_OPTIONS = ("temperature", "top_p", "max_tokens", "seed")
-# Spec options each backend takes (besides the decoding ones).
+DECODING_OPTIONS = ("temperature", "top_p", "max_tokens", "seed")  # for the agent; the rest configure the backend
 BACKEND_OPTIONS = {
     "openai": ("base_url", "api_key_env", "timeout", "max_retries", "structured", "concurrency"),
     "hf": ("device", "dtype", "batch_size", "gguf_file", "revision", "trust_remote_code"),
     "vllm": ("dtype", "batch_size", "tensor_parallel_size", "gpu_memory_utilization", "max_model_len",
              "revision", "trust_remote_code"),
 }
-_TYPED = {"timeout": "float_opt", "max_retries": "int_opt", "concurrency": "int_opt", "batch_size": "int_opt",
-          "base_url": str, "api_key_env": str, "structured": str}
+_NUMBERS = {"timeout": "float_opt", "max_retries": "int_opt", "concurrency": "int_opt", "batch_size": "int_opt"}
 
 
 def chat_model(spec: str | ModelSpec, **kw: Any) -> tuple[ChatModel, dict[str, str]]:
-    """Build the chat model a spec names.
+    """The chat model a spec names, and the spec's decoding options (as text, for the agent).
 
-    Args:
-        spec: ``openai/NAME[,base_url=URL,...]``, ``hf/PATH[,device=cuda,...]`` or ``vllm/ID[,...]``.
-        **kw: :class:`ChatModel` options (concurrency, cache, prices, budget; for ``openai``
-            also timeout and max_retries); the spec's own options win.
-
-    Returns:
-        The model and the spec's decoding options (``temperature``, ``top_p``, ``max_tokens``,
-        ``seed``) as text, for the agent.
+    ``kw`` are :class:`ChatModel` options (concurrency, cache, prices, budget; timeout and
+    max_retries for ``openai``); the spec's own options win (``batch_size`` is the concurrency).
 
     Raises:
         ConfigError: a malformed spec, an unknown backend or option, a bad option value.
         MissingExtraError: the backend's optional dependency is not installed.
     """
     ms = spec if isinstance(spec, ModelSpec) else parse_model_spec(spec)
-    known = BACKEND_OPTIONS.get(ms.backend)
-    if known is None:
+    if (known := BACKEND_OPTIONS.get(ms.backend)) is None:
         raise ConfigError(f"unknown chat backend {ms.backend!r} in model spec {ms.text or ms.name!r}; "
                           f"known: {', '.join(BACKEND_OPTIONS)}")
-    unknown = sorted(set(ms.options) - set(known) - set(DECODING_OPTIONS))
-    if unknown:
+    if unknown := sorted(set(ms.options) - set(known) - set(DECODING_OPTIONS)):
         raise ConfigError(f"unknown option(s) {', '.join(unknown)} in model spec {ms.text or ms.name!r} "
                           f"(known: {', '.join(known + DECODING_OPTIONS)})")
     if ms.backend != "openai":
         kw = {k: v for k, v in kw.items() if k not in ("timeout", "max_retries")}
     for k in (k for k in known if k in ms.options):
-        how = _TYPED.get(k)
-        value = getattr(ms, how)(k) if isinstance(how, str) else how(ms.options[k]) if how else ms.options[k]
-        kw["concurrency" if k == "batch_size" else k] = value
+        value = getattr(ms, _NUMBERS[k])(k) if k in _NUMBERS else ms.options[k]
+        kw["concurrency" if k == "batch_size" else k] = str(value) if k in ("base_url", "api_key_env", "structured") else value
     decoding = {k: str(v) for k, v in ms.options.items() if k in DECODING_OPTIONS}
     return CHAT_BACKENDS.get(ms.backend)(ms.model, **kw), decoding
 

@@ -1,10 +1,8 @@
 """The chat-model interface every agent uses, whatever runs the model.
 
-A :class:`ChatModel` answers :class:`ChatRequest` s with :class:`ChatResult` s (text, the parsed
-output for a schema, usage and cost, or what went wrong: failures are per item, never raised).
-Backends implement :meth:`ChatModel._send`, returning an OpenAI-shaped chat completion dict;
-this module adds what they share: the response cache, the budget, tolerant parsing of
-structured output (``json-repair``) and usage totals.
+Backends implement :meth:`ChatModel._send` (an OpenAI-shaped chat completion dict, or
+:class:`CallError`); the base adds the response cache, the budget, tolerant parsing of structured
+output (``json-repair``) and usage totals. Failures are per result, never raised.
 """
 
 from __future__ import annotations
@@ -27,8 +25,7 @@ from okgen.models.cache import ResponseCache, request_key_and_text
 
 log = logging.getLogger(__name__)
 
-# A retry (now or in a later run) may succeed; any other kind is an answer about the request.
-# Every HTTP error status counts as transient too.
+# Error kinds a retry (now or in a later run) may cure; every ``http_*`` kind too.
 TRANSIENT_KINDS = frozenset({"rate_limit", "timeout", "connection", "bad_response", "budget", "internal"})
 DEFAULT_COMPLETION_ESTIMATE = 512  # completion tokens reserved from the budget when a request sets no limit
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
@@ -36,8 +33,7 @@ _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One chat request: messages, decoding, an optional pydantic output schema, and a free
-    ``tag`` for accounting (neither sent nor part of the cache key)."""
+    """One chat request; ``tag`` is for accounting (neither sent nor in the cache key)."""
 
     messages: tuple[dict[str, str], ...]
     temperature: float = 0.0
@@ -70,7 +66,6 @@ class ChatResult:
 
     @property
     def ok(self) -> bool:
-        """True when the call succeeded (and, with a schema, the output parsed)."""
         return self.error is None
 
     @property
@@ -80,14 +75,14 @@ class ChatResult:
 
     @property
     def transient(self) -> bool:
-        """True when the failure says nothing about the request and a later run may succeed."""
+        """True when the failure says nothing about the request (a later run may succeed)."""
         kind = self.error_kind or ""
         return kind in TRANSIENT_KINDS or kind.startswith("http_")
 
 
 @dataclass
 class Stats:
-    """Running totals of a model."""
+    """Running totals of a model (a call the budget refused counts only under ``by_error``)."""
 
     calls: int = 0
     cached: int = 0
@@ -99,25 +94,18 @@ class Stats:
     by_error: dict[str, int] = field(default_factory=dict)
 
     def add(self, res: ChatResult) -> None:
-        """Count one result (a call the budget refused counts only as a ``budget`` error)."""
         if res.error_kind:
             self.by_error[res.error_kind] = self.by_error.get(res.error_kind, 0) + 1
-        if not res.sent:
-            return
-        self.calls += 1
-        self.cached += res.cached
-        self.retries += res.retries
-        self.errors += res.error_kind is not None
-        self.prompt_tokens += res.prompt_tokens
-        self.completion_tokens += res.completion_tokens
-        self.cost += res.cost
+        if res.sent:
+            self.calls, self.cached, self.retries = self.calls + 1, self.cached + res.cached, self.retries + res.retries
+            self.errors += res.error_kind is not None
+            self.prompt_tokens += res.prompt_tokens
+            self.completion_tokens += res.completion_tokens
+            self.cost += res.cost
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready totals."""
         d = asdict(self)
-        d["cost_usd"] = round(d.pop("cost"), 6)
-        d["errors_by_kind"] = dict(sorted(d.pop("by_error").items()))
-        return d
+        return {**d, "cost_usd": round(d.pop("cost"), 6), "errors_by_kind": dict(sorted(d.pop("by_error").items()))}
 
 
 class CallError(Exception):
@@ -129,15 +117,9 @@ class CallError(Exception):
 
 
 class ChatModel:
-    """Base of every chat backend.
-
-    Args:
-        model: the model's name (as the server knows it) or path.
-        concurrency: calls in flight at once (the batch size of in-process backends).
-        cache: response cache (None: none).
-        prices: price table (overrides first); in-process models cost nothing.
-        budget: spending limit shared by the run's models.
-    """
+    """Base of every chat backend: ``concurrency`` calls in flight (the batch size in-process),
+    an optional response ``cache``, ``prices`` (in-process models cost nothing) and a ``budget``
+    shared by the run's models."""
 
     backend = "base"
     mode = "text"  #: output mode of structured requests (``structured``, ``json``, ``text``, ``guided``)
@@ -146,14 +128,12 @@ class ChatModel:
     def __init__(self, model: str, *, concurrency: int = 16, cache: ResponseCache | None = None,
                  prices: PriceTable | None = None, budget: Budget | None = None):
         self.model, self.concurrency, self.cache = model, max(1, int(concurrency)), cache
-        self.prices = prices or PriceTable()
-        self.budget = budget if budget is not None else Budget(None)
+        self.prices, self.budget = prices or PriceTable(), budget if budget is not None else Budget(None)
         self.stats = Stats()
         self._sem: tuple[Any, asyncio.Semaphore] | None = None  # (event loop, its semaphore)
 
     @property
     def name(self) -> str:
-        """``backend/model``, as a model spec names it."""
         return f"{self.backend}/{self.model}"
 
     async def complete(self, messages: Sequence[dict[str, str]], schema: type[BaseModel] | None = None,
@@ -162,25 +142,21 @@ class ChatModel:
         res = await self.achat(ChatRequest(messages=tuple(messages), schema=schema, **decoding))
         return (res.parsed if schema is not None else res.text) if res.ok else None, res
 
-    async def complete_many(self, requests: Sequence[ChatRequest], *, use_cache: bool = True) -> list[ChatResult]:
-        """Run requests, at most ``concurrency`` at once; results in request order."""
-        try:
-            return list(await asyncio.gather(*(self.achat(r, use_cache=use_cache) for r in requests)))
-        finally:
-            await self.aclose()
-            if self.cache is not None:
-                self.cache.flush()
-
     def chat_many(self, requests: Sequence[ChatRequest], *, use_cache: bool = True) -> list[ChatResult]:
-        """:meth:`complete_many` from sync code."""
-        return run_sync(self.complete_many(requests, use_cache=use_cache))
+        """Run requests from sync code, at most ``concurrency`` at once; results in request order."""
+        async def run() -> list[ChatResult]:
+            try:
+                return list(await asyncio.gather(*(self.achat(r, use_cache=use_cache) for r in requests)))
+            finally:
+                await self.aclose()
+                if self.cache is not None:
+                    self.cache.flush()
+        return run_sync(run())
 
     def chat(self, req: ChatRequest, *, use_cache: bool = True) -> ChatResult:
-        """One request from sync code."""
         return self.chat_many([req], use_cache=use_cache)[0]
 
     def cache_key(self, req: ChatRequest) -> str:
-        """The response-cache key of a request."""
         return request_key_and_text(self._cache_request(req))[0]
 
     async def achat(self, req: ChatRequest, *, use_cache: bool = True, limiter: Any = None) -> ChatResult:
@@ -191,8 +167,7 @@ class ChatModel:
         except asyncio.CancelledError:
             raise
         except Exception as e:  # a bug or an unexpected library error: per item, not the batch
-            log.warning("%s: unexpected error: %s: %s", self.name, type(e).__name__, e,
-                        exc_info=log.isEnabledFor(logging.DEBUG))
+            log.warning("%s: unexpected error: %s: %s", self.name, type(e).__name__, e, exc_info=log.isEnabledFor(logging.DEBUG))
             res = ChatResult(error=f"{type(e).__name__}: {e}", error_kind="internal")
         self.stats.add(res)
         return res
@@ -201,7 +176,6 @@ class ChatModel:
         """Release connections (the model itself stays loaded)."""
 
     async def _send(self, req: ChatRequest) -> dict[str, Any]:
-        """Send one request: an OpenAI-shaped chat completion, or :class:`CallError`."""
         raise NotImplementedError
 
     def _cost(self, raw: dict[str, Any]) -> float:
@@ -215,19 +189,15 @@ class ChatModel:
         key = text = None
         if use_cache and self.cache is not None and (req.temperature == 0 or req.seed is not None):
             key, text = request_key_and_text(self._cache_request(req))
-            hit = self.cache.get(key)
-            if hit is not None:
+            if (hit := self.cache.get(key)) is not None:
                 return self._finish(req, hit, cached=True)
-        loop = asyncio.get_running_loop()
-        if self._sem is None or self._sem[0] is not loop:
-            self._sem = (loop, asyncio.Semaphore(self.concurrency))
+        if self._sem is None or self._sem[0] is not asyncio.get_running_loop():
+            self._sem = (asyncio.get_running_loop(), asyncio.Semaphore(self.concurrency))
         estimate = self._estimate(req)
         async with self._sem[1]:
             if limiter is not None:
                 await limiter.__aenter__()
-            try:
-                # Checked once the slot is held, charged before it is given back, so calls
-                # queued behind the limit see the money spent before them.
+            try:  # the budget is checked once the slot is held and charged before it is given back
                 if not self.budget.try_reserve(estimate):
                     return ChatResult(error=f"budget of ${self.budget.limit:.2f} reached", error_kind="budget")
                 cost = 0.0
@@ -283,9 +253,8 @@ class ChatModel:
 
 class InProcessBatches:
     """For in-process backends (mixed in before :class:`ChatModel`): the requests of one
-    event-loop turn queue up, and one worker task generates them with the backend's
-    ``generate(requests) -> [chat completion dict]`` in a thread, in batches of ``concurrency``
-    requests with the same :meth:`_batch_key`."""
+    event-loop turn queue up and are answered by the backend's ``generate(requests)`` in a
+    thread, in batches of ``concurrency`` requests with the same :meth:`_batch_key`."""
 
     _queue: list[tuple[ChatRequest, asyncio.Future[dict[str, Any]]]] | None = None
     _worker: asyncio.Task[None] | None = None
@@ -319,14 +288,12 @@ class InProcessBatches:
 
 
 def parse_output(text: str, schema: type[BaseModel]) -> tuple[Any, str | None, str | None]:
-    """Parse a model's text into ``schema``: strict JSON first, then repaired by ``json-repair``.
-    Returns (parsed, error, error kind)."""
+    """(parsed, error, error kind) of a model's text: strict JSON first, then ``json-repair``'s."""
     try:
         return schema.model_validate_json(text), None, None
     except ValidationError:
         pass
-    data = repair_json(text)
-    if not isinstance(data, dict):
+    if not isinstance(data := repair_json(text), dict):
         return None, "invalid JSON: no JSON object in the output", "invalid_json"
     try:
         return schema.model_validate(data), None, None
@@ -360,14 +327,12 @@ def schema_json(schema: type[BaseModel]) -> str:
 
 
 def schema_prompt(text: str, schema: type[BaseModel]) -> str:
-    """``text`` followed by the instruction to answer with JSON matching ``schema``."""
     return f"{text}\n\nAnswer with one JSON object that follows this JSON schema:\n{schema_json(schema)}"
 
 
 def run_sync(coro: Any) -> Any:
-    """Run a coroutine to completion from sync code, also from inside a running event loop (in a
-    thread). In the main thread a SIGTERM cancels the coroutine (so its tasks wind down), then the
-    Python handler installed for SIGTERM (the CLI's: exit 143) is called once the loop has closed."""
+    """Run a coroutine from sync code, also inside a running event loop (in a thread). In the main
+    thread a SIGTERM cancels it, then calls the Python SIGTERM handler (the CLI's: exit 143)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -395,8 +360,7 @@ def _run_in_main(coro: Any) -> Any:
     got: list[int] = []
 
     async def main() -> Any:
-        task = asyncio.ensure_future(coro)
-        loop = asyncio.get_running_loop()
+        task, loop = asyncio.ensure_future(coro), asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, lambda: (got.append(1), task.cancel()))
         try:
             return await task

@@ -1,15 +1,13 @@
 """Chat models run in-process with Hugging Face transformers (CPU or GPU), batched.
 
 Spec: ``hf/PATH[,key=value...]`` (a hub id or a local folder). Options: ``device``
-(auto|cpu|cuda|cuda:N), ``dtype`` (auto|float32|bfloat16|float16), ``batch_size`` (8: requests
-generated together), ``gguf_file`` (a GGUF file inside PATH, loaded by transformers),
-``revision``, ``trust_remote_code``.
+(auto|cpu|cuda|cuda:N), ``dtype`` (auto|float32|bfloat16|float16), ``batch_size`` (8),
+``gguf_file`` (a GGUF file inside PATH), ``revision``, ``trust_remote_code``.
 
-Prompts are rendered with the tokenizer's chat template; a schema is asked for in the prompt
-(with its JSON schema) and, where ``lm-format-enforcer`` is installed (the ``hf`` extra), the
-output is constrained to it token by token (mode ``guided``); otherwise it is parsed
-tolerantly (mode ``text``). Requests arriving together are generated as one left-padded batch
-in a worker thread, so the event loop stays free.
+Prompts go through the tokenizer's chat template, a schema asked for in the prompt and, where
+``lm-format-enforcer`` is installed (the ``hf`` extra), enforced token by token (mode
+``guided``; else ``text``, parsed tolerantly). Requests arriving together are generated as one
+left-padded batch in a worker thread.
 """
 
 from __future__ import annotations
@@ -20,7 +18,8 @@ from typing import Any
 
 from okgen.errors import ConfigError
 from okgen.llm.base import ChatModel, ChatRequest, InProcessBatches, schema_json, schema_prompt
-from okgen.registry import require
+from okgen.models.base import apply_chat_template
+from okgen.models.hf import load_causal_lm
 
 DEFAULT_MAX_NEW_TOKENS = 512
 
@@ -33,23 +32,11 @@ class HFChat(InProcessBatches, ChatModel):
     def __init__(self, model: str, *, device: str = "auto", dtype: str = "auto", gguf_file: str | None = None,
                  revision: str | None = None, trust_remote_code: bool = False, concurrency: int = 8, **kw: Any):
         super().__init__(model, concurrency=concurrency, **kw)
-        self.torch = torch = require("torch", "hf", "the hf chat backend")
-        transformers = require("transformers", "hf", "the hf chat backend")
-        from okgen.models.hf import _device, _dtype
-
-        self.device = _device(torch, str(device))
-        load = {"revision": revision, "trust_remote_code": bool(trust_remote_code),
-                **({"gguf_file": str(gguf_file)} if gguf_file else {})}
-        try:
-            self.tokenizer = tok = transformers.AutoTokenizer.from_pretrained(model, **load)
-            self.lm = transformers.AutoModelForCausalLM.from_pretrained(
-                model, dtype=_dtype(torch, str(dtype), self.device), **load)
-        except (OSError, ValueError) as e:
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise ConfigError(f"cannot load hf model {model!r}: {first}") from None
+        self.torch, self.device, self.tokenizer, self.lm = load_causal_lm(
+            model, device=device, dtype=dtype, revision=revision, trust_remote_code=trust_remote_code, gguf_file=gguf_file)
+        tok = self.tokenizer
         if getattr(tok, "chat_template", None) is None:
             raise ConfigError(f"hf model {model!r} has no chat template: the agents need a chat (instruct) model")
-        self.lm.to(self.device).eval()
         tok.padding_side = "left"
         if tok.pad_token_id is None:
             tok.pad_token = tok.eos_token
@@ -76,8 +63,6 @@ class HFChat(InProcessBatches, ChatModel):
 
     def render(self, req: ChatRequest) -> str:
         """The prompt text: the chat template over the messages (the schema asked for in the last)."""
-        from okgen.models.base import apply_chat_template
-
         msgs = [dict(m) for m in req.messages]
         if req.schema is not None:
             msgs[-1]["content"] = schema_prompt(msgs[-1].get("content") or "", req.schema)
@@ -89,15 +74,13 @@ class HFChat(InProcessBatches, ChatModel):
         enc = tok([self.render(r) for r in reqs], return_tensors="pt", padding=True, add_special_tokens=False)
         ids, mask = enc["input_ids"].to(self.device), enc["attention_mask"].to(self.device)
         limit = r0.max_tokens or DEFAULT_MAX_NEW_TOKENS
-        gen: dict[str, Any] = {"max_new_tokens": limit, "pad_token_id": tok.pad_token_id, "do_sample": r0.temperature > 0}
+        gen: dict[str, Any] = {"max_new_tokens": limit, "pad_token_id": tok.pad_token_id, "do_sample": r0.temperature > 0,
+                               **self.guide(r0.schema), **({"stop_strings": list(r0.stop), "tokenizer": tok} if r0.stop else {})}
         if r0.temperature > 0:
             gen.update(temperature=r0.temperature, top_p=r0.top_p)
             torch.manual_seed(r0.seed if r0.seed is not None else 0)
         else:
             gen.update(temperature=None, top_p=None, top_k=None)
-        if r0.stop:
-            gen.update(stop_strings=list(r0.stop), tokenizer=tok)
-        gen.update(self.guide(r0.schema))
         with torch.inference_mode():
             out = self.lm.generate(input_ids=ids, attention_mask=mask, **gen)
         replies = []

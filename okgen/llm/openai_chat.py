@@ -1,18 +1,15 @@
-"""Chat models behind an OpenAI-compatible API (OpenAI, vLLM, llama.cpp, Ollama, LM Studio, TGI).
+"""Chat models behind an OpenAI-compatible API, through the official SDK's typed methods.
 
-Requests go through the official ``openai`` SDK's typed methods on its stock HTTP client:
-``chat.completions.parse`` with the pydantic schema for structured output, ``create``
-otherwise. Structured output degrades by what the server supports: ``json_schema``
-(``structured``), else ``json_object`` with the schema in the request and in the prompt
-(``json``), else plain text with the schema in the prompt (``text``), parsed tolerantly either
-way. The mode is learnt from the first refusal naming the response format (HTTP 400, 422 or
-500, as llama.cpp's server answers) and remembered per endpoint for the process.
+Structured output degrades by what the server supports: ``json_schema`` (``chat.completions.parse``
+with the pydantic schema: mode ``structured``), else ``json_object`` with the schema in the
+request and the prompt (``json``), else the schema in the prompt only (``text``), parsed
+tolerantly. The mode is learnt from the first refusal naming the response format (HTTP 400, 422
+or 500, as llama.cpp answers) and remembered per endpoint for the process.
 
-Retries (``tenacity``; the SDK's own are off, as they resend a request that may have been
-processed): HTTP 429 and 5xx and connections that could not be opened, waiting as the server's
-``Retry-After`` says or a jittered exponential backoff. A request that may have reached the
-server (a read timeout, a connection dropped while waiting for the answer, a broken reply) is
-never sent again: it may have been processed and billed; the caller leaves it for a later run.
+Retries (``tenacity``; the SDK's own are off): HTTP 429 and 5xx, and connections that could not
+be opened, after the server's ``Retry-After`` or a jittered exponential backoff. A request that
+may have been processed (a read timeout, a connection dropped while waiting, a broken reply) is
+never sent again: the caller leaves it for a later run.
 """
 
 from __future__ import annotations
@@ -36,7 +33,6 @@ log = logging.getLogger(__name__)
 
 MODES = ("structured", "json", "text")  # strongest first
 MAX_WAIT = 60.0
-_CLIENTS: dict[tuple[Any, ...], tuple[openai.AsyncOpenAI, set[int]]] = {}  # (loop, URL, key, timeout) -> (client, users)
 _LEARNT: dict[tuple[str, str], str] = {}  # (endpoint, model) -> the mode learnt in this process
 _FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|structured output|guided", re.IGNORECASE)
 _TOO_LONG = re.compile(r"context length|context window|maximum context|too long|too many tokens|"
@@ -56,17 +52,10 @@ class _Unsupported(Exception):
 
 
 class OpenAIChat(ChatModel):
-    """One model on one OpenAI-compatible server.
+    """One model on one OpenAI-compatible server (``base_url`` None: OpenAI's, or ``OPENAI_BASE_URL``).
 
-    Args:
-        model: the model's name on the server.
-        base_url: the server (``http://127.0.0.1:8000/v1``); None for OpenAI (or ``OPENAI_BASE_URL``).
-        api_key, api_key_env: the key, or the environment variable holding it.
-        timeout: seconds per request.
-        max_retries: retries of a request that was not processed.
-        structured: ``auto`` (start from json_schema), ``json`` or ``text``.
-        sleep: the coroutine that waits between retries (a fake clock in tests).
-        **kw: :class:`~okgen.llm.base.ChatModel` options (concurrency, cache, prices, budget).
+    ``structured``: ``auto`` (start from json_schema), ``json`` or ``text``; ``max_retries``: of a
+    request that was not processed; ``sleep``: the coroutine waiting between retries (tests).
     """
 
     backend = "openai"
@@ -89,12 +78,11 @@ class OpenAIChat(ChatModel):
         self.base_url, self.timeout, self.max_retries = base_url, float(timeout), max(0, int(max_retries))
         self._api_key = key or "okgen-local"  # local servers ignore the key; the client needs one
         self._asked = {"auto": "structured", "json": "json", "text": "text"}[structured]
-        self._sleep = sleep
-        self._keys: set[tuple[Any, ...]] = set()
+        self._sleep = {"sleep": sleep} if sleep else {}
+        self._client: tuple[Any, openai.AsyncOpenAI] | None = None  # (event loop, the SDK's client)
 
     @property
     def endpoint(self) -> str:  # type: ignore[override]
-        """The base URL (OpenAI's when none is given)."""
         return self.base_url or "https://api.openai.com/v1"
 
     @property
@@ -110,25 +98,17 @@ class OpenAIChat(ChatModel):
         return self.prices.priced(self.model, self.endpoint)
 
     def client(self) -> openai.AsyncOpenAI:
-        """The SDK's async client of the running event loop, shared by the models of one server
-        (one connection pool); its own retries are off: ours decide."""
-        key = (asyncio.get_running_loop(), self.base_url, self._api_key, self.timeout)
-        if key not in _CLIENTS:
-            _CLIENTS[key] = (openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout,
-                                                max_retries=0), set())
-        _CLIENTS[key][1].add(id(self))
-        self._keys.add(key)
-        return _CLIENTS[key][0]
+        """The SDK's async client for the running event loop, its own retries off."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client[0] is not loop:
+            self._client = (loop, openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
+                                                     timeout=self.timeout, max_retries=0))
+        return self._client[1]
 
     async def aclose(self) -> None:
-        """Stop using the shared HTTP client; its last user closes it."""
-        for key in self._keys:
-            client, users = _CLIENTS.get(key, (None, set()))
-            users.discard(id(self))
-            if client is not None and not users:
-                del _CLIENTS[key]
-                await client.close()
-        self._keys = set()
+        if self._client is not None:
+            client, self._client = self._client[1], None
+            await client.close()
 
     def _cost(self, raw: dict[str, Any]) -> float:
         usage = raw.get("usage") or {}
@@ -137,25 +117,18 @@ class OpenAIChat(ChatModel):
                                 int(cached), endpoint=self.endpoint, reported=usage.get("cost"))
 
     async def _send(self, req: ChatRequest) -> dict[str, Any]:
-        raw, retries = await self._retried(lambda: self._once(req))
-        raw["okgen_retries"] = retries
-        return raw
+        raw, retries = await self.call(lambda: self._once(req))
+        return {**raw, "okgen_retries": retries}
 
-    async def call(self, send: Callable[[], Awaitable[Any]]) -> Any:
-        """Run ``send`` (one request) under the retry policy of the module docstring.
+    async def call(self, send: Callable[[], Awaitable[Any]]) -> tuple[Any, int]:
+        """(what ``send``, one request, returned; the retries it took) under the module's retry policy.
 
         Raises:
             CallError: the request failed (``kind`` says how) and is not sent again.
         """
-        return (await self._retried(send))[0]
-
-    async def _retried(self, send: Callable[[], Awaitable[Any]]) -> tuple[Any, int]:
-        """(what ``send`` returned, the retries it took), from tenacity's own statistics."""
-        retrying = tenacity.AsyncRetrying(stop=tenacity.stop_after_attempt(self.max_retries + 1), wait=_wait, reraise=True,
-                                          retry=tenacity.retry_if_exception_type(_Retry),
-                                          **({"sleep": self._sleep} if self._sleep else {}))
-
-        async def attempt() -> Any:  # ``send`` may be a plain function returning an awaitable
+        retrying = tenacity.AsyncRetrying(stop=tenacity.stop_after_attempt(self.max_retries + 1), wait=_wait,
+                                          retry=tenacity.retry_if_exception_type(_Retry), reraise=True, **self._sleep)
+        async def attempt() -> Any:  # ``send`` may be a lambda returning an awaitable: tenacity would not await it
             return await send()
 
         try:
@@ -170,25 +143,21 @@ class OpenAIChat(ChatModel):
         while True:
             mode = self.mode if req.schema is not None else "text"
             try:
-                raw = await self._request(req, mode)
+                return {**await self._request(req, mode), "okgen_mode": mode}
             except _Unsupported as e:
                 nxt = MODES[MODES.index(mode) + 1]
                 log.warning("%s at %s does not take %s output (%s); using %s", self.model, self.endpoint, mode, e, nxt)
                 key = (self.endpoint, self.model)
                 _LEARNT[key] = max(nxt, _LEARNT.get(key, nxt), key=MODES.index)
-                continue
-            raw["okgen_mode"] = mode
-            return raw
 
     async def _request(self, req: ChatRequest, mode: str) -> dict[str, Any]:
         messages = [dict(m) for m in req.messages]
         if req.schema is not None and mode != "structured":  # the server does not enforce it: ask in the prompt
             messages[-1]["content"] = schema_prompt(messages[-1].get("content") or "", req.schema)
-        kw: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": req.temperature,
-                              "top_p": req.top_p, "max_tokens": req.max_tokens, "seed": req.seed,
-                              "top_logprobs": req.top_logprobs, "stop": list(req.stop) if req.stop else None,
-                              "logprobs": req.logprobs or None}
-        kw = {k: v for k, v in kw.items() if v is not None}
+        kw = {k: v for k, v in {"model": self.model, "messages": messages, "temperature": req.temperature,
+                                "top_p": req.top_p, "max_tokens": req.max_tokens, "seed": req.seed,
+                                "top_logprobs": req.top_logprobs, "stop": list(req.stop) if req.stop else None,
+                                "logprobs": req.logprobs or None}.items() if v is not None}
         api = self.client().chat.completions.with_raw_response
         if mode == "structured":
             data = await self.raw(api.parse(response_format=req.schema, **kw), mode)
@@ -237,7 +206,7 @@ def retry_after(headers: Any) -> float | None:
 
 
 def _wait(state: Any) -> float:
-    """tenacity wait: the server's Retry-After, else jittered exponential backoff."""
+    """The server's Retry-After, else jittered exponential backoff."""
     exc = state.outcome.exception()
     return min(exc.wait, 10 * MAX_WAIT) if getattr(exc, "wait", None) is not None else _backoff(state)
 
@@ -250,8 +219,8 @@ def _check_reply(data: Any) -> None:
     msg = first.get("message") if isinstance(first, dict) else None
     if not isinstance(msg, dict) or not isinstance(data.get("usage") or {}, dict):
         err = data.get("error") if isinstance(data, dict) else None
-        detail = f": the server answered with an error: {str(err)[:300]}" if err else ""
-        raise CallError("bad_response", f"the reply is not a chat completion{detail}")
+        raise CallError("bad_response", "the reply is not a chat completion"
+                        + (f": the server answered with an error: {str(err)[:300]}" if err else ""))
     if msg.get("content") is None and not msg.get("refusal") and not msg.get("tool_calls") \
             and first.get("finish_reason") not in ("length", "content_filter"):
         raise CallError("bad_response", "the reply has no content")

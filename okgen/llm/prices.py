@@ -1,10 +1,9 @@
 """Token cost of API calls, and the spending limit behind ``--max-cost``.
 
 A call's cost is, in order: the override table (``[prices."MODEL"]`` in okgen.toml or a
-``--prices FILE``, USD per million tokens), the cost the server reports in its usage (OpenRouter
-and others), then the maintained price database of ``genai-prices`` (model matched for the
-provider of the base URL). A model priced by none costs 0, with one warning; a model on this
-machine (or in-process) costs 0 without one.
+``--prices FILE``, USD per million tokens), the cost the server reports in its usage, then
+``genai-prices`` (matched for the provider of the base URL). A model priced by none costs 0,
+with one warning (none for a model on this machine or in-process).
 """
 
 from __future__ import annotations
@@ -22,62 +21,53 @@ from okgen.files import load_config
 log = logging.getLogger(__name__)
 
 OPENAI_URL = "https://api.openai.com/v1"
+_UNPRICED: set[tuple[str, str | None]] = set()
 
 
 class PriceTable:
     """The override table (model -> ``{"input": x, "output": y[, "cached_input": z]}``, USD per
-    million tokens), backed by ``genai-prices``."""
+    million tokens), backed by ``genai-prices``.
+
+    Raises:
+        ConfigError: an entry without numeric ``input`` and ``output``.
+    """
 
     def __init__(self, prices: dict[str, Any] | None = None):
         self._prices: dict[str, tuple[float, float, float | None]] = {}
         self._warned: set[str] = set()
-        self.update(prices or {})
-
-    @classmethod
-    def default(cls, extra: dict[str, Any] | None = None, files: list[str | Path] | None = None) -> PriceTable:
-        """A table of the overrides in TOML ``files`` and then ``extra`` (later wins).
-
-        Raises:
-            ConfigError: a missing file or a malformed entry.
-        """
-        table = cls()
-        for f in files or []:
-            cfg = load_config(f)
-            if not cfg and not Path(f).exists():
-                raise ConfigError(f"{f}: no such price file")
-            table.update(cfg.get("prices", cfg))
-        table.update(extra or {})
-        return table
-
-    def update(self, prices: dict[str, Any]) -> None:
-        """Add or replace overrides.
-
-        Raises:
-            ConfigError: ``prices`` is not a table of model -> {input, output}.
-        """
-        if not isinstance(prices, dict):
+        if not isinstance(prices or {}, dict):
             raise ConfigError(f"prices must be a table of model = {{input = ..., output = ...}}, got {prices!r}"[:200])
-        for model, p in prices.items():
+        for model, p in (prices or {}).items():
             try:
                 cached = p.get("cached_input")
                 self._prices[model] = (float(p["input"]), float(p["output"]), None if cached is None else float(cached))
             except (KeyError, TypeError, ValueError, AttributeError):
                 raise ConfigError(f"price of {model!r} needs numeric 'input' and 'output' (USD per 1M tokens)") from None
 
-    def override(self, model: str) -> tuple[float, float, float | None] | None:
-        """(input, output, cached input) USD per 1M tokens of ``model`` (also without a ``provider/`` prefix)."""
+    @classmethod
+    def default(cls, extra: dict[str, Any] | None = None, files: list[str | Path] | None = None) -> PriceTable:
+        """The overrides in TOML ``files`` and then ``extra`` (later wins); ConfigError for a missing file."""
+        merged: dict[str, Any] = {}
+        for f in files or []:
+            cfg = load_config(f)
+            if not cfg and not Path(f).exists():
+                raise ConfigError(f"{f}: no such price file")
+            cls(table := cfg.get("prices", cfg))  # checked here, to name the file's entry
+            merged.update(table)
+        return cls({**merged, **(extra or {})})
+
+    def _override(self, model: str) -> tuple[float, float, float | None] | None:
         return self._prices.get(model) or self._prices.get(model.split("/", 1)[-1])
 
     def priced(self, model: str, endpoint: str | None = None) -> bool:
         """True when the override table or ``genai-prices`` knows the model (at that endpoint)."""
-        return self.override(model) is not None or _genai(model, endpoint, 1, 1, 0) is not None
+        return self._override(model) is not None or _genai(model, endpoint, 1, 1, 0) is not None
 
     def cost(self, model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, *,
              endpoint: str | None = None, reported: Any = None, warn: bool = True) -> float:
         """USD of one call (``prompt_tokens`` include the ``cached_tokens`` served from the provider's
         prompt cache; ``endpoint``, the base URL, picks the provider; ``reported``: the server's figure)."""
-        p = self.override(model)
-        if p is not None:
+        if (p := self._override(model)) is not None:
             cached = min(max(0, cached_tokens), prompt_tokens) if p[2] is not None else 0
             return ((prompt_tokens - cached) * p[0] + cached * (p[2] or 0.0) + completion_tokens * p[1]) / 1_000_000
         if isinstance(reported, int | float) and not isinstance(reported, bool) and math.isfinite(reported):
@@ -102,23 +92,16 @@ def _genai(model: str, endpoint: str | None, prompt: int, completion: int, cache
         return None
 
 
-_UNPRICED: set[tuple[str, str | None]] = set()
-
-
 def _local(endpoint: str | None) -> bool:
-    """True for a server on this machine (or ``in-process``)."""
     host = (urlsplit(endpoint).hostname or endpoint) if endpoint else ""
     return host in ("localhost", "in-process", "::1", "0.0.0.0") or host.startswith("127.")  # noqa: S104
 
 
 class Budget:
-    """A spending limit in USD shared by every model of a run (thread-safe).
+    """A spending limit in USD (None: none, only counting) shared by every model of a run.
 
-    A call may start only while ``spent + reserved < limit``; it reserves an estimate until it
-    finishes and is then charged its real cost, so the overshoot is bounded by the calls in flight.
-
-    Args:
-        limit: USD; None for no limit (the budget then only counts).
+    A call starts only while ``spent + reserved < limit``, reserving an estimate until it is charged
+    its real cost, so the overshoot is bounded by the calls in flight. Thread-safe.
     """
 
     def __init__(self, limit: float | None = None):
@@ -144,8 +127,4 @@ class Budget:
 
     @property
     def exhausted(self) -> bool:
-        """True once the spent money reaches the limit."""
         return self.limit is not None and self.spent >= self.limit
-
-    def __repr__(self) -> str:
-        return f"Budget(limit={self.limit}, spent={self.spent:.6f}, reserved={self.reserved:.6f})"

@@ -1,9 +1,9 @@
 """Chat models run in-process with vLLM (GPU), with guided JSON decoding.
 
-Spec: ``vllm/ID[,key=value...]``. Options: ``dtype``, ``batch_size`` (64: requests gathered
-into one ``LLM.chat`` call), ``tensor_parallel_size``, ``gpu_memory_utilization``,
-``max_model_len``, ``revision``, ``trust_remote_code``. A schema constrains the output to
-its JSON schema (vLLM's structured outputs), so the output parses as it is.
+Spec: ``vllm/ID[,key=value...]``: ``batch_size`` (64: requests gathered into one ``LLM.chat``
+call); the other options (``dtype``, ``tensor_parallel_size``, ``gpu_memory_utilization`` (0.85),
+``max_model_len``, ``revision``, ``trust_remote_code``) go to ``vllm.LLM`` unchanged. A schema
+constrains the output to its JSON schema (vLLM's structured outputs).
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ from okgen.errors import ConfigError
 from okgen.llm.base import ChatModel, ChatRequest, InProcessBatches, schema_json
 from okgen.registry import require
 
-DEFAULT_MAX_NEW_TOKENS = 512
-
 
 class VLLMChat(InProcessBatches, ChatModel):
     """A vLLM engine answering chat requests."""
@@ -24,16 +22,13 @@ class VLLMChat(InProcessBatches, ChatModel):
     backend = "vllm"
     mode = "guided"
 
-    def __init__(self, model: str, *, dtype: str = "auto", concurrency: int = 64, tensor_parallel_size: int = 1,
-                 gpu_memory_utilization: float = 0.85, max_model_len: int | None = None, revision: str | None = None,
-                 trust_remote_code: bool = False, **kw: Any):
-        super().__init__(model, concurrency=concurrency, **kw)
+    def __init__(self, model: str, *, concurrency: int = 64, cache: Any = None, prices: Any = None, budget: Any = None,
+                 **engine: Any):
+        super().__init__(model, concurrency=concurrency, cache=cache, prices=prices, budget=budget)
         self._vllm = vllm = require("vllm", "vllm", "the vllm chat backend")
         try:
-            self.llm = vllm.LLM(model=model, dtype=str(dtype), tensor_parallel_size=int(tensor_parallel_size),
-                                gpu_memory_utilization=float(gpu_memory_utilization), max_model_len=max_model_len,
-                                revision=revision, trust_remote_code=bool(trust_remote_code))
-        except (OSError, ValueError) as e:
+            self.llm = vllm.LLM(model=model, **{"gpu_memory_utilization": 0.85, **engine})
+        except (OSError, ValueError, TypeError) as e:
             raise ConfigError(f"cannot load vllm model {model!r}: {str(e).strip().splitlines()[0]}") from None
 
     def _batch_key(self, r: ChatRequest) -> Any:
@@ -42,7 +37,7 @@ class VLLMChat(InProcessBatches, ChatModel):
     def params(self, req: ChatRequest) -> Any:
         """vLLM sampling parameters of a request (guided by its schema)."""
         kw: dict[str, Any] = {"temperature": req.temperature, "top_p": req.top_p, "seed": req.seed,
-                              "max_tokens": req.max_tokens or DEFAULT_MAX_NEW_TOKENS, "stop": list(req.stop or [])}
+                              "max_tokens": req.max_tokens or 512, "stop": list(req.stop or [])}
         if req.schema is not None:
             schema, sp = json.loads(schema_json(req.schema)), self._vllm.sampling_params
             if hasattr(sp, "StructuredOutputsParams"):  # vLLM >= 0.11

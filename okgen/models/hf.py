@@ -85,27 +85,17 @@ class HFBackend(LocalTokenizerMixin, Backend):
 
     def __init__(self, spec: ModelSpec, workspace: Any = None):
         super().__init__(spec, workspace)
-        torch = require("torch", "hf", "the hf backend")
-        transformers = require("transformers", "hf", "the hf backend")
         spec.check_options(OPTIONS)
         o = spec.options
-        self.torch = torch
         self.batch_size = max(1, spec.int_opt("batch_size", 8))
         self.max_batch_tokens = spec.int_opt("max_batch_tokens", 65536)
         self.min_prefix = spec.int_opt("min_prefix", 16)
         self.prefix_cache = bool(o.get("prefix_cache", True))
         self.add_bos = None if o.get("add_bos") is None else bool(o.get("add_bos"))
         self.truncation = resolve_truncation(o.get("truncation"))
-        self.device = _device(torch, str(o.get("device", "auto")))
-        kw = {"revision": o.get("revision"), "trust_remote_code": bool(o.get("trust_remote_code", False))}
-        try:
-            self.tokenizer = transformers.AutoTokenizer.from_pretrained(spec.model, **kw)
-            self.model = transformers.AutoModelForCausalLM.from_pretrained(
-                spec.model, dtype=_dtype(torch, str(o.get("dtype", "auto")), self.device), **kw)
-        except (OSError, ValueError) as e:
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise ConfigError(f"cannot load hf model {spec.model!r}: {first}") from None
-        self.model.to(self.device).eval()
+        self.torch, self.device, self.tokenizer, self.model = load_causal_lm(
+            spec.model, device=o.get("device", "auto"), dtype=o.get("dtype", "auto"), revision=o.get("revision"),
+            trust_remote_code=o.get("trust_remote_code", False))
         self.chat = resolve_chat(o.get("chat", "auto"), self.tokenizer, spec.model)
         self.pad_id = _first_id(self.tokenizer.pad_token_id, self.tokenizer.eos_token_id, 0)
         self._max_len = spec.int_opt("max_length") if o.get("max_length") else _model_max_length(self.model, self.tokenizer)
@@ -400,6 +390,29 @@ def _shared_head(pairs: list[tuple[list[int], list[int]]]) -> list[int] | None:
     if not first or any(cx != ctx or len(c) != len(first) or c[:-1] != head for cx, c in pairs):
         return None
     return head
+
+
+def load_causal_lm(model: str, *, device: Any = "auto", dtype: Any = "auto", revision: str | None = None,
+                   trust_remote_code: bool = False, gguf_file: str | None = None) -> tuple[Any, Any, Any, Any]:
+    """(torch, device, tokenizer, model in eval mode on the device) of a hub id or local folder
+    (``gguf_file``: a GGUF file inside it, loaded by transformers). Shared by the eval backend and
+    :class:`okgen.llm.hf_chat.HFChat`.
+
+    Raises:
+        ConfigError: a bad device or dtype, or a model that cannot be loaded (one line).
+        MissingExtraError: torch or transformers is not installed.
+    """
+    torch = require("torch", "hf", "the hf backend")
+    transformers = require("transformers", "hf", "the hf backend")
+    dev = _device(torch, str(device))
+    kw = {"revision": revision, "trust_remote_code": bool(trust_remote_code), **({"gguf_file": str(gguf_file)} if gguf_file else {})}
+    try:
+        tok = transformers.AutoTokenizer.from_pretrained(model, **kw)
+        lm = transformers.AutoModelForCausalLM.from_pretrained(model, dtype=_dtype(torch, str(dtype), dev), **kw)
+    except (OSError, ValueError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ConfigError(f"cannot load hf model {model!r}: {first}") from None
+    return torch, dev, tok, lm.to(dev).eval()
 
 
 def _device(torch: Any, name: str) -> Any:

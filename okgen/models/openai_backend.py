@@ -138,7 +138,7 @@ class OpenAIBackend(Backend):
         if raw is None:
             c = self.client
             try:
-                raw = await c.call(lambda: c.raw(c.client().completions.with_raw_response.create(**payload)))
+                raw, _ = await c.call(lambda: c.raw(c.client().completions.with_raw_response.create(**payload)))
             except CallError as e:
                 return NEG_INF, 0, f"/v1/completions failed: {str(e)[:200]}"
             self.completion_calls += 1
