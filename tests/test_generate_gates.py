@@ -378,3 +378,30 @@ def test_a_gate_worker_without_its_pipeline_fails_every_waiting_article(monkeypa
 
     out = asyncio.run(asyncio.wait_for(main(), 60))
     assert len(out) == 4 and all(isinstance(e, ConfigError) and "not installed" in str(e) for e in out)
+
+
+def test_the_gate_worker_imports_spacy_in_the_loops_thread_before_loading(monkeypatch):
+    """spaCy imports httpx, which the loop's model clients use: imported in the worker thread
+    while calls go out, a call could see httpx half-initialised. The loop's thread imports it."""
+    import asyncio
+    import threading
+
+    from okgen.generate import gates
+
+    seen: list[tuple[str, bool]] = []
+    monkeypatch.setattr(gates, "_import_spacy", lambda: seen.append(("import", threading.current_thread() is threading.main_thread())))
+
+    def load():
+        seen.append(("load", threading.current_thread() is threading.main_thread()))
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(gates, "_load", load)
+
+    async def main() -> list:
+        worker = GateWorker()
+        return await asyncio.gather(worker.apply(ARTICLE, [Candidate(article_id="a1", index=0, **GOOD)]),
+                                    return_exceptions=True)
+
+    out = asyncio.run(asyncio.wait_for(main(), 60))
+    assert isinstance(out[0], RuntimeError)
+    assert seen == [("import", True), ("load", False)]

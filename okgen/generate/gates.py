@@ -232,6 +232,7 @@ class GateWorker:
     async def _drain(self) -> None:
         if self.nlp is None:
             try:
+                _import_spacy()  # here, in the loop's thread: see _import_spacy
                 self.nlp = await asyncio.to_thread(_load)
             except Exception as e:  # noqa: BLE001 - spaCy missing: raised in every waiting article
                 self._settle(self._queue, e)
@@ -251,6 +252,18 @@ class GateWorker:
         for _, _, fut in batch:
             if not fut.done():
                 fut.set_exception(error) if error is not None else fut.set_result(None)
+
+
+def _import_spacy() -> None:
+    """Import spaCy in the calling thread. Importing it imports httpx (through weasel), which the
+    model clients on the event loop use: imported in the worker thread while the loop's first
+    calls go out, an article's call could see httpx half-initialised ("partially initialized
+    module 'httpx' has no attribute 'Timeout'") and stay pending. Missing, spaCy is reported by
+    the pipeline loader with its install command."""
+    try:
+        import spacy  # noqa: F401
+    except ImportError:
+        pass
 
 
 def _load() -> Any:
