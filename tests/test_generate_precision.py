@@ -111,12 +111,48 @@ def test_distractors_are_names_used_like_the_answer():
     pool = _pool()
     assert pool.similarity("Gus Hale", "Ana Ruiz") > pool.similarity("Gus Hale", "Fay Lin")
     got = pick("Gus Hale", "person", pool=pool, article_id="a6", article_norm="", question="Who coaches the club?",
-               rng=random.Random(0), year=2025, n=3)
+               rng=random.Random(0), year=2025, n=3, evidence=COACHING)
     assert got is not None and set(got) <= {"Ana Ruiz", "Ben Otto", "Cleo Dunn", "Ivy Moon"}
     # The three coaches outrank the minister and the singer (n + 3 kept: the closest few).
     ranked = sorted(["Ana Ruiz", "Ben Otto", "Cleo Dunn", "Dev Patel", "Eli Moss", "Fay Lin", "Ivy Moon"],
                     key=lambda c: -pool.similarity("Gus Hale", c))
     assert set(ranked[:4]) == {"Ana Ruiz", "Ben Otto", "Cleo Dunn", "Ivy Moon"}
+
+
+COACHING = Counter("coach club season league".split())  # the evidence sentence's context words
+
+
+def test_distractors_must_come_from_the_questions_neighbourhood():
+    pool = _pool()
+    # Names used like the answer, but neither named in the stories near the source nor used in
+    # words like the evidence's: no plausible option, the question is dropped with its reason.
+    why: list[str] = []
+    assert pick("Gus Hale", "person", pool=pool, article_id="a6", article_norm="", question="Who coaches the club?",
+                rng=random.Random(0), year=2025, n=3, evidence=Counter("tariff government".split()), why=why) is None
+    assert why == ["distractors_implausible"]
+    # Named in the near stories (a0: Ana Ruiz, a2: Cleo Dunn, a7: Ivy Moon): those three.
+    got = pick("Gus Hale", "person", pool=pool, article_id="a6", article_norm="", question="Who coaches the club?",
+               rng=random.Random(0), year=2025, n=3, near=["a0", "a2", "a7"])
+    assert got is not None and set(got) == {"Ana Ruiz", "Cleo Dunn", "Ivy Moon"}
+    # A near story's name used unlike the answer (a3: the minister Dev Patel) is still no option.
+    why = []
+    assert pick("Gus Hale", "person", pool=pool, article_id="a6", article_norm="", question="Who coaches the club?",
+                rng=random.Random(0), year=2025, n=3, near=["a0", "a2", "a3"], why=why) is None
+    assert why == ["distractors_implausible"]
+
+
+def test_no_place_distractors_from_the_gazetteer_on_a_real_day():
+    # Countries drawn at random from the gazetteer ("which country struck Syria": Chad, Peru,
+    # Laos) are no longer offered when the day's pool lacks plausible ones.
+    pool = Pool()
+    for i, name in enumerate(["Israel", "Iran"]):
+        pool.add("place", name, f"a{i}")
+    pool.set_contexts({"israel": Counter("strike syria army".split()), "iran": Counter("strike syria army".split()),
+                       "x": Counter("other".split())})
+    why: list[str] = []
+    assert pick("Turkey", "place", pool=pool, article_id="a9", article_norm="", question="Which country struck Syria?",
+                rng=random.Random(0), year=2025, n=3, why=why, evidence=Counter("strike syria".split())) is None
+    assert why == ["no_distractors"]
 
 
 def test_no_distractors_when_the_day_has_no_names_used_alike():
@@ -150,10 +186,10 @@ def test_distractors_get_the_answers_entity_label_when_parsed_alone():
     # Only options the type check accepts are offered (the generator checks each option's spaCy
     # label parsed alone against the answer's, as the snapshot's quality evidence measures it).
     got = pick("Gus Hale", "person", pool=pool, article_id="a6", article_norm="", question="Who coaches the club?",
-               rng=random.Random(0), year=2025, n=3, same_type=lambda c: c != "Ben Otto")
+               rng=random.Random(0), year=2025, n=3, same_type=lambda c: c != "Ben Otto", evidence=COACHING)
     assert got is not None and "Ben Otto" not in got
     assert pick("Gus Hale", "person", pool=pool, article_id="a6", article_norm="", question="Who coaches the club?",
-                rng=random.Random(0), year=2025, n=3, same_type=lambda c: False) is None
+                rng=random.Random(0), year=2025, n=3, same_type=lambda c: False, evidence=COACHING) is None
     nums = pick("$45 million", "money", pool=pool, article_id="a6", article_norm="", question="How much?",
                 rng=random.Random(0), year=2025, n=3, same_type=lambda c: "36" not in c)
     assert nums is not None and all("36" not in c for c in nums)

@@ -154,7 +154,8 @@ def evidence_facts(evidence: str, answer: str) -> frozenset[str]:
 
 
 def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5,
-                    prior: Sequence[tuple[str, str]] = (), evidence: Sequence[str] | None = None) -> dict[int, int]:
+                    prior: Sequence[tuple[str, str]] = (), evidence: Sequence[str] | None = None,
+                    prior_evidence: Sequence[str] | None = None) -> dict[int, int]:
     """Find near-duplicate questions: index -> index of the earlier question it duplicates.
 
     Two questions are near duplicates when their normalised texts are equal, or when they have
@@ -171,6 +172,9 @@ def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5,
         prior: (question, answer) pairs published earlier (the last days' snapshots): an item
             duplicating ``prior[k]`` maps to ``-1 - k``; prior items are never reported.
         evidence: the evidence sentence of each item (same order), or None.
+        prior_evidence: the evidence sentence of each prior item (same order), or None: a fact
+            published earlier in other words ("retaliated with a 125 percent tariff", "imposed
+            a 125% tariff") is found by its evidence as within the day.
     """
     by_text: dict[str, int] = {}
     by_answer: dict[str, list[tuple[int, frozenset[str], frozenset[str]]]] = {}
@@ -179,7 +183,10 @@ def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5,
     for i, (q, a) in enumerate([*prior, *items]):
         i -= n_prior  # prior items get negative indexes: -n_prior .. -1
         qn, toks, key = dedup_features(q, a)
-        facts = evidence_facts(evidence[i], a) if evidence is not None and i >= 0 else frozenset()
+        if i >= 0:
+            facts = evidence_facts(evidence[i], a) if evidence is not None else frozenset()
+        else:
+            facts = evidence_facts(prior_evidence[i + n_prior], a) if prior_evidence is not None else frozenset()
         found = by_text.get(qn)
         if found is None:
             for j, other, other_facts in by_answer.get(key, ()):
