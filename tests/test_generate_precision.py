@@ -412,3 +412,18 @@ def test_a_brand_written_in_camel_case_is_kept_whole():
     out = unglue(text)
     assert out.count("LiveKit") == 2 and "Live Kit" not in out
     assert "Washington The" in out  # a glue seen once is still written apart
+
+
+def test_a_sentence_from_another_story_is_off_topic(nlp):
+    from okgen.generate.extractive import off_topic, topic_keys
+
+    # news-dev (BBC, April 11, 2025): a tariff story carried a line about another story's
+    # protester; the story's own market sentence shares its words with the rest.
+    title = "Why Beijing is not backing down on tariffs"
+    doc = nlp("China raised its tariffs on US goods to 125% on Friday. Beijing said the tariffs on US goods "
+              "would stay. Mahmoud Khalil was arrested in March for his role in protests at Columbia University. "
+              "Chinese exporters fear the tariffs will close the US market to their goods.")
+    topic = Counter(k for s in doc.sents for k in set(topic_keys(s)))
+    keys = {w.lower() for w in title.split() if len(w) >= 3}
+    flags = [off_topic(s, topic, keys) for s in doc.sents]
+    assert flags == [False, False, True, False]

@@ -201,6 +201,9 @@ class ExtractiveGenerator:
             if pr.background_sentence(sent.text, article.date):
                 pool.reasons["sentence_background"] += 1
                 continue
+            if off_topic(sent, ctx.topic, ctx.title_keys):
+                pool.reasons["sentence_off_topic"] += 1
+                continue
             for ent in sent.ents:
                 kind = answer_kind(ent)
                 if kind is None:
@@ -279,12 +282,17 @@ class _ArticleContext:
     index: ArticleTokens = field(init=False)
     names: list[str] = field(init=False)
     date_s: str = field(init=False)
+    topic: Counter[str] = field(init=False)
+    """In how many of the article's sentences each topic word (noun or name lemma) occurs."""
+    title_keys: set[str] = field(init=False)
 
     def __post_init__(self) -> None:
         self.full_names = _full_names(self.doc)
         self.index = ArticleTokens(f"{self.article.title}\n{self.article.text}")
         self.names = [e.text for e in self.doc.ents if e.label_ in NAME_LABELS]
         self.date_s = format_date(self.article.date)
+        self.topic = Counter(k for sent in self.doc.sents for k in set(topic_keys(sent)))
+        self.title_keys = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", self.article.title or "")}
 
 
 def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, Stem | None]:
@@ -348,6 +356,23 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
     if longest_shared_run(stem.question, ctx.index, names=ctx.names) > MAX_SHARED_RUN:
         return "stem_copies", None  # the stem_overlap gate would drop it
     return "kept", stem
+
+
+def topic_keys(sent: Any) -> list[str]:
+    """The words that say what a sentence is about: its nouns' and names' lemmas."""
+    return [t.lemma_.lower() for t in sent if t.pos_ in ("NOUN", "PROPN") and t.is_alpha and len(t) > 2
+            and not t.is_stop]
+
+
+def off_topic(sent: Any, topic: Counter[str], title_keys: set[str]) -> bool:
+    """Whether a sentence belongs to another story than its article's: page furniture such as
+    a related feature's teaser inside a story ("the magician who inspired Houdini" in a pop
+    star's story). Of its three or more nouns and names, none occurs in the title or in another
+    sentence of the article."""
+    keys = set(topic_keys(sent))
+    if len(keys) < 3:
+        return False
+    return not any(topic[k] > 1 or k in title_keys for k in keys)
 
 
 def common_word(name: str, cased: Counter[str]) -> bool:
