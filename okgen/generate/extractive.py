@@ -292,7 +292,7 @@ class _ArticleContext:
         self.names = [e.text for e in self.doc.ents if e.label_ in NAME_LABELS]
         self.date_s = format_date(self.article.date)
         self.topic = Counter(k for sent in self.doc.sents for k in set(topic_keys(sent)))
-        self.title_keys = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", self.article.title or "")}
+        self.title_keys = title_keys(self.article.title or "")
 
 
 def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, Stem | None]:
@@ -362,6 +362,13 @@ def topic_keys(sent: Any) -> list[str]:
     """The words that say what a sentence is about: its nouns' and names' lemmas."""
     return [t.lemma_.lower() for t in sent if t.pos_ in ("NOUN", "PROPN") and t.is_alpha and len(t) > 2
             and not t.is_stop]
+
+
+def title_keys(title: str) -> set[str]:
+    """A title's words, lower case, each also without a plural "s" ("Floods" is "flood", as the
+    sentences' lemmas are)."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", title)}
+    return words | {w[:-1] for w in words if w.endswith("s") and len(w) > 3}
 
 
 def off_topic(sent: Any, topic: Counter[str], title_keys: set[str]) -> bool:
