@@ -111,12 +111,48 @@ def test_distractors_are_names_used_like_the_answer():
     pool = _pool()
     assert pool.similarity("Gus Hale", "Ana Ruiz") > pool.similarity("Gus Hale", "Fay Lin")
     got = pick("Gus Hale", "person", pool=pool, article_id="a6", article_norm="", question="Who coaches the club?",
-               rng=random.Random(0), year=2025, n=3)
+               rng=random.Random(0), year=2025, n=3, evidence=COACHING)
     assert got is not None and set(got) <= {"Ana Ruiz", "Ben Otto", "Cleo Dunn", "Ivy Moon"}
     # The three coaches outrank the minister and the singer (n + 3 kept: the closest few).
     ranked = sorted(["Ana Ruiz", "Ben Otto", "Cleo Dunn", "Dev Patel", "Eli Moss", "Fay Lin", "Ivy Moon"],
                     key=lambda c: -pool.similarity("Gus Hale", c))
     assert set(ranked[:4]) == {"Ana Ruiz", "Ben Otto", "Cleo Dunn", "Ivy Moon"}
+
+
+COACHING = Counter(["coach", "club", "season", "league"])  # the evidence sentence's context words
+
+
+def test_distractors_must_come_from_the_questions_neighbourhood():
+    pool = _pool()
+    # Names used like the answer, but neither named in the stories near the source nor used in
+    # words like the evidence's: no plausible option, the question is dropped with its reason.
+    why: list[str] = []
+    assert pick("Gus Hale", "person", pool=pool, article_id="a6", article_norm="", question="Who coaches the club?",
+                rng=random.Random(0), year=2025, n=3, evidence=Counter(["tariff", "government"]), why=why) is None
+    assert why == ["distractors_implausible"]
+    # Named in the near stories (a0: Ana Ruiz, a2: Cleo Dunn, a7: Ivy Moon): those three.
+    got = pick("Gus Hale", "person", pool=pool, article_id="a6", article_norm="", question="Who coaches the club?",
+               rng=random.Random(0), year=2025, n=3, near=["a0", "a2", "a7"])
+    assert got is not None and set(got) == {"Ana Ruiz", "Cleo Dunn", "Ivy Moon"}
+    # A near story's name used unlike the answer (a3: the minister Dev Patel) is still no option.
+    why = []
+    assert pick("Gus Hale", "person", pool=pool, article_id="a6", article_norm="", question="Who coaches the club?",
+                rng=random.Random(0), year=2025, n=3, near=["a0", "a2", "a3"], why=why) is None
+    assert why == ["distractors_implausible"]
+
+
+def test_no_place_distractors_from_the_gazetteer_on_a_real_day():
+    # Countries drawn at random from the gazetteer ("which country struck Syria": Chad, Peru,
+    # Laos) are no longer offered when the day's pool lacks plausible ones.
+    pool = Pool()
+    for i, name in enumerate(["Israel", "Iran"]):
+        pool.add("place", name, f"a{i}")
+    pool.set_contexts({"israel": Counter(["strike", "syria", "army"]), "iran": Counter(["strike", "syria", "army"]),
+                       "x": Counter(["other"])})
+    why: list[str] = []
+    assert pick("Turkey", "place", pool=pool, article_id="a9", article_norm="", question="Which country struck Syria?",
+                rng=random.Random(0), year=2025, n=3, why=why, evidence=Counter(["strike", "syria"])) is None
+    assert why == ["no_distractors"]
 
 
 def test_no_distractors_when_the_day_has_no_names_used_alike():
@@ -150,10 +186,10 @@ def test_distractors_get_the_answers_entity_label_when_parsed_alone():
     # Only options the type check accepts are offered (the generator checks each option's spaCy
     # label parsed alone against the answer's, as the snapshot's quality evidence measures it).
     got = pick("Gus Hale", "person", pool=pool, article_id="a6", article_norm="", question="Who coaches the club?",
-               rng=random.Random(0), year=2025, n=3, same_type=lambda c: c != "Ben Otto")
+               rng=random.Random(0), year=2025, n=3, same_type=lambda c: c != "Ben Otto", evidence=COACHING)
     assert got is not None and "Ben Otto" not in got
     assert pick("Gus Hale", "person", pool=pool, article_id="a6", article_norm="", question="Who coaches the club?",
-                rng=random.Random(0), year=2025, n=3, same_type=lambda c: False) is None
+                rng=random.Random(0), year=2025, n=3, same_type=lambda c: False, evidence=COACHING) is None
     nums = pick("$45 million", "money", pool=pool, article_id="a6", article_norm="", question="How much?",
                 rng=random.Random(0), year=2025, n=3, same_type=lambda c: "36" not in c)
     assert nums is not None and all("36" not in c for c in nums)
@@ -339,3 +375,58 @@ def test_a_bound_is_not_the_figure_and_named_days_stay(nlp):
     _, _, stem = _stem_for(nlp, "President Donald Trump issued a Palm Sunday message at the start of Holy Week.",
                            "Donald Trump")
     assert "a Palm Sunday message" in stem.question  # a holiday's weekday is not a relative day
+
+
+def test_a_reported_claim_is_not_asked_as_fact(nlp):
+    # news-dev, April 2025: "At his confirmation hearing he claimed Donald Trump did not support
+    # the enforced displacement of Palestinians from Gaza" gave "Who did not support ...?".
+    sent = next(nlp("At his hearing he claimed Donald Trump did not support the displacement of Palestinians.").sents)
+    assert pr.reported_claim(next(e for e in sent.ents if e.text == "Donald Trump")) == "claimed"
+    said = next(nlp("Keir Starmer said Donald Trump had agreed to talks on tariffs.").sents)
+    assert pr.reported_claim(next(e for e in said.ents if e.text == "Donald Trump")) == "said"
+    assert pr.reported_claim(next(e for e in said.ents if e.text == "Keir Starmer")) is None  # the speaker
+    # An official's report of an event, or a statement, is the news.
+    plain = next(nlp("China's commerce ministry said Beijing would impose tariffs of 84% on US goods.").sents)
+    assert all(pr.reported_claim(e) is None for e in plain.ents)
+    fact = next(nlp("Donald Trump fired the head of the National Security Agency on Thursday.").sents)
+    assert all(pr.reported_claim(e) is None for e in fact.ents)
+
+
+def test_the_answers_country_named_another_way_gives_it_away():
+    # news-dev: "... ahead of talks with Egyptian mediators in Cairo", answer Egypt or Cairo.
+    q = "Which country's mediators held talks with a Hamas delegation, as reported on April 14, 2025?"
+    assert pr.country_giveaway("Where did Hamas hold talks with Egyptian mediators" + SUFFIX, "Cairo") == "Egyptian"
+    assert pr.country_giveaway("Which country did Israeli troops strike" + SUFFIX, "Syria") is None
+    assert pr.country_giveaway("Which country sent Israeli hostages home" + SUFFIX, "Israel") == "Israeli"
+    assert pr.country_giveaway("Which country met officials in Tehran" + SUFFIX, "Iran") == "Tehran"
+    assert pr.country_giveaway(q, "Egypt") is None
+
+
+def test_a_brand_written_in_camel_case_is_kept_whole():
+    from okgen.generate.sentences import camel_names, unglue
+
+    # news-dev (TechCrunch, April 10, 2025): "LiveKit" came out as "Live Kit".
+    text = ("LiveKit raised $45 million in a round led by Altimeter. Companies experimented with LiveKit "
+            "before it launched a cloud version. He flew to WashingtonThe talks began.")
+    assert camel_names(text) == frozenset({"LiveKit"})
+    out = unglue(text)
+    assert out.count("LiveKit") == 2 and "Live Kit" not in out
+    assert "Washington The" in out  # a glue seen once is still written apart
+
+
+def test_a_sentence_from_another_story_is_off_topic(nlp):
+    from okgen.generate.extractive import off_topic, title_keys, topic_keys
+
+    # news-dev (BBC, April 11, 2025): a tariff story carried a line about another story's
+    # protester; the story's own market sentence shares its words with the rest.
+    title = "Why Beijing is not backing down on tariffs"
+    doc = nlp("China raised its tariffs on US goods to 125% on Friday. Beijing said the tariffs on US goods "
+              "would stay. Mahmoud Khalil was arrested in March for his role in protests at Columbia University. "
+              "Chinese exporters fear the tariffs will close the US market to their goods.")
+    topic = Counter(k for s in doc.sents for k in set(topic_keys(s)))
+    flags = [off_topic(s, topic, title_keys(title)) for s in doc.sents]
+    assert flags == [False, False, True, False]
+    # A sentence whose only link to the story is the title's word, in the plural there.
+    lone = next(nlp("Heavy flood waters reached the central district on Saturday morning.").sents)
+    assert not off_topic(lone, Counter(set(topic_keys(lone))), title_keys("Floods force thousands from homes"))
+    assert off_topic(lone, Counter(set(topic_keys(lone))), title_keys("Tariffs hit exporters"))

@@ -143,18 +143,35 @@ def dedup_features(question: str, answer: str) -> tuple[str, frozenset[str], str
 
 
 EVIDENCE_OVERLAP = 0.6  # share of the smaller evidence's fact words the other evidence repeats
-_SUFFIX = re.compile(r"(?:ing|ed|es|s)$")
+EVIDENCE_OVERLAP_NUMBER = 0.4  # ... when both also state the same figure ("125" percent)
+_SUFFIX = re.compile(r"(?:ion|ing|ed|es|s)$")
+_FIGURE = re.compile(r"^(?!(?:19|20)\d\d$)\d{2,}")  # a number of two digits or more, not a year
 
 
 def evidence_facts(evidence: str, answer: str) -> frozenset[str]:
     """The words a piece of evidence states its fact with: content words, crudely stemmed
-    ("traveled" is "travel"), without the answer's own words."""
+    ("traveled" is "travel", "retaliation" is "retaliat"), without the answer's own words; "%"
+    is "percent"."""
     drop = content_tokens(answer)
-    return frozenset(_SUFFIX.sub("", w) if len(w) > 4 else w for w in content_tokens(evidence) if w not in drop)
+    text = re.sub(r"(?<=\d)\s*%", " percent", evidence)
+    return frozenset(_SUFFIX.sub("", w) if len(w) > 4 else w for w in content_tokens(text) if w not in drop)
+
+
+def same_fact(facts: frozenset[str], other: frozenset[str]) -> bool:
+    """Whether two evidence sentences with the same answer state one fact: most of the smaller
+    set of fact words repeated, or a good part of them and the same figure ("China retaliated
+    with a 125 percent tariff", "China is placing a 125% tariff on US goods")."""
+    small = min(len(facts), len(other))
+    if small < 3:
+        return False
+    shared = facts & other
+    share = len(shared) / small
+    return share >= EVIDENCE_OVERLAP or (share >= EVIDENCE_OVERLAP_NUMBER and any(_FIGURE.match(w) for w in shared))
 
 
 def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5,
-                    prior: Sequence[tuple[str, str]] = (), evidence: Sequence[str] | None = None) -> dict[int, int]:
+                    prior: Sequence[tuple[str, str]] = (), evidence: Sequence[str] | None = None,
+                    prior_evidence: Sequence[str] | None = None) -> dict[int, int]:
     """Find near-duplicate questions: index -> index of the earlier question it duplicates.
 
     Two questions are near duplicates when their normalised texts are equal, or when they have
@@ -171,6 +188,9 @@ def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5,
         prior: (question, answer) pairs published earlier (the last days' snapshots): an item
             duplicating ``prior[k]`` maps to ``-1 - k``; prior items are never reported.
         evidence: the evidence sentence of each item (same order), or None.
+        prior_evidence: the evidence sentence of each prior item (same order), or None: a fact
+            published earlier in other words ("retaliated with a 125 percent tariff", "imposed
+            a 125% tariff") is found by its evidence as within the day.
     """
     by_text: dict[str, int] = {}
     by_answer: dict[str, list[tuple[int, frozenset[str], frozenset[str]]]] = {}
@@ -179,7 +199,10 @@ def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5,
     for i, (q, a) in enumerate([*prior, *items]):
         i -= n_prior  # prior items get negative indexes: -n_prior .. -1
         qn, toks, key = dedup_features(q, a)
-        facts = evidence_facts(evidence[i], a) if evidence is not None and i >= 0 else frozenset()
+        if i >= 0:
+            facts = evidence_facts(evidence[i], a) if evidence is not None else frozenset()
+        else:
+            facts = evidence_facts(prior_evidence[i + n_prior], a) if prior_evidence is not None else frozenset()
         found = by_text.get(qn)
         if found is None:
             for j, other, other_facts in by_answer.get(key, ()):
@@ -187,8 +210,7 @@ def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5,
                 if union and len(toks & other) / len(union) >= threshold:
                     found = j
                     break
-                small = min(len(facts), len(other_facts))
-                if small >= 3 and len(facts & other_facts) / small >= EVIDENCE_OVERLAP:
+                if same_fact(facts, other_facts):
                     found = j
                     break
         if found is not None:

@@ -35,8 +35,8 @@ MIN_PER_OUTLET = 5
 """Every outlet may keep at least this many questions, whatever the cap."""
 
 
-def recent_questions(ws: Workspace, date: dt.date, days: int = RECENT_DAYS) -> list[tuple[str, str, str]]:
-    """(question, answer, "<date> <question id>") of the newest snapshot of each of the ``days``
+def recent_questions(ws: Workspace, date: dt.date, days: int = RECENT_DAYS) -> list[tuple[str, str, str, str]]:
+    """(question, answer, "<date> <question id>", evidence) of the newest snapshot of each of the ``days``
     days before ``date`` in the workspace; empty when there is none."""
     from okgen.snapshot.store import list_snapshots
 
@@ -55,15 +55,15 @@ def recent_questions(ws: Workspace, date: dt.date, days: int = RECENT_DAYS) -> l
                 newest[m.date] = snap
     out = []
     for d in sorted(newest):
-        out += [(q.question, q.answer, f"{d} {q.id}") for q in newest[d].questions]  # type: ignore[attr-defined]
+        out += [(q.question, q.answer, f"{d} {q.id}", q.evidence or "") for q in newest[d].questions]  # type: ignore[attr-defined]
     return out
 
 
-def prior_fingerprint(prior: Sequence[tuple[str, str, str]]) -> str:
+def prior_fingerprint(prior: Sequence[tuple[str, ...]]) -> str:
     """A hash of the recent questions (a stored assembly made against others is redone)."""
     h = hashlib.sha256()
-    for _, _, ref in prior:
-        h.update(ref.encode() + b"\n")
+    for item in prior:
+        h.update(item[2].encode() + b"\n")
     return h.hexdigest()[:16]
 
 

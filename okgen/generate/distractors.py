@@ -38,6 +38,8 @@ class Pool:
     names: dict[str, dict[str, tuple[str, set[str]]]] = field(default_factory=lambda: {k: {} for k in POOL_KINDS})
     contexts: dict[str, dict[str, float]] = field(default_factory=dict)
     """Each name's context vector: tf-idf weights of the words around its mentions, unit length."""
+    idf: dict[str, float] = field(default_factory=dict)
+    """The inverse document frequency of each context word (a name's context is a document)."""
 
     def set_contexts(self, bags: dict[str, Counter[str]]) -> None:
         """Record each name's context words (normalised name -> word counts) as tf-idf vectors."""
@@ -45,10 +47,24 @@ class Pool:
         for bag in bags.values():
             df.update(bag.keys())
         n = max(len(bags), 1)
+        self.idf = {w: math.log(n / c) for w, c in df.items() if c < n}
         for key, bag in bags.items():
-            vec = {w: (1 + math.log(c)) * math.log(n / df[w]) for w, c in bag.items() if df[w] < n}
-            norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
-            self.contexts[key] = {w: v / norm for w, v in vec.items()}
+            self.contexts[key] = self.vector(bag)
+
+    def vector(self, bag: Counter[str]) -> dict[str, float]:
+        """A bag of context words as a unit tf-idf vector (words the names never use left out)."""
+        vec = {w: (1 + math.log(c)) * self.idf[w] for w, c in bag.items() if c > 0 and w in self.idf}
+        norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+        return {w: v / norm for w, v in vec.items()}
+
+    def similarity_to(self, name: str, vec: dict[str, float]) -> float:
+        """Cosine of a name's context vector and ``vec`` (0 when the name is unknown)."""
+        vn = self.contexts.get(normalize(name))
+        if not vn or not vec:
+            return 0.0
+        if len(vn) < len(vec):
+            vn, vec = vec, vn
+        return sum(v * vn.get(w, 0.0) for w, v in vec.items())
 
     def similarity(self, a: str, b: str) -> float:
         """Cosine of two names' context vectors (0 when either is unknown)."""
@@ -78,7 +94,8 @@ class Pool:
 def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: str, question: str,
          rng: random.Random, year: int, n: int = 3, prefer: set[str] | None = None,
          near: Sequence[str] = (), same_type: Callable[[str], bool] | None = None,
-         day: dt.date | None = None) -> list[str] | None:
+         day: dt.date | None = None, evidence: Counter[str] | None = None,
+         why: list[str] | None = None) -> list[str] | None:
     """Choose ``n`` distractors for ``answer``; None when not enough good ones exist.
 
     A distractor never appears in the article or the question (it could be a second right
@@ -89,6 +106,14 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
     ``same_type``, only options it accepts (the answer's entity label when parsed alone).
     With the news ``day``, a date answer on or before it gets no option after it (an event
     reported that day cannot have happened later).
+
+    A name is offered only when it is **plausible** (a pool with context vectors, as the day's
+    generator builds): used in the news like the answer (context similarity at least
+    :data:`MIN_SIMILARITY`) and from the question's topical neighbourhood: named in one of the
+    ``near`` stories, or used in words like those of the ``evidence`` sentence (its context
+    words' similarity at least :data:`MIN_EVIDENCE_SIMILARITY`). When fewer than ``n`` are, it
+    returns None and appends ``"distractors_implausible"`` to ``why`` (else ``"no_distractors"``
+    when the pool itself lacks same-kind names).
     """
     q_norm = normalize(question)
     a_norm = _bare(answer)
@@ -108,9 +133,9 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
                 bare.setdefault(_bare(c), c)
         cands = list(bare.values())
         if prefer:
-            near = [c for c in cands if pool.names[kind][normalize(c)][1] & prefer]
-            if len(near) >= n + 2:
-                cands = near
+            beat = [c for c in cands if pool.names[kind][normalize(c)][1] & prefer]
+            if len(beat) >= n + 2:
+                cands = beat
         if kind == "org":
             # Organisations of one class and shape: a ministry among public bodies, an acronym
             # among acronyms, when the day offers enough of them.
@@ -121,9 +146,21 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
             # Places of one scale only: a city among cities, not among countries or continents.
             scale = place_scale(answer)
             cands = [c for c in cands if place_scale(c) == scale]
-            if len(cands) < n:
+            if len(cands) < n and not pool.contexts:  # the streams' pool: no day to draw from
                 cands += [c for c in _gazetteer_like(answer) if ok(c) and c not in cands]
-        return _names(answer, kind, _topical(answer, cands, pool, kind, near, n, same_type), rng, n)
+        if len(cands) < n:
+            if why is not None:
+                why.append("no_distractors")
+            return None
+        ranked = _topical(answer, cands, pool, kind, near, n, same_type, evidence)
+        if len(ranked) < n:
+            if why is not None:
+                why.append("distractors_implausible" if pool.contexts else "no_distractors")
+            return None
+        got = _names(answer, kind, ranked, rng, n)
+        if got is None and why is not None:
+            why.append("no_distractors")
+        return got
     gen = {"money": _numbers, "count": _numbers, "quantity": _numbers, "percent": _percents,
            "year": _years, "date": _dates}.get(kind)
     if gen is None:
@@ -144,25 +181,48 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
 
 
 TOPICAL_KEEP = 3  # candidates kept beyond the n needed, so the draw still varies
-MIN_SIMILARITY = 0.05  # the n-th distractor's least context similarity to the answer
+MIN_SIMILARITY = 0.1  # a distractor's least context similarity to the answer
+MIN_EVIDENCE_SIMILARITY = 0.05  # ... and to the evidence sentence, when no near story names it
 
 
 def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequence[str], n: int,
-             same_type: Callable[[str], bool] | None = None) -> list[str]:
-    """The candidates most like the answer in the news: by the similarity of the words around
-    their mentions (a coach's context is a coach's), with a bonus for names from the stories
-    nearest the source; the best ``n + TOPICAL_KEEP`` of them."""
+             same_type: Callable[[str], bool] | None = None, evidence: Counter[str] | None = None) -> list[str]:
+    """The plausible candidates most like the answer in the news: by the similarity of the words
+    around their mentions (a coach's context is a coach's), with a bonus for names from the
+    stories nearest the source and for names used in words like the evidence's; the best
+    ``n + TOPICAL_KEEP`` of them. With context vectors, only names used like the answer and
+    from the question's neighbourhood (a near story, or the evidence's words) count; fewer
+    than ``n`` give an empty list."""
     if len(cands) < n:
         return cands
     rank = {a: r for r, a in enumerate(near)}
     names = pool.names[kind]
+    ev = pool.vector(evidence) if evidence and pool.contexts else {}
+    cache: dict[str, tuple[float, bool, float]] = {}
+
+    def features(c: str) -> tuple[float, bool, float]:
+        got = cache.get(c)
+        if got is None:
+            entry = names.get(normalize(c))
+            got = cache[c] = (pool.similarity(answer, c), bool(entry and any(a in rank for a in entry[1])),
+                              pool.similarity_to(c, ev))
+        return got
 
     def score(c: str) -> float:
-        entry = names.get(normalize(c))
-        near_bonus = 0.05 if entry and any(a in rank for a in entry[1]) else 0.0
-        return pool.similarity(answer, c) + near_bonus
+        sim, is_near, ev_sim = features(c)
+        return sim + (0.05 if is_near else 0.0) + ev_sim
+
+    def plausible(c: str) -> bool:
+        sim, is_near, ev_sim = features(c)
+        return sim >= MIN_SIMILARITY and (is_near or ev_sim >= MIN_EVIDENCE_SIMILARITY)
 
     ranked = sorted(cands, key=lambda c: (-score(c), c))
+    if pool.contexts:
+        # Only plausible names; when fewer than n are, any pick would be absurd. (A pool built
+        # without contexts, as the streams' is, ranks by nearness alone.)
+        ranked = [c for c in ranked if plausible(c)]
+        if len(ranked) < n:
+            return []
     if same_type is not None:  # checked down the ranking only as far as needed (a parse each)
         typed = []
         for c in ranked:
@@ -173,12 +233,6 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
         ranked = typed
         if len(ranked) < n:
             return ranked
-    if kind != "place" and pool.contexts:
-        # Only names used like the answer; when fewer than n are, any pick would be absurd.
-        # (A pool built without contexts, as the streams' is, ranks by nearness alone.)
-        ranked = [c for c in ranked if pool.similarity(answer, c) >= MIN_SIMILARITY]
-        if len(ranked) < n:
-            return []
     return ranked[:n + TOPICAL_KEEP]
 
 

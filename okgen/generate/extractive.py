@@ -46,6 +46,7 @@ from okgen.generate.nlp import NER_ONLY, load_pipeline, option_label, pipeline_i
 from okgen.generate.overlap import MAX_SHARED_RUN, NAME_LABELS, ArticleTokens, longest_shared_run
 from okgen.generate.records import Candidate
 from okgen.generate.sentences import (
+    camel_names,
     in_gazetteer,
     run_together,
     unglue,
@@ -73,6 +74,8 @@ class _Item:
     sentence_index: int
     sentence: str
     score: float
+    words: Counter[str] = field(default_factory=Counter)
+    """The evidence sentence's context words, the answer's left out (its topic, for distractors)."""
 
 
 @dataclass
@@ -198,6 +201,9 @@ class ExtractiveGenerator:
             if pr.background_sentence(sent.text, article.date):
                 pool.reasons["sentence_background"] += 1
                 continue
+            if off_topic(sent, ctx.topic, ctx.title_keys):
+                pool.reasons["sentence_off_topic"] += 1
+                continue
             for ent in sent.ents:
                 kind = answer_kind(ent)
                 if kind is None:
@@ -210,7 +216,7 @@ class ExtractiveGenerator:
                 score = (self.weights.get(kind, 0.5) + FORM_WEIGHT.get(stem.form, 0.0)
                          - self.position_penalty * i
                          + (self.novelty_bonus if normalize(stem.answer) not in pool.seen_before else 0.0))
-                items.append(_Item(stem, i, sent.text.strip(), score))
+                items.append(_Item(stem, i, sent.text.strip(), score, Counter(_context_words(sent, ent))))
         items.sort(key=lambda it: (-it.score, it.sentence_index, it.stem.question))
         return items
 
@@ -248,9 +254,9 @@ class ExtractiveGenerator:
                           question=st.question, rng=rng, year=article.date.year,
                           prefer=pool.by_source.get(article.source), near=pool.near.get(article.id, ()),
                           same_type=None if want == "none" else (lambda c, w=want: self.option_label(c) == w),
-                          day=article.date)
+                          day=article.date, evidence=item.words, why=(why := []))
             if ds is None:
-                pool.reasons["no_distractors"] += 1
+                pool.reasons[why[0] if why else "no_distractors"] += 1
                 continue
             used_sentences.add(item.sentence_index)
             used_answers.add(key)
@@ -276,12 +282,17 @@ class _ArticleContext:
     index: ArticleTokens = field(init=False)
     names: list[str] = field(init=False)
     date_s: str = field(init=False)
+    topic: Counter[str] = field(init=False)
+    """In how many of the article's sentences each topic word (noun or name lemma) occurs."""
+    title_keys: set[str] = field(init=False)
 
     def __post_init__(self) -> None:
         self.full_names = _full_names(self.doc)
         self.index = ArticleTokens(f"{self.article.title}\n{self.article.text}")
         self.names = [e.text for e in self.doc.ents if e.label_ in NAME_LABELS]
         self.date_s = format_date(self.article.date)
+        self.topic = Counter(k for sent in self.doc.sents for k in set(topic_keys(sent)))
+        self.title_keys = title_keys(self.article.title or "")
 
 
 def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, Stem | None]:
@@ -303,6 +314,8 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
         return "answer_approximate", None  # "well over $5 trillion": "$6 trillion" is right too
     if pr.several_answers(ent):
         return "answer_in_list", None  # one of a list: the others would be right too
+    if pr.reported_claim(ent) is not None:
+        return "claim_unattributed", None  # "he claimed Trump did not support ...": a claim, not a fact
     stem = make_stem(sent, ent, kind, ctx.date_s)
     if stem is None:
         return "no_question_form", None
@@ -331,14 +344,42 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
         return "name_unexplained", None  # "Who will Essiedu portray?": a name the reader cannot place
     if any(pr.media_name(e.text, day.outlets) for e in sent.ents if e.text in question):
         return "about_the_outlet", None
-    if any(run_together(w) for w in question.split()) or pr.broken_hyphen(question):
+    brands = camel_names(ctx.doc.text)  # "LiveKit", written so more than once: a name
+    if any(run_together(w) and w.strip(".,;:?!\"'()") not in brands for w in question.split()) \
+            or pr.broken_hyphen(question):
         return "stem_broken_word", None
     stem = Stem(question, stem.kind, stem.answer, stem.form)
     if normalize(stem.answer) in normalize(stem.question) or pr.echoes_answer(question, stem.answer):
         return "answer_in_stem", None
+    if pr.country_giveaway(question, stem.answer) is not None:
+        return "answer_country_in_stem", None  # "Egyptian mediators" ... answer Egypt
     if longest_shared_run(stem.question, ctx.index, names=ctx.names) > MAX_SHARED_RUN:
         return "stem_copies", None  # the stem_overlap gate would drop it
     return "kept", stem
+
+
+def topic_keys(sent: Any) -> list[str]:
+    """The words that say what a sentence is about: its nouns' and names' lemmas."""
+    return [t.lemma_.lower() for t in sent if t.pos_ in ("NOUN", "PROPN") and t.is_alpha and len(t) > 2
+            and not t.is_stop]
+
+
+def title_keys(title: str) -> set[str]:
+    """A title's words, lower case, each also without a plural "s" ("Floods" is "flood", as the
+    sentences' lemmas are)."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", title)}
+    return words | {w[:-1] for w in words if w.endswith("s") and len(w) > 3}
+
+
+def off_topic(sent: Any, topic: Counter[str], title_keys: set[str]) -> bool:
+    """Whether a sentence belongs to another story than its article's: page furniture such as
+    a related feature's teaser inside a story ("the magician who inspired Houdini" in a pop
+    star's story). Of its three or more nouns and names, none occurs in the title or in another
+    sentence of the article."""
+    keys = set(topic_keys(sent))
+    if len(keys) < 3:
+        return False
+    return not any(topic[k] > 1 or k in title_keys for k in keys)
 
 
 def common_word(name: str, cased: Counter[str]) -> bool:

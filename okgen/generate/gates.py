@@ -40,11 +40,12 @@ from okgen.generate.overlap import (
     longest_shared_run,
     name_mask,
 )
+from okgen.generate.precision import country_giveaway
 from okgen.generate.records import Candidate
 from okgen.schema import Article
 
 GATES = ("boilerplate", "fluency", "giveaway", "type_agreement", "self_contained", "stem_overlap")
-GATES_VERSION = 1
+GATES_VERSION = 2
 """Bumped when a gate changes what it drops (part of the generation run key)."""
 DEFAULT_ON = True
 """Whether runs apply the gates when ``[generate] quality_gates`` is not set."""
@@ -406,6 +407,9 @@ def giveaway(c: Candidate) -> str | None:
     for acronym in re.findall(r"\(([A-Z]{2,6})\)", c.question):  # "The Federal ____ (FAA)"
         if len(initials) >= 2 and initials in acronym:
             return f"the stem's {acronym!r} spells the answer's initials {initials!r}"
+    word = country_giveaway(c.question, answer, others)
+    if word is not None:  # "Egyptian mediators" with the answer "Egypt" or "Cairo"
+        return f"the stem's {word!r} names the answer's country"
     if answer.isupper() and 2 <= len(answer) <= 6 and answer.isalpha():
         caps = re.findall(r"\b[A-Z][a-z]+(?:\s+(?:of|for|and|the)?\s*[A-Z][a-z]+)+", c.question)
         for phrase in caps:

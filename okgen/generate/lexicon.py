@@ -78,3 +78,38 @@ BACKREF_START = frozenset(["He", "She", "It", "They", "We", "I", "You", "His", "
 # Nationality adjectives: a capitalised span holding one is an organisation or an event, not a
 # person ("Philippine Red Cross", "British Airline Pilots' Association").
 DEMONYMS = frozenset(["American", "British", "English", "Scottish", "Welsh", "Irish", "French", "German", "Dutch", "Belgian", "Spanish", "Portuguese", "Italian", "Swiss", "Austrian", "Polish", "Czech", "Slovak", "Hungarian", "Romanian", "Bulgarian", "Greek", "Turkish", "Russian", "Ukrainian", "Norwegian", "Swedish", "Danish", "Finnish", "Icelandic", "Estonian", "Latvian", "Lithuanian", "Chinese", "Japanese", "Korean", "Indian", "Pakistani", "Indonesian", "Philippine", "Filipino", "Vietnamese", "Thai", "Malaysian", "Australian", "Canadian", "Mexican", "Brazilian", "Argentine", "Argentinian", "Chilean", "Colombian", "Peruvian", "Venezuelan", "Cuban", "Egyptian", "Nigerian", "Kenyan", "Ghanaian", "Ethiopian", "Moroccan", "Algerian", "Tunisian", "Israeli", "Palestinian", "Iranian", "Iraqi", "Saudi", "Emirati", "Qatari", "Syrian", "Lebanese", "Jordanian", "European", "African", "Asian", "Arab", "Latin", "Nordic", "Baltic", "Federal", "National", "Royal"])
+
+# The country a demonym, a main city or another name of it points to: a stem saying "Egyptian
+# mediators" or "in Cairo" gives "Egypt" away, one saying "Israeli" gives "Israel" away.
+_COUNTRY_WORDS = {
+    "United States": ("American", "Americans", "US", "U.S.", "USA", "America", "Washington", "New York",
+                      "Los Angeles", "Chicago", "Houston", "San Francisco", "Boston", "Miami", "Seattle"),
+    "United Kingdom": ("British", "Briton", "Britons", "UK", "U.K.", "Britain", "English", "Scottish", "Welsh",
+                       "London", "Manchester", "Birmingham", "Liverpool", "Edinburgh", "Glasgow", "Cardiff"),
+    "China": ("Chinese", "Beijing", "Shanghai", "Shenzhen", "Guangzhou"), "Russia": ("Russian", "Russians", "Moscow", "Kremlin"),
+    "Ukraine": ("Ukrainian", "Ukrainians", "Kyiv", "Kiev"), "Israel": ("Israeli", "Israelis", "Jerusalem", "Tel Aviv"),
+    "Egypt": ("Egyptian", "Egyptians", "Cairo"), "Qatar": ("Qatari", "Doha"), "Iran": ("Iranian", "Iranians", "Tehran"),
+    "Iraq": ("Iraqi", "Iraqis", "Baghdad"), "Syria": ("Syrian", "Syrians", "Damascus"), "Lebanon": ("Lebanese", "Beirut"),
+    "Jordan": ("Jordanian", "Amman"), "Saudi Arabia": ("Saudi", "Saudis", "Riyadh"),
+    "United Arab Emirates": ("Emirati", "UAE", "Dubai", "Abu Dhabi"), "Turkey": ("Turkish", "Ankara", "Istanbul"),
+    "France": ("French", "Paris", "Lyon", "Marseille"), "Germany": ("German", "Germans", "Berlin", "Munich", "Hamburg", "Frankfurt"),
+    "Italy": ("Italian", "Italians", "Rome", "Milan"), "Spain": ("Spanish", "Madrid", "Barcelona"),
+    "Portugal": ("Portuguese", "Lisbon"), "Netherlands": ("Dutch", "Amsterdam"), "Belgium": ("Belgian", "Brussels"),
+    "Poland": ("Polish", "Warsaw"), "Greece": ("Greek", "Athens"), "Hungary": ("Hungarian", "Budapest"),
+    "Japan": ("Japanese", "Tokyo", "Osaka"), "South Korea": ("South Korean", "Korean", "Seoul"),
+    "North Korea": ("North Korean", "Pyongyang"), "India": ("Indian", "Indians", "New Delhi", "Delhi", "Mumbai"),
+    "Pakistan": ("Pakistani", "Islamabad", "Karachi"), "Canada": ("Canadian", "Canadians", "Ottawa", "Toronto"),
+    "Mexico": ("Mexican", "Mexicans", "Mexico City"), "Brazil": ("Brazilian", "Brasilia"),
+    "Argentina": ("Argentine", "Argentinian", "Buenos Aires"), "Australia": ("Australian", "Australians", "Canberra", "Sydney"),
+    "Vietnam": ("Vietnamese", "Hanoi"), "Thailand": ("Thai", "Bangkok"), "Philippines": ("Philippine", "Filipino", "Manila"),
+    "Indonesia": ("Indonesian", "Jakarta"), "Cambodia": ("Cambodian", "Phnom Penh"), "Taiwan": ("Taiwanese", "Taipei"),
+    "Ireland": ("Irish", "Dublin"), "Sweden": ("Swedish", "Stockholm"), "Norway": ("Norwegian", "Oslo"),
+    "Denmark": ("Danish", "Copenhagen"), "Finland": ("Finnish", "Helsinki"), "Switzerland": ("Swiss", "Geneva", "Zurich"),
+    "Austria": ("Austrian", "Vienna"), "Nigeria": ("Nigerian", "Lagos", "Abuja"), "Kenya": ("Kenyan", "Nairobi"),
+    "South Africa": ("South African", "Johannesburg", "Cape Town"), "Venezuela": ("Venezuelan", "Caracas"),
+    "Colombia": ("Colombian", "Bogota"), "Cuba": ("Cuban", "Havana"), "El Salvador": ("Salvadoran",),
+    "Afghanistan": ("Afghan",), "Yemen": ("Yemeni", "Houthi", "Houthis"), "Sudan": ("Sudanese", "Khartoum"),
+    "Palestine": ("Palestinian", "Palestinians"), "Czech Republic": ("Czech", "Prague"), "Romania": ("Romanian", "Bucharest"),
+    "Serbia": ("Serbian", "Belgrade"), "Chile": ("Chilean", "Santiago"), "Peru": ("Peruvian", "Lima"),
+}
+COUNTRY_OF: dict[str, str] = {w: country for country, words in _COUNTRY_WORDS.items() for w in (country, *words)}

@@ -268,7 +268,7 @@ def run_generate(
 _QUESTIONS = TypeAdapter(list[Question])
 
 
-def _fingerprint(targets: Sequence[Article], prior: Sequence[tuple[str, str, str]] = (), share: float = 1.0) -> str:
+def _fingerprint(targets: Sequence[Article], prior: Sequence[tuple[str, ...]] = (), share: float = 1.0) -> str:
     """What a stored assembly depends on besides the run key: the articles and their texts, the
     recent snapshots' questions and the outlet cap."""
     return sha256_json([sorted((a.id, a.text_sha256) for a in targets), prior_fingerprint(prior), share])
@@ -326,14 +326,15 @@ class _NoBar:
 
 
 def _assemble(results: Sequence[ArticleResult], by_id: dict[str, Article], date: dt.date, seed: int,
-              gen: AgentInfo, val: AgentInfo | None, prior: Sequence[tuple[str, str, str]] = (),
+              gen: AgentInfo, val: AgentInfo | None, prior: Sequence[tuple[str, ...]] = (),
               max_outlet_share: float = 1.0) -> tuple[list[Question], list[Candidate], list[Candidate]]:
     """Dedupe across the day and against the recent snapshots, cap each outlet's share, and
     build the final questions with balanced positions."""
     cands = [c for r in results for c in sorted(r.candidates, key=lambda c: c.index)]
     survivors = [c for c in cands if c.kept]
-    dups = near_duplicates([(c.question, c.answer) for c in survivors], prior=[(q, a) for q, a, _ in prior],
-                           evidence=[c.evidence for c in survivors])
+    dups = near_duplicates([(c.question, c.answer) for c in survivors], prior=[(p[0], p[1]) for p in prior],
+                           evidence=[c.evidence for c in survivors],
+                           prior_evidence=[p[3] if len(p) > 3 else "" for p in prior])
     deduped: list[Candidate] = []
     for i, c in enumerate(survivors):
         j = dups.get(i)

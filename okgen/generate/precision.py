@@ -261,3 +261,60 @@ def approximate_answer(ent: Any) -> bool:
     up_to = before is not None and before.lower_ == "to" and ent.start > 1 and doc[ent.start - 2].lower_ == "up"
     return (before is not None and before.lower_ in BOUNDS) or first.lower_ in BOUNDS or up_to
 
+
+
+_COUNTRY_WORD = re.compile(r"(?<![\w.])(" + "|".join(re.escape(w) for w in sorted(lx.COUNTRY_OF, key=len, reverse=True))
+                           + r")(?![\w])")
+
+
+def country_of(name: str) -> str | None:
+    """The country a place, demonym or other name of a country points to ("Cairo", "Egyptian"
+    -> "Egypt"), or None."""
+    n = name.strip()
+    return lx.COUNTRY_OF.get(n) or lx.COUNTRY_OF.get(n.removeprefix("the ").strip())
+
+
+def country_giveaway(question: str, answer: str, distractors: Iterable[str] = ()) -> str | None:
+    """The word of the stem that names the answer's country another way ("Egyptian mediators"
+    for "Egypt" or "Cairo", "Israeli" for "Israel", "in Tehran" for "Iran"), or None. An
+    option set whose options all lie in that country (three Egyptian cities) gives nothing away."""
+    target = country_of(answer)
+    if target is None:
+        return None
+    if distractors and all(country_of(d) == target for d in distractors):
+        return None
+    for m in _COUNTRY_WORD.finditer(question):
+        word = m.group(1)
+        if lx.COUNTRY_OF[word] == target and word != answer.strip():
+            return word
+    return None
+
+
+# Verbs that report a contested claim: the clause under them is someone's assertion, not a fact.
+CLAIM_VERBS = frozenset({"claim", "allege", "insist", "deny", "argue", "suggest", "believe", "think", "contend",
+                         "assert", "maintain", "speculate", "accuse", "doubt", "hope", "fear", "expect"})
+# Plain reporting verbs: a clause under them is a claim when one person reports another's stance.
+SAY_VERBS = frozenset({"say", "tell", "add", "note", "write", "state", "tweet", "post"})
+
+
+def reported_claim(ent: Any) -> str | None:
+    """The reporting verb when the answer ``ent`` sits in a clause that is someone's claim ("he
+    claimed Donald Trump did not support ...", "she alleged ..."; "X said Y opposed ..." when a
+    person reports another person's stance), or None. The offline stem keeps the clause's core
+    without its attribution, so it would state the claim as fact."""
+    t = ent.root
+    while t.head.i != t.i:
+        head = t.head
+        if t.dep_ in ("ccomp", "xcomp") and head.pos_ in ("VERB", "AUX"):
+            lemma = head.lemma_.lower()
+            if lemma in CLAIM_VERBS:
+                return head.text
+            if lemma in SAY_VERBS and t.dep_ == "ccomp":
+                speaker = next((c for c in head.children if c.dep_ == "nsubj"), None)
+                subj = next((c for c in t.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+                if speaker is not None and subj is not None and (speaker.ent_type_ == "PERSON" or speaker.lower_
+                                                                 in ("he", "she")) \
+                        and subj.ent_type_ == "PERSON" and subj.text not in speaker.text:
+                    return head.text
+        t = head
+    return None

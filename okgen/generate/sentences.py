@@ -87,7 +87,28 @@ def unglue(text: str) -> str:
     is clear: each part a frequent English word (or, for a capitalised head, a name followed by
     a frequent word). Words it is unsure of stay as they are (and their sentence unused)."""
     names = frozenset(re.findall(r"\b[A-Z][a-z]{2,}\b", text))
-    return _WORD.sub(lambda m: _unglue_word(m.group(0), names), text)
+    brands = camel_names(text)
+    return _WORD.sub(lambda m: m.group(0) if m.group(0) in brands else _unglue_word(m.group(0), names), text)
+
+
+_CAMEL_NAME = re.compile(r"(?<![\w'\u2019-])[A-Z][a-z]+(?:[A-Z][a-z]+)+(?![\w'\u2019-])")
+
+
+@functools.lru_cache(maxsize=8)
+def camel_names(text: str) -> frozenset[str]:
+    """CamelCase words ``text`` writes at least twice the same way ("LiveKit", "SoftBank"): a
+    brand's name, not two words extraction glued (a glue is seldom repeated word for word) -
+    unless the tail is a sentence opener ("WashingtonThe")."""
+    counts: dict[str, int] = {}
+    for w in _CAMEL_NAME.findall(text):
+        counts[w] = counts.get(w, 0) + 1
+    return frozenset(w for w, c in counts.items()
+                     if c >= 2 and re.split(r"(?<=[a-z])(?=[A-Z])", w)[-1] not in _OPENER_TAILS)
+
+
+_OPENER_TAILS = frozenset({"The", "A", "An", "He", "She", "It", "They", "We", "In", "On", "At", "But", "And", "This",
+                           "That", "His", "Her", "Their", "Its", "As", "For", "If", "When", "While", "After",
+                           "Before", "Read", "Photo", "Getty", "Image", "Credit", "Advertisement", "Follow"})
 
 
 def _unglue_word(w: str, names: frozenset[str]) -> str:
@@ -159,7 +180,7 @@ def usable_sentence(sent: Any) -> bool:
                 return False  # "Podcasts Videos Partner Content ...": a menu
         elif not t.is_punct:
             titles = 0
-        if t.is_alpha and run_together(t.text):
+        if t.is_alpha and run_together(t.text) and t.text not in camel_names(sent.doc.text):
             return False
         if t.like_url or t.like_email or t.text.startswith("@"):
             return False
