@@ -430,3 +430,13 @@ def test_a_sentence_from_another_story_is_off_topic(nlp):
     lone = next(nlp("Heavy flood waters reached the central district on Saturday morning.").sents)
     assert not off_topic(lone, Counter(set(topic_keys(lone))), title_keys("Floods force thousands from homes"))
     assert off_topic(lone, Counter(set(topic_keys(lone))), title_keys("Tariffs hit exporters"))
+
+
+def test_no_number_option_written_in_a_larger_unit():
+    from okgen.generate.distractors import _numbers
+
+    # news-dev 2025-04-14: "$880 billion" got a "$1,200 billion" option, which no one writes.
+    close, far = _numbers("$880 billion", 2025)
+    assert close and far and not any(o.replace("$", "").split()[0].replace(",", "").isdigit()
+                                     and int(o.replace("$", "").split()[0].replace(",", "")) >= 1000 for o in close + far)
+    assert "1,500 people" in _numbers("1,200 people", 2025)[0]  # counts of things keep their thousands

@@ -123,3 +123,38 @@ def test_tallies_and_earlier_events_are_no_news(nlp):
     # One event of the day, or a title, is news.
     assert _stem(nlp, "Israel has struck a car in Gaza, killing two.", "Gaza") is not None
     assert _stem(nlp, "Former president Joe Biden met Pope Francis in Rome.", "Rome") is not None
+
+
+def test_quoted_charges_and_earlier_times_are_no_question(nlp):
+    # news-dev 2025-04-13: a quoted charge ('Israel was "committing a horrific crime ..."', it said)
+    # was asked as fact; 2025-04-12: "Then, 64 million people ..." was the 1970 Expo, not the day's.
+    assert _stem(nlp, 'Israel was "committing a horrific crime by targeting al Ahli Arab, which houses hundreds '
+                      'of patients", it said.', "Israel") is None
+    assert _stem(nlp, "Then, 64 million people descended on Osaka's northern suburbs to view the Tower of the Sun.",
+                 "64 million") is None
+    assert _stem(nlp, 'Trump said the tariffs on China were "working very well" and signed the order in Washington.',
+                 "Washington") is None
+
+
+def test_an_aside_cut_between_two_commas_leaves_one(nlp):
+    q = _stem(nlp, "President Donald Trump has reportedly fired National Security Agency Director Timothy Haugh, "
+                   "who also leads U.S. Cyber Command, and NSA Deputy Director Wendy Noble.", "Donald Trump")
+    assert q is not None and ",," not in q
+
+
+def test_a_common_word_opening_the_sentence_is_not_capitalised_inside_the_question(nlp):
+    # news-dev 2025-04-11: "By what percentage have House prices in Australia jumped ..."
+    from okgen.generate.stems import answer_kind, make_stem
+
+    doc = nlp("House prices in Australia overall have also jumped 39.1% in the last five years. "
+              "Wages have not kept up with house prices.")
+    sent = next(doc.sents)
+    ent = next(e for e in sent.ents if e.text == "39.1%")
+    q = make_stem(sent, ent, answer_kind(ent), "April 11, 2025").question
+    assert q.startswith("By what percentage have house prices in Australia jumped")
+    # A name the article capitalises elsewhere keeps its capital; so does one it writes nowhere else.
+    doc = nlp("Apple shares fell by 5% on Thursday. Analysts said Apple would recover.")
+    sent = next(doc.sents)
+    ent = next(e for e in sent.ents if e.text == "5%")
+    assert make_stem(sent, ent, answer_kind(ent), "April 11, 2025").question.startswith("By what percentage did Apple")
+    assert _stem(nlp, "Apple shares fell by 5% on Thursday.", "5%").startswith("By what percentage did Apple shares")

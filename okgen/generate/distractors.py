@@ -387,6 +387,8 @@ def _numbers(answer: str, year: int) -> tuple[list[str], list[str]]:
         for v in values:
             if "." not in sample:
                 v = float(int(round(v)))
+            if v >= 1000 and re.search(r"\d\s*(?:thousand|million|billion|m|bn)\b", answer, re.IGNORECASE):
+                continue  # "$1,200 billion" is written "$1.2 trillion": no option looks like that
             if v > 0 and v != value and not (plural and v == 1):
                 out.append(_reformat(answer, v, sample))
         return list(dict.fromkeys(out))

@@ -197,6 +197,22 @@ def _hyphen(tok: Any) -> bool:
     return tok.text in ("-", "\u2013") and not tok.whitespace_ and tok.i > 0 and not tok.nbor(-1).whitespace_
 
 
+_QUOTES = frozenset({'"', "\u201c", "\u201d", "''", "``"})
+
+
+def _quoted(sent: Any) -> set[int]:
+    """Document indices of the tokens between quotation marks in ``sent`` (to the end when the
+    last quotation is never closed)."""
+    inside: set[int] = set()
+    open_ = False
+    for t in sent:
+        if t.text in _QUOTES:
+            open_ = not open_ if t.text in ('"', "''", "``") else t.text == "\u201c"
+        elif open_:
+            inside.add(t.i)
+    return inside
+
+
 def _bracketed(sent: Any) -> set[int]:
     """Document indices of the tokens inside parentheses or square brackets of ``sent`` (to the
     sentence's end when one is never closed, as extraction sometimes leaves it)."""
@@ -327,6 +343,7 @@ def _clean(text: str, date_s: str) -> str | None:
     text = _DAY_PHRASE.sub(lambda m: m.group(0) if _NAMED_DAY.search(text[:m.start("day")]) else "", text)
     text = re.sub(r"\s+([,.;:!?])", r"\1", re.sub(r"\s{2,}", " ", text)).strip(" ,;:-")
     text = re.sub(r",(?=[^\W\d_])", ", ", text)  # "president,Xi Jinping" as extraction left it
+    text = re.sub(r",(?:\s*,)+", ",", text)  # "Timothy Haugh,, and": an aside cut between two commas
     if not text or '"' in text or "\u201c" in text or "(" in text or ")" in text:
         return None
     return text
@@ -369,6 +386,14 @@ def _locates(ent: Any) -> bool:
     else:
         return False
     return host.i not in range(ent.start, ent.end) and host.ent_type_ in ("GPE", "LOC", "FAC")
+
+
+def _lower_elsewhere(tok: Any) -> bool:
+    """A word capitalised only because it opens the sentence: the article writes it in lower case
+    inside sentences, and never capitalised there ("House prices ..." beside "house prices";
+    not "Apple shares ...")."""
+    inside = [t.text for t in tok.doc if t.lower_ == tok.lower_ and t.i != tok.i and not t.is_sent_start]
+    return bool(inside) and all(w[:1].islower() for w in inside)
 
 
 def _fronted(verb: Any, ent: Any) -> str | None:
@@ -430,6 +455,10 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
     if passive and not auxes_of(verb, "aux") and all(a.lower_ in ("is", "are") for a in passive) \
             and verb.lemma_.lower() not in INTENT_VERBS | SCHEDULED:
         return None  # "80% of iPhones are made in China": a standing state, not the day's event
+    if verb.i in _quoted(sent) or verb.dep_ == "conj" and verb.head.i in _quoted(sent):
+        return None  # 'Israel was "committing a horrific crime ..."': a quoted charge, not a reported fact
+    if any(t.lower_ in ("then", "back") and t.dep_ == "advmod" and t.i < verb.i for t in verb.children):
+        return None  # "Then, 64 million people descended ...": the time is an earlier sentence's
     if _cumulative(verb):
         return None  # "has struck Syria hundreds of times", "previous meetings": a tally or history
     if kind in ("place", "region") and _locates(ent):
@@ -524,7 +553,9 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         else:
             tail = _text(rest)
         s = _text(subj_toks)
-        if subj_toks[0].pos_ != "PROPN" and subj_toks[0].ent_type_ in ("", "CARDINAL") and s[:1].isupper():
+        first = subj_toks[0]
+        if s[:1].isupper() and (first.pos_ != "PROPN" and first.ent_type_ in ("", "CARDINAL") or first.i == sent.start
+                                and _lower_elsewhere(first)):
             s = s[0].lower() + s[1:]  # "Previous meetings ..." inside a question
         if kind == "percent" and holder.i == ent.root.i and holder.dep_ in ("dobj", "npadvmod", "obj") \
                 and base_form(verb) in CHANGE_VERBS:
