@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from okgen.generate import lexicon as lx
-from okgen.generate.sentences import in_gazetteer
+from okgen.generate.sentences import in_gazetteer, zipf
 
 # Words of a stem that carry no content (the question frame and the date suffix).
 FRAME = frozenset({"who", "whom", "which", "what", "how", "many", "much", "when", "where", "organisation",
@@ -95,7 +95,8 @@ def vague(question: str) -> bool:
 
 
 def unexplained_name(sent: Any, question: str, answer: Any, name_articles: dict[str, int]) -> str | None:
-    """A one-word proper noun of the stem that the day's news does not use widely, or None.
+    """A one-word proper noun of the stem that the day's news does not use widely, or a full name
+    whose surname it does not use widely and that has no role beside it in the stem; or None.
 
     A proper noun inside a multi-word name ("Jon Olansen", "Supreme Court") is explained by
     that name; a place okgen's gazetteer knows, a nationality, or a name used by at least
@@ -123,6 +124,18 @@ def unexplained_name(sent: Any, question: str, answer: Any, name_articles: dict[
                 any(abs(x.i - t.i) == 1 for x in run):
             continue
         return t.text
+    for e in sent.ents:  # a full name few of the day's stories use, with no role beside it
+        if e.label_ != "PERSON" or len(e) < 2 or e.text not in question or e.start < answer.end and answer.start < e.end:
+            continue
+        if name_articles.get(e[-1].text, 0) >= MIN_NAME_ARTICLES:
+            continue  # "Witkoff", "Rubio": the news of the day is full of them
+        if zipf(e[-1].lower_) >= 3.0:
+            continue  # "Brightline Robotics", "Halvorsen Energy": a company the tagger took for a person
+        role = sent.doc[e.start - 1] if e.start > sent.start else None
+        if role is not None and (role.pos_ == "NOUN" or role.text.rstrip(".") in lx.TITLES) \
+                and f"{role.text} {e.text}" in question:
+            continue  # "U.S. District Judge Paula Xinis", "DOJ attorney Drew Ensign"
+        return e.text  # "When did Ben Mbarek begin a hunger strike?": who is he?
     return None
 
 
