@@ -146,8 +146,10 @@ def make_articles(n: int, end_date: dt.date, days: int = 10, seed: int = 0, fact
             s["date"] = f"{date:%B} {date.day}, {date.year}"
             sentence = stpl.format(**s)
             sentences.append(sentence)
-            if j == 0:
-                title = sentence.split(",")[0].rstrip(".")[:90]
+            # A round-up's headline names each of its stories (the offline generator refuses a
+            # sentence whose nouns and names neither the title nor another sentence has).
+            lead = sentence.split(",")[0].rstrip(".")
+            title = lead[:90] if j == 0 else f"{title}; {' '.join(sentence.split(', ')[0].split()[:4])}"
             facts.append(Fact(aid, sentence, qtpl.format(**s), s[slot], kind))
             sentences.extend(r.sample(FILLER, 2))
         text = " ".join(sentences[:3]) + "\n\n" + " ".join(sentences[3:])
