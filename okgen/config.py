@@ -85,6 +85,8 @@ class GenerateSettings(BaseModel):
     """Run the shared quality gates."""
     max_outlet_share: float | None = Field(None, gt=0, le=1)
     """Cap of one outlet's share of the day's questions (1: no cap)."""
+    max_answer_repeats: int | None = Field(None, ge=0)
+    """Most questions of a day with the same answer (0: no cap)."""
 
 
 class DailySettings(BaseModel):

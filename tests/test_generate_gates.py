@@ -274,6 +274,20 @@ def test_outlet_balance_caps_each_outlet_and_spreads_its_questions():
     assert all(balance_outlets(cands, sources, 1.0, seed=1))  # 1 turns the cap off
 
 
+def test_answer_balance_caps_repeated_answers_one_outlet_at_a_time():
+    from okgen.generate.dayset import balance_answers
+
+    # news-dev, five days: "China" answered 6 of 36 questions, 5 of them on 2025-04-10.
+    answers = ["China", "china", "China", "the United States", "China", "Russia", "China"]
+    sources = ["bbc", "bbc", "rt", "bbc", "guardian", "rt", "foxnews"]
+    keep = balance_answers(answers, sources, 2, seed=1)
+    china = [k for a, k in zip(answers, keep) if a.lower() == "china"]
+    assert sum(china) == 2 and keep[3] and keep[5]  # other answers untouched
+    assert len({s for a, s, k in zip(answers, sources, keep) if k and a.lower() == "china"}) == 2  # two outlets
+    assert keep == balance_answers(answers, sources, 2, seed=1)  # seeded
+    assert all(balance_answers(answers, sources, 0, seed=1))  # 0 turns the cap off
+
+
 def test_an_llm_run_gates_its_candidates_before_the_validator(workspace, nlp):
     """Gates apply to every generator: an LLM generator whose questions copy article sentences
     (the scripted server writes cloze stems for one article, as extractive-v1 did; extractive-v2

@@ -35,7 +35,8 @@ def assert_funnel_adds_up(f: dict) -> None:
     assert v["passed"] == p["passed"] + p["dropped"]
     d, b = f["dedup"], f["balance"]
     assert p["passed"] == d["kept"] + d["near_duplicate"] + d["near_duplicate_recent"]
-    assert d["kept"] == b["kept"] + b["outlet_balance"] and b["outlet_balance"] == sum(b["by_outlet"].values())
+    assert d["kept"] == b["kept"] + b["outlet_balance"] + b["answer_balance"]
+    assert b["outlet_balance"] == sum(b["by_outlet"].values())
     assert f["kept"] == b["kept"] == sum(f["answer_positions"].values())
     counts = list(f["answer_positions"].values())
     assert not counts or max(counts) - min(counts + [0] * (4 - len(counts))) <= 1

@@ -9,7 +9,11 @@ after the near duplicates within the day (``near_duplicate``), each a named ``ch
   of them (``[generate] max_outlet_share``, default :data:`DEFAULT_MAX_OUTLET_SHARE`; 1 turns
   the cap off), or twice an even share when the day has few outlets, and never fewer than
   :data:`MIN_PER_OUTLET`. The questions an outlet keeps are drawn with the seed, spread over
-  its articles.
+  its articles;
+* ``answer_balance``: the day already has :data:`DEFAULT_MAX_ANSWER_REPEATS` questions with the
+  same answer (``[generate] max_answer_repeats``; 0 turns the cap off): a set where "China"
+  answers one question in six can be played by its answers alone. The questions an answer keeps
+  are drawn with the seed, one outlet at a time.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ log = logging.getLogger(__name__)
 
 RECENT = "near_duplicate_recent"
 BALANCE = "outlet_balance"
+ANSWERS = "answer_balance"
+DEFAULT_MAX_ANSWER_REPEATS = 2
 RECENT_DAYS = 7
 DEFAULT_MAX_OUTLET_SHARE = 0.2
 MIN_PER_OUTLET = 5
@@ -105,5 +111,37 @@ def balance_outlets(cands: Sequence[Candidate], sources: Sequence[str], max_shar
                 if q:
                     order.append(q.pop(0))
         for i in order[caps[s]:]:
+            keep[i] = False
+    return keep
+
+
+def balance_answers(answers: Sequence[str], sources: Sequence[str], max_repeats: int, seed: int) -> list[bool]:
+    """Which questions keep their answer under the cap of ``max_repeats`` a day (True); 0 or
+    less keeps all. An answer's questions are taken one outlet at a time, in a seeded order."""
+    from okgen.generate.text import normalize
+
+    keep = [True] * len(answers)
+    if max_repeats <= 0:
+        return keep
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, a in enumerate(answers):
+        groups[normalize(a)].append(i)
+    for key, idx in groups.items():
+        if len(idx) <= max_repeats:
+            continue
+        rng = random.Random(f"{seed}:answer:{key}")
+        by_outlet: dict[str, list[int]] = defaultdict(list)
+        for i in idx:
+            by_outlet[sources[i]].append(i)
+        queues = [by_outlet[s] for s in sorted(by_outlet)]
+        for q in queues:
+            rng.shuffle(q)
+        rng.shuffle(queues)
+        order = []
+        while any(queues):
+            for q in queues:
+                if q:
+                    order.append(q.pop(0))
+        for i in order[max_repeats:]:
             keep[i] = False
     return keep

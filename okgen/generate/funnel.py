@@ -7,7 +7,7 @@ Stages and how they add up (a test checks every equation)::
     checks.passed      = validator.passed + sum(validator.rejected) + validator.errors
     validator.passed   = probes.passed + probes.dropped
     probes.passed      = dedup.kept + dedup.near_duplicate + dedup.near_duplicate_recent
-    dedup.kept         = balance.kept + balance.outlet_balance
+    dedup.kept         = balance.kept + balance.outlet_balance + balance.answer_balance
     kept               = balance.kept
 
 ``*_failures`` tables count every failure (a candidate failing three checks counts three
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from okgen.generate.checks import CHECKS, DEDUP
-from okgen.generate.dayset import BALANCE, RECENT
+from okgen.generate.dayset import ANSWERS, BALANCE, RECENT
 from okgen.generate.gates import GATES
 from okgen.generate.probe import KNOWN
 from okgen.generate.records import ArticleResult, Candidate, Usage
@@ -30,7 +30,7 @@ from okgen.generate.validator import ERROR as VALIDATOR_ERROR
 
 FUNNEL_VERSION = 2
 ORDER = (*CHECKS, *GATES)
-DAY_LEVEL = (DEDUP, RECENT, BALANCE)
+DAY_LEVEL = (DEDUP, RECENT, BALANCE, ANSWERS)
 
 
 def build_funnel(date: dt.date, total_articles: int, results: Sequence[ArticleResult],
@@ -78,7 +78,7 @@ def build_funnel(date: dt.date, total_articles: int, results: Sequence[ArticleRe
         total.merge(u)
     day = Counter(c.rejected_by for c in survivors if c.rejected_by in DAY_LEVEL)
     deduped = len(survivors) - day[DEDUP] - day[RECENT]
-    kept = deduped - day[BALANCE]
+    kept = deduped - day[BALANCE] - day[ANSWERS]
     by_outlet = Counter(v.reason.split(" already has ")[0] for c in survivors for v in c.verdicts
                         if v.name == BALANCE and not v.passed and v.reason)
     return {
@@ -115,7 +115,8 @@ def build_funnel(date: dt.date, total_articles: int, results: Sequence[ArticleRe
             "correct_by_model": dict(sorted(probe_correct.items())),
         },
         "dedup": {"kept": deduped, "near_duplicate": day[DEDUP], "near_duplicate_recent": day[RECENT]},
-        "balance": {"kept": kept, "outlet_balance": day[BALANCE], "by_outlet": dict(sorted(by_outlet.items()))},
+        "balance": {"kept": kept, "outlet_balance": day[BALANCE], "by_outlet": dict(sorted(by_outlet.items())),
+                    "answer_balance": day[ANSWERS]},
         "kept": kept,
         "answer_positions": dict(sorted(positions.items())),
         "usage": {
@@ -170,8 +171,10 @@ def render_funnel(f: dict[str, Any]) -> str:
         lines.append(f"  deduplicated  {d['kept']:>6}   near_duplicate {d['near_duplicate']}"
                      + (f", near_duplicate_recent {d['near_duplicate_recent']}" if d.get("near_duplicate_recent") else ""))
     b = f.get("balance") or {}
-    if b.get("outlet_balance"):
-        lines.append(f"  balanced      {b['kept']:>6}   outlet_balance {b['outlet_balance']} ({_kv(b['by_outlet'])})")
+    if b.get("outlet_balance") or b.get("answer_balance"):
+        parts = [f"outlet_balance {b['outlet_balance']} ({_kv(b['by_outlet'])})"] if b.get("outlet_balance") else []
+        parts += [f"answer_balance {b['answer_balance']}"] if b.get("answer_balance") else []
+        lines.append(f"  balanced      {b['kept']:>6}   " + ", ".join(parts))
     lines.append(f"  kept          {f['kept']:>6}" + (f"   positions {_kv(f['answer_positions'])}" if f["kept"] else ""))
     u = f["usage"]
     if u["calls"]:

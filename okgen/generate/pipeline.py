@@ -31,9 +31,12 @@ from okgen.generate.agents import prompt_hash as hash_prompts
 from okgen.generate.agents import resolve_agents_dir
 from okgen.generate.checks import DEDUP, Limits, dedup_features, near_duplicates
 from okgen.generate.dayset import (
+    ANSWERS,
     BALANCE,
+    DEFAULT_MAX_ANSWER_REPEATS,
     DEFAULT_MAX_OUTLET_SHARE,
     RECENT,
+    balance_answers,
     balance_outlets,
     outlet_caps,
     prior_fingerprint,
@@ -205,9 +208,14 @@ def run_generate(
     if not 0 < share <= 1:
         run_sync(agents.aclose())
         raise ConfigError(f"[generate] max_outlet_share must be in (0, 1], got {share}")
+    raw = gcfg.get("max_answer_repeats", DEFAULT_MAX_ANSWER_REPEATS)
+    repeats = int(raw) if not isinstance(raw, bool) and str(raw).strip().isdigit() else -1
+    if repeats < 0:
+        run_sync(agents.aclose())
+        raise ConfigError(f"[generate] max_answer_repeats must be a whole number >= 0 (0: no cap), got {raw!r}")
     prior = recent_questions(workspace, date)
-    day = dict(prior=prior, max_outlet_share=share)
-    fingerprint = _fingerprint(targets, prior, share)
+    day = dict(prior=prior, max_outlet_share=share, max_answer_repeats=repeats)
+    fingerprint = _fingerprint(targets, prior, share, repeats)
     base = dict(date=date, generator=gen_info, validator=val_info, probes=probe_infos, prompt_hash=p_hash,
                 seed=seed, run_key=run_key)
     state = RunState()
@@ -268,10 +276,11 @@ def run_generate(
 _QUESTIONS = TypeAdapter(list[Question])
 
 
-def _fingerprint(targets: Sequence[Article], prior: Sequence[tuple[str, ...]] = (), share: float = 1.0) -> str:
+def _fingerprint(targets: Sequence[Article], prior: Sequence[tuple[str, ...]] = (), share: float = 1.0,
+                 repeats: int = DEFAULT_MAX_ANSWER_REPEATS) -> str:
     """What a stored assembly depends on besides the run key: the articles and their texts, the
-    recent snapshots' questions and the outlet cap."""
-    return sha256_json([sorted((a.id, a.text_sha256) for a in targets), prior_fingerprint(prior), share])
+    recent snapshots' questions, the outlet cap and the answer cap."""
+    return sha256_json([sorted((a.id, a.text_sha256) for a in targets), prior_fingerprint(prior), share, repeats])
 
 
 def _from_assembly(hit: tuple[str, dict[str, Any]], base: dict[str, Any], ws: Workspace,
@@ -327,7 +336,8 @@ class _NoBar:
 
 def _assemble(results: Sequence[ArticleResult], by_id: dict[str, Article], date: dt.date, seed: int,
               gen: AgentInfo, val: AgentInfo | None, prior: Sequence[tuple[str, ...]] = (),
-              max_outlet_share: float = 1.0) -> tuple[list[Question], list[Candidate], list[Candidate]]:
+              max_outlet_share: float = 1.0, max_answer_repeats: int = 0
+              ) -> tuple[list[Question], list[Candidate], list[Candidate]]:
     """Dedupe across the day and against the recent snapshots, cap each outlet's share, and
     build the final questions with balanced positions."""
     cands = [c for r in results for c in sorted(r.candidates, key=lambda c: c.index)]
@@ -355,6 +365,13 @@ def _assemble(results: Sequence[ArticleResult], by_id: dict[str, Article], date:
                                                   f"(max_outlet_share {max_outlet_share:g})")
         if ok:
             kept.append(c)
+    answer_ok = balance_answers([c.answer for c in kept], [by_id[c.article_id].source for c in kept],
+                                max_answer_repeats, seed)
+    for c, ok in zip(list(kept), answer_ok):
+        if not ok:
+            c.add(ANSWERS, False, reason=f"the day already has {max_answer_repeats} questions answered "
+                                         f"{c.answer.strip()!r} (max_answer_repeats {max_answer_repeats})")
+            kept.remove(c)
     kept.sort(key=lambda c: (c.article_id, Question.make_id(c.article_id, c.question)))
     positions = balanced_positions(len(kept), seed)
     questions = []

@@ -112,7 +112,8 @@ class QualityEvidence(_Frozen):
     gates: dict[str, GateRate]
     """Every check and quality gate that failed at least once, by name (funnel order)."""
     day_level: dict[str, int]
-    """Dropped across the day: ``near_duplicate``, ``near_duplicate_recent``, ``outlet_balance``."""
+    """Dropped across the day: ``near_duplicate``, ``near_duplicate_recent``, ``outlet_balance``,
+    ``answer_balance``."""
     nlp: str | None
     """spaCy pipeline of the overlap and type measures (None: spaCy missing, measures not taken)."""
     stem_overlap: dict[str, Any] | None
@@ -156,7 +157,7 @@ def compute_quality(questions: Sequence[Question], corpus: Sequence[Article], fu
              for k, v in fails.items()}
     d, b = f.get("dedup", {}) or {}, f.get("balance", {}) or {}
     day = {"near_duplicate": int(d.get("near_duplicate", 0)), "near_duplicate_recent": int(d.get("near_duplicate_recent", 0)),
-           "outlet_balance": int(b.get("outlet_balance", 0))}
+           "outlet_balance": int(b.get("outlet_balance", 0)), "answer_balance": int(b.get("answer_balance", 0))}
     if nlp is None:
         try:
             from okgen.generate.nlp import load_pipeline
