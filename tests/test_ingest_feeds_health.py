@@ -39,7 +39,10 @@ def test_ingest_warns_about_a_truncated_feed(tmp_path, caplog):
         outlet = site.outlets[0]
         whole = web.routes[site.feed_path(outlet)].body
         whole = whole if isinstance(whole, bytes) else whole.encode()
-        web.set(site.feed_path(outlet), Route(body=whole[: int(len(whole) * 0.6)], content_type="application/rss+xml"))
+        # Cut after the first item, inside what follows it: an entry is whole, the document is not.
+        cut = whole.index(b"</item>") + len(b"</item>") + 5
+        assert cut < whole.index(b"</rss>")
+        web.set(site.feed_path(outlet), Route(body=whole[:cut], content_type="application/rss+xml"))
         feeds = tmp_path / "feeds.toml"
         feeds.write_text(site.feed_list_toml())
         with caplog.at_level(logging.WARNING, logger="okgen"):
