@@ -98,19 +98,7 @@ def balance_outlets(cands: Sequence[Candidate], sources: Sequence[str], max_shar
         total = sum(len(v) for v in arts.values())
         if total <= caps[s]:
             continue
-        rng = random.Random(f"{seed}:{s}")
-        queues = []
-        for aid in sorted(arts):
-            q = list(arts[aid])
-            rng.shuffle(q)
-            queues.append(q)
-        rng.shuffle(queues)
-        order = []
-        while any(queues):
-            for q in queues:
-                if q:
-                    order.append(q.pop(0))
-        for i in order[caps[s]:]:
+        for i in _round_robin(arts, random.Random(f"{seed}:{s}"))[caps[s]:]:
             keep[i] = False
     return keep
 
@@ -129,19 +117,26 @@ def balance_answers(answers: Sequence[str], sources: Sequence[str], max_repeats:
     for key, idx in groups.items():
         if len(idx) <= max_repeats:
             continue
-        rng = random.Random(f"{seed}:answer:{key}")
         by_outlet: dict[str, list[int]] = defaultdict(list)
         for i in idx:
             by_outlet[sources[i]].append(i)
-        queues = [by_outlet[s] for s in sorted(by_outlet)]
-        for q in queues:
-            rng.shuffle(q)
-        rng.shuffle(queues)
-        order = []
-        while any(queues):
-            for q in queues:
-                if q:
-                    order.append(q.pop(0))
-        for i in order[max_repeats:]:
+        for i in _round_robin(by_outlet, random.Random(f"{seed}:answer:{key}"))[max_repeats:]:
             keep[i] = False
     return keep
+
+
+def _round_robin(groups: dict[str, list[int]], rng: random.Random) -> list[int]:
+    """The groups' items one group at a time: each group and the groups' order shuffled by ``rng``
+    (groups taken in key order first, so the order depends on the seed only)."""
+    queues = []
+    for key in sorted(groups):
+        q = list(groups[key])
+        rng.shuffle(q)
+        queues.append(q)
+    rng.shuffle(queues)
+    order = []
+    while any(queues):
+        for q in queues:
+            if q:
+                order.append(q.pop(0))
+    return order
