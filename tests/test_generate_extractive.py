@@ -319,6 +319,11 @@ def test_questions_name_people_in_full_and_stay_on_the_day():
     other = next(nlp("Johnson thanked Halvorsen Energy on Monday.").sents)  # "Johnson" tagged a person
     answer = next(e for e in other.ents if e.text == "Halvorsen Energy")
     assert _people_in_full("Which organisation did Johnson thank?", other, answer, {}) is None  # which Johnson?
+    # "the Carter administration" says which one; "the Jimmy Carter administration" does not read.
+    office = next(nlp("The Carter administration sent Halvorsen Energy a bill. Jimmy Carter spoke.").sents)
+    answer = next(e for e in office.ents if e.text == "Halvorsen Energy")
+    q = "Which organisation did the Carter administration send a bill?"
+    assert _people_in_full(q, office, answer, {"Carter": "Jimmy Carter"}) == q
     assert _background_year("Who defeated Bernie Sanders in the 2016 primary?", 2025)
     assert not _background_year("How much will Acme invest by 2025, as reported on April 12, 2025?", 2025)
     assert _trusted_org("Meridian Bank", 1) and _trusted_org("Lumen", 2) and not _trusted_org("Lola Young", 1)

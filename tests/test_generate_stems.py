@@ -158,3 +158,13 @@ def test_a_common_word_opening_the_sentence_is_not_capitalised_inside_the_questi
     ent = next(e for e in sent.ents if e.text == "5%")
     assert make_stem(sent, ent, answer_kind(ent), "April 11, 2025").question.startswith("By what percentage did Apple")
     assert _stem(nlp, "Apple shares fell by 5% on Thursday.", "5%").startswith("By what percentage did Apple shares")
+
+
+def test_the_writers_judgement_is_no_part_of_a_count(nlp):
+    q = _stem(nlp, "The new Falcon chip scored an impressive 98,210 points in the test on Tuesday.", "98,210")
+    assert q == "How many points did the new Falcon chip score in the test, as reported on April 12, 2025?"
+
+
+def test_an_abbreviation_keeps_its_last_full_stop(nlp):
+    q = _stem(nlp, "Governor Kathy Hochul sent extra troopers to the U.S. this week.", "Kathy Hochul")
+    assert q == "Who sent extra troopers to the U.S., as reported on April 12, 2025?"

@@ -429,7 +429,8 @@ def _people_in_full(question: str, sent: Any, answer: Any, full_names: dict[str,
     # Surnames the tagger missed ("Rose thanked ..."), known from the article's full names.
     single |= {t.text for t in sent if t.tag_ == "NNP" and not t.ent_type_ and full_names.get(t.text, t.text) != t.text}
     for name in sorted(single):
-        if not re.search(rf"\b{re.escape(name)}\b", question):
+        # "the Biden administration" says which one as it is ("the Joe Biden administration" does not read).
+        if not re.search(rf"\b{re.escape(name)}\b(?!['\u2019]?s?\s+{_OFFICE_TERMS})", question):
             continue
         full = full_names.get(name)
         if full is None:
@@ -437,6 +438,9 @@ def _people_in_full(question: str, sent: Any, answer: Any, full_names: dict[str,
         if full not in question:
             question = re.sub(rf"\b{re.escape(name)}\b", full, question, count=1)
     return question
+
+
+_OFFICE_TERMS = r"(?:administration|government|presidency|era|campaign|cabinet)\b"
 
 
 def _background_year(question: str, year: int) -> bool:

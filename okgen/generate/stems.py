@@ -81,6 +81,11 @@ class Stem:
     """Which question form made it: subject, object, count, amount, place, date, agent."""
 
 
+# The writer's judgement of a number ("an impressive 140,147 points"): not part of what is counted.
+EVALUATIVE = frozenset({"impressive", "whopping", "staggering", "massive", "huge", "stunning", "remarkable",
+                        "incredible", "astonishing", "mere", "paltry", "hefty", "eye-watering", "record"})
+
+
 def answer_kind(ent: Any) -> str | None:
     """The okgen kind of a spaCy entity, or None for entities not used as answers."""
     kind = LABEL_KIND.get(ent.label_)
@@ -489,7 +494,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         vp = _text(sorted(auxes + [verb], key=lambda t: t.i))
         if kind == "count":
             noun = ent.root.head
-            mods = [t for t in subj_toks if t.i not in ent_ids and t.dep_ in ("amod", "compound") and t.head.i == noun.i]
+            mods = [t for t in subj_toks if t.i not in ent_ids and t.dep_ in ("amod", "compound") and t.head.i == noun.i
+                    and t.lower_ not in EVALUATIVE]
             # "10 more alleged members of MS-13": "more" and "of MS-13" say which ones are counted.
             mods += [t for t in subj_toks if t.head.i in ent_ids and t.lower_ in ("more", "fewer", "additional", "other")]
             for c in noun.children:
@@ -564,7 +570,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         elif holder.dep_ in ("dobj", "obj") and (holder.i == ent.root.i or (kind == "count" and ent.root.head.i == holder.i)):
             if kind == "count":
                 noun = holder
-                mods = [t for t in noun.children if t.dep_ in ("amod", "compound") and t.i not in ent_ids]
+                mods = [t for t in noun.children if t.dep_ in ("amod", "compound") and t.i not in ent_ids
+                        and t.lower_ not in EVALUATIVE]
                 if any(c.dep_ not in ("nummod", "amod", "compound", "det") for c in noun.children):
                     return None
                 head = _text(sorted(mods + [noun], key=lambda t: t.i))
@@ -614,6 +621,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
     if body is None or len(body.split()) > MAX_STEM_TOKENS or len(body.split()) < 4:
         return None
     body = body.rstrip(".!?,;: ")
+    if re.search(r"\b(?:[A-Z]\.)+[A-Z]$", body):
+        body += "."  # "to the U.S.": the abbreviation keeps its last full stop
     question = f"{body}?" if has_explicit_date(body) else f"{body}, as reported on {date_s}?"
     question = question[0].upper() + question[1:]
     return Stem(question=question, kind=kind, answer=ent.text, form=form)
