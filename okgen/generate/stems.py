@@ -160,12 +160,12 @@ def _cuts_complement(tokens: list[Any]) -> bool:
             if t.pos_ in ("VERB", "AUX") and c.dep_ in ("ccomp", "csubj") and c.i not in kept:
                 return True
             if t.lower_ in PURPOSE_NOUNS and c.dep_ == "acl" and c.i not in kept:
-                return True  # "in an effort [to maintain ...]": the effort lost what it is for
+                return True  # "in an effort [to keep ...]": the effort lost what it is for
             if t.pos_ == "VERB" and t.dep_ in ("pcomp", "pobj") and c.dep_ == "nsubj":
                 return True  # "with senior figures paying visits": an absolute clause, an aside
             if t.dep_ == "pobj" and t.head.lower_ == "with" and c.dep_ == "acl" and c.pos_ == "VERB" \
                     and c.i not in kept:
-                return True  # "with the remaining 20% [made in India]": an absolute clause, an aside
+                return True  # "with the remaining 40% [made in Indonesia]": an absolute clause, an aside
     return False
 
 
