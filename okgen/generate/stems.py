@@ -343,7 +343,7 @@ def _clean(text: str, date_s: str) -> str | None:
     text = _DAY_PHRASE.sub(lambda m: m.group(0) if _NAMED_DAY.search(text[:m.start("day")]) else "", text)
     text = re.sub(r"\s+([,.;:!?])", r"\1", re.sub(r"\s{2,}", " ", text)).strip(" ,;:-")
     text = re.sub(r",(?=[^\W\d_])", ", ", text)  # "president,Xi Jinping" as extraction left it
-    text = re.sub(r",(?:\s*,)+", ",", text)  # "Bernard Emie,, and": an aside cut between two commas
+    text = re.sub(r",(?:\s*,)+", ",", text)  # "Paul Marchand,, and": an aside cut between two commas
     if not text or '"' in text or "\u201c" in text or "(" in text or ")" in text:
         return None
     return text
