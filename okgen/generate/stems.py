@@ -490,7 +490,7 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         if kind == "count":
             noun = ent.root.head
             mods = [t for t in subj_toks if t.i not in ent_ids and t.dep_ in ("amod", "compound") and t.head.i == noun.i]
-            # "12 more alleged members of Hells Angels": "more" and "of ..." say which ones are counted.
+            # "10 more alleged members of MS-13": "more" and "of MS-13" say which ones are counted.
             mods += [t for t in subj_toks if t.head.i in ent_ids and t.lower_ in ("more", "fewer", "additional", "other")]
             for c in noun.children:
                 if c.dep_ == "prep" and c.i > noun.i:
