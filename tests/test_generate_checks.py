@@ -181,15 +181,16 @@ def test_priority_limiter_serves_generator_calls_first():
 
 def test_earlier_days_are_compared_by_their_evidence_too():
     # Two days' outlets reporting one fact in other words (news-dev, April 10 and 11, 2025): the
-    # questions share too few words, their evidence states the same figure and most of the fact.
-    prior = [("Which country retaliated with a 125 percent tariff on US goods, as reported on April 10, 2025?",
-              "China")]
-    prior_ev = ["China retaliated Wednesday with a 125 percent tariff on US goods, raising its levy from 84 percent."]
-    item = ("Which country is placing a 125% tariff on American imports, as reported on April 11, 2025?", "China")
-    ev = "China announced that it is placing a 125% tariff on US goods, in retaliation for the 145% tariff Trump imposed."
+    # questions share too few words, their evidence states the same figure and most of the fact
+    # (paraphrased).
+    prior = [("Which country retaliated with a 40 percent levy on US ethanol, as reported on April 10, 2025?",
+              "Brazil")]
+    prior_ev = ["Brazil retaliated Tuesday with a 40 percent levy on US ethanol, raising its duty from 18 percent."]
+    item = ("Which country is imposing a 40% duty on American ethanol imports, as reported on April 11, 2025?", "Brazil")
+    ev = "Brazil announced that it is imposing a 40% duty on US ethanol, in response to the 50% tariff Trump set."
     assert near_duplicates([item], prior=prior) == {}  # by the question text alone: missed
     assert near_duplicates([item], prior=prior, evidence=[ev], prior_evidence=prior_ev) == {0: -1}
     # Another fact with the same answer and figure-free evidence is kept.
-    other = ("Which country restricted imports of American films, as reported on April 11, 2025?", "China")
-    other_ev = "China announced the immediate restriction of imported American films as the country retaliated."
+    other = ("Which country restricted imports of American beef, as reported on April 11, 2025?", "Brazil")
+    other_ev = "Brazil announced an immediate curb on imports of American beef as the country hit back."
     assert near_duplicates([other], prior=prior, evidence=[other_ev], prior_evidence=prior_ev) == {}

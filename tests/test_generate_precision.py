@@ -227,18 +227,18 @@ def _stem_for(nlp, sentence, answer_text, date_s="April 14, 2025"):
 
 
 def test_a_bare_definite_description_needs_the_article(nlp):
-    sent, ent, stem = _stem_for(nlp, "Texas Republicans have also publicly accused Mexico of flagrantly ignoring "
-                                     "the treaty, harming farmers who depend on the water deliveries.", "Mexico")
+    sent, ent, stem = _stem_for(nlp, "Arizona Democrats have also openly accused Mexico of blatantly breaching "
+                                     "the treaty, hurting ranchers who rely on the river flows.", "Mexico")
     assert "the treaty" in stem.question
     assert pr.undefined_description(sent, stem.question, ent) == "the treaty"
     # Said which one (an adjective, a compound, a phrase after it), or one of a kind: it stands.
-    for text in ("Texas Republicans have publicly accused Mexico of ignoring the 1944 water treaty on Monday.",
-                 "Texas Republicans have publicly accused Mexico of ignoring the treaty on water deliveries.",
-                 "Texas Republicans have publicly accused Mexico of harming the economy of the border states."):
+    for text in ("Arizona Democrats have openly accused Mexico of breaching the 1944 water treaty on Monday.",
+                 "Arizona Democrats have openly accused Mexico of breaching the treaty on river flows.",
+                 "Arizona Democrats have openly accused Mexico of hurting the economy of the border states."):
         sent, ent, stem = _stem_for(nlp, text, "Mexico")
         assert stem is not None and pr.undefined_description(sent, stem.question, ent) is None, stem.question
-    sent, ent, stem = _stem_for(nlp, "The Supreme Court also ordered the Trump administration to take measures to "
-                                     "facilitate his release.", "The Supreme Court")
+    sent, ent, stem = _stem_for(nlp, "The Supreme Court also ordered the Labour government to take measures to "
+                                     "ease his return.", "The Supreme Court")
     assert pr.undefined_description(sent, stem.question, ent) == "measures"
 
 
@@ -248,25 +248,25 @@ def test_a_guess_is_not_news():
 
 
 def test_a_capital_aimed_at_stands_for_its_government(nlp):
-    sent, ent, _ = _stem_for(nlp, "For its part, Israel has accused Ankara of trying to turn Syria into a "
-                                  "Turkish protectorate.", "Ankara")
+    sent, ent, _ = _stem_for(nlp, "For its part, Greece has accused Ankara of trying to turn Cyprus into a "
+                                  "Turkish province.", "Ankara")
     assert pr.place_as_actor(ent)
-    sent, ent, _ = _stem_for(nlp, "Last week, Witkoff met with Russian presidential aide Kirill Dmitriev in "
-                                  "Washington.", "Washington")
+    sent, ent, _ = _stem_for(nlp, "Last week, Rubio met with Chinese trade envoy Li Chenggang in Washington.",
+                             "Washington")
     assert not pr.place_as_actor(ent)  # where the meeting was: a place
 
 
 def test_earlier_facts_are_background():
     assert pr.background_sentence("Samsung has previously admitted struggling to meet Nvidia's standards.", DAY)
     assert pr.background_sentence("He was deported to El Salvador last month.", DAY)
-    assert not pr.background_sentence("China retaliated on Wednesday with a 125 percent tariff on US goods.", DAY)
+    assert not pr.background_sentence("Brazil retaliated on Tuesday with a 40 percent levy on US ethanol.", DAY)
 
 
 def test_stems_keep_coordinated_names_and_drop_cut_asides(nlp):
     _, _, stem = _stem_for(nlp, "Talks between Witkoff and Putin took place in Moscow.", "Moscow")
     assert "between Witkoff and Putin" in stem.question
-    _, _, stem = _stem_for(nlp, "The White House has so far stood by Musk, with Trump making clear on Thursday "
-                                "that he has no intention of parting ways with him.", "The White House")
+    _, _, stem = _stem_for(nlp, "NATO has so far stood by Rutte, with Macron making clear on Friday that he has no "
+                                "wish to see him go.", "NATO")
     assert stem is not None and "making clear" not in stem.question  # the aside lost its clause: cut whole
 
 
@@ -294,17 +294,17 @@ def test_an_acronym_and_its_name_are_not_two_options():
 def test_two_outlets_reporting_one_fact_are_near_duplicates():
     from okgen.generate.checks import near_duplicates
 
-    items = [("To which country had Trump's special envoy traveled" + SUFFIX, "Russia"),
-             ("To which country did Steve Witkoff travel for talks with Vladimir Putin" + SUFFIX, "Russia"),
-             ("Which country retaliated with a 125 percent tariff on US goods" + SUFFIX, "China"),
-             ("Which country has filed a lawsuit with the World Trade Organization" + SUFFIX, "China")]
-    evidence = ["Earlier on Friday, Axios reported that Trump's special envoy, Steve Witkoff, had traveled to Russia "
-                "to hold a meeting with President Vladimir Putin.",
-                "Witkoff subsequently traveled to Russia on Friday for talks with Putin.",
-                "China retaliated Wednesday with a 125 percent tariff on US goods.",
-                "China has also filed a lawsuit with the World Trade Organization challenging the latest US tariff "
-                "hike, asserting that Washington's actions have disrupted the global economy."]
-    assert near_duplicates(items, evidence=evidence) == {1: 0}  # one fact twice; China's two facts stay
+    items = [("To which country had Starmer's special envoy traveled" + SUFFIX, "Qatar"),
+             ("To which country did Jonathan Powell travel for talks with Emir Tamim" + SUFFIX, "Qatar"),
+             ("Which country retaliated with a 40 percent levy on US ethanol" + SUFFIX, "Brazil"),
+             ("Which country has lodged a complaint with the World Trade Organization" + SUFFIX, "Brazil")]
+    evidence = ["Earlier on Monday, Reuters said that Starmer's special envoy, Jonathan Powell, had traveled to Qatar "
+                "to hold a meeting with Emir Tamim.",
+                "Powell then traveled to Qatar on Monday for talks with Tamim.",
+                "Brazil retaliated Tuesday with a 40 percent levy on US ethanol.",
+                "Brazil has also lodged a complaint with the World Trade Organization against the latest US levy "
+                "increase, arguing that Washington's measures have hurt world trade."]
+    assert near_duplicates(items, evidence=evidence) == {1: 0}  # one fact twice; Brazil's two facts stay
     assert near_duplicates(items) == {}  # the stems alone share too few words to tell
 
 
@@ -317,12 +317,12 @@ def test_common_words_the_tagger_capitalised_are_not_options():
 
 
 def test_asides_that_lose_their_clause_are_cut_whole(nlp):
-    _, _, stem = _stem_for(nlp, "Two senior British ministers have visited China in an effort to maintain positive "
-                                "economic relations despite the security concerns, with senior Chinese government "
-                                "figures paying visits to London as well.", "China")
+    _, _, stem = _stem_for(nlp, "Three senior German ministers have visited India in an effort to keep good trade "
+                                "ties despite the border tensions, with senior Indian officials paying visits to "
+                                "Berlin as well.", "India")
     assert stem is not None
     assert "in an effort" not in stem.question and "paying visits" not in stem.question, stem.question
-    assert "have two senior British ministers" in stem.question  # a number opening the subject is lower-cased
+    assert "have three senior German ministers" in stem.question  # a number opening the subject is lower-cased
 
 
 def test_words_glued_to_a_short_word_are_not_fluent(nlp):
@@ -354,8 +354,8 @@ def test_accused_without_of_is_vague_and_habits_are_background():
     assert pr.vague("Which country has Syria's Ministry of Foreign Affairs accused" + SUFFIX)
     assert not pr.vague("Which country has Syria's Ministry of Foreign Affairs accused of destabilising Lebanon"
                         + SUFFIX)
-    assert pr.background_sentence("The EU used to import 150 bcm of pipeline gas from Russia.", DAY)
-    assert pr.background_sentence("Nato has long seen China's handling of the Ukraine issue as a test.", DAY)
+    assert pr.background_sentence("Germany used to import 55 bcm of pipeline gas from Norway.", DAY)
+    assert pr.background_sentence("Brussels has long seen Beijing's handling of the Taiwan question as a test.", DAY)
 
 
 def test_a_country_the_stem_names_another_way_is_no_option():
@@ -380,17 +380,17 @@ def test_a_bound_is_not_the_figure_and_named_days_stay(nlp):
 
     assert pr.approximate_answer(money_or_count("US stock market cratering wiped out well over $5 trillion."))
     assert pr.approximate_answer(money_or_count("The fire damaged up to 40 homes in the valley."))
-    assert not pr.approximate_answer(money_or_count("Beijing put 18 US companies on trade restriction lists."))
+    assert not pr.approximate_answer(money_or_count("Ottawa put 23 Chinese firms on export control lists."))
     assert not pr.approximate_answer(money_or_count("Consumer sentiment dropped 11% to 50.8 this month."))
-    _, _, stem = _stem_for(nlp, "President Donald Trump issued a Palm Sunday message at the start of Holy Week.",
-                           "Donald Trump")
+    _, _, stem = _stem_for(nlp, "President Emmanuel Macron released a Palm Sunday message at the beginning of Holy "
+                                "Week.", "Emmanuel Macron")
     assert "a Palm Sunday message" in stem.question  # a holiday's weekday is not a relative day
 
 
 def test_a_reported_claim_is_not_asked_as_fact(nlp):
-    # news-dev, April 2025: "At his confirmation hearing he claimed Donald Trump did not support
-    # the enforced displacement of Palestinians from Gaza" gave "Who did not support ...?".
-    sent = next(nlp("At his hearing he claimed Donald Trump did not support the displacement of Palestinians.").sents)
+    # news-dev, April 2025: a nominee who "claimed Donald Trump did not support" a policy gave
+    # "Who did not support ...?" (paraphrased).
+    sent = next(nlp("At her briefing she claimed Donald Trump did not back the relocation of the islanders.").sents)
     assert pr.reported_claim(next(e for e in sent.ents if e.text == "Donald Trump")) == "claimed"
     said = next(nlp("Keir Starmer said Donald Trump had agreed to talks on tariffs.").sents)
     assert pr.reported_claim(next(e for e in said.ents if e.text == "Donald Trump")) == "said"
@@ -403,7 +403,7 @@ def test_a_reported_claim_is_not_asked_as_fact(nlp):
 
 
 def test_the_answers_country_named_another_way_gives_it_away():
-    # news-dev: "... ahead of talks with Egyptian mediators in Cairo", answer Egypt or Cairo.
+    # news-dev: a Hamas delegation's talks "with Egyptian mediators in Cairo", answer Egypt or Cairo.
     q = "Which country's mediators held talks with a Hamas delegation, as reported on April 14, 2025?"
     assert pr.country_giveaway("Where did Hamas hold talks with Egyptian mediators" + SUFFIX, "Cairo") == "Egyptian"
     assert pr.country_giveaway("Which country did Israeli troops strike" + SUFFIX, "Syria") is None
@@ -428,10 +428,10 @@ def test_a_sentence_from_another_story_is_off_topic(nlp):
     from okgen.generate.extractive import off_topic, title_keys, topic_keys
 
     # news-dev (BBC, April 11, 2025): a tariff story carried a line about another story's
-    # protester; the story's own market sentence shares its words with the rest.
-    title = "Why Beijing is not backing down on tariffs"
+    # protester; the story's own market sentence shares its words with the rest (paraphrased).
+    title = "Why Beijing will not blink on tariffs"
     doc = nlp("China raised its tariffs on US goods to 125% on Friday. Beijing said the tariffs on US goods "
-              "would stay. Mahmoud Khalil was arrested in March for his role in protests at Columbia University. "
+              "would remain. Rafael Ortiz was detained in March over his part in rallies at Boston University. "
               "Chinese exporters fear the tariffs will close the US market to their goods.")
     topic = Counter(k for s in doc.sents for k in set(topic_keys(s)))
     flags = [off_topic(s, topic, title_keys(title)) for s in doc.sents]

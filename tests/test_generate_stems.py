@@ -24,9 +24,9 @@ def _stem(nlp, sentence: str, answer: str) -> str | None:
 
 
 def test_a_relative_day_leaves_with_its_preposition_and_bound(nlp):
-    q = _stem(nlp, "In Beijing, the Universal Studios theme park was forced to shut operations at least through "
-                   "Sunday, while historic sites were closed.", "Beijing")
-    assert q == "In which city was the Universal Studios theme park forced to shut operations, as reported on April 12, 2025?"
+    q = _stem(nlp, "In Osaka, the Legoland water park was forced to suspend rides at least through Monday, while "
+                   "nearby museums were shut.", "Osaka")
+    assert q == "In which city was the Legoland water park forced to suspend rides, as reported on April 12, 2025?"
     assert "least" not in q and "through" not in q
 
 
@@ -39,8 +39,8 @@ def test_a_bound_stays_whole_where_it_is_kept(nlp):
 
 
 def test_the_outer_verbs_phrases_come_before_the_infinitive(nlp):
-    q = _stem(nlp, "Zelensky called on the US to supply Ukraine with more air defenses.", "Ukraine")
-    assert q == "Which country did Zelensky call on the US to supply with more air defenses, as reported on April 12, 2025?"
+    q = _stem(nlp, "Duda called on the EU to supply Poland with more fighter jets.", "Poland")
+    assert q == "Which country did Duda call on the EU to supply with more fighter jets, as reported on April 12, 2025?"
     q = _stem(nlp, "Apple agreed to buy Shazam for $400 million on Monday.", "Shazam")
     assert q == "Which organisation did Apple agree to buy for $400 million, as reported on April 12, 2025?"
 
@@ -55,52 +55,52 @@ def test_a_named_day_is_no_relative_day(nlp):
 def test_an_aside_in_brackets_is_no_part_of_a_question(nlp):
     # news-dev 2025-04-10: extraction left the parenthesis unclosed; the stem once read
     # "Which organisation should lose the House the first Congressional election after ...".
-    assert _stem(nlp, "The electoral tide chart tells us the GOP should lose the House anyway next year (the first "
-                      "Congressional election after a presidential election in which the majority party in the House "
-                      "loses that majority of it is the same party of the president.", "GOP") is None
+    assert _stem(nlp, "The polling trend line suggests the GOP could lose the Senate anyway next year (the second "
+                      "midterm vote after a White House race in which the governing party in the Senate keeps that "
+                      "edge of it is the same party of the governor.", "GOP") is None
     # A closed aside beside the kept words is simply left out.
     assert _stem(nlp, "Apple (the iPhone maker) agreed to buy Shazam for $400 million.", "Shazam") == \
         "Which organisation did Apple agree to buy for $400 million, as reported on April 12, 2025?"
 
 
 def test_a_fronted_place_that_restricts_the_fact_ends_the_question(nlp):
-    # news-dev 2025-04-12: without "in Crimea" the count read as a Russia-wide total.
-    q = _stem(nlp, "In Crimea alone, 1,279 cases have been launched so far on charges of discrediting the Russian "
-                   "armed forces.", "1,279")
-    assert q.endswith("armed forces in Crimea, as reported on April 12, 2025?")
+    # news-dev 2025-04-12: without "in Crimea" the count read as a Russia-wide total (paraphrased).
+    q = _stem(nlp, "In Dagestan alone, 845 cases have been opened so far on charges of discrediting the Russian army.",
+              "845")
+    assert q.endswith("the Russian army in Dagestan, as reported on April 12, 2025?")
     # A phrase that names nothing is no restriction.
     q = _stem(nlp, "In a statement, Apple agreed to buy Shazam for $400 million.", "Shazam")
     assert q == "Which organisation did Apple agree to buy for $400 million, as reported on April 12, 2025?"
 
 
 def test_a_count_keeps_what_says_which_ones_are_counted(nlp):
-    # news-dev 2025-04-13: "How many alleged members had been flown ..." lost "more" and "of ...".
-    q = _stem(nlp, "US Secretary of State Marco Rubio said 10 more alleged members of MS-13 and Tren de Aragua had "
-                   "been flown to El Salvador.", "10")
-    assert q.startswith("How many more alleged members of MS-13 and Tren de Aragua had been flown to El Salvador")
+    # news-dev 2025-04-13: "How many alleged members had been flown ..." lost "more" and "of ..." (paraphrased).
+    q = _stem(nlp, "Interior Minister Anna Berg said 12 more alleged members of Hells Angels and Bandidos had been "
+                   "flown to Chile.", "12")
+    assert q.startswith("How many more alleged members of Hells Angels and Bandidos had been flown to Chile")
 
 
 def test_a_name_in_apposition_says_which_one(nlp):
-    # news-dev 2025-04-14: "For how much did Facebook try to buy another rival" named no rival.
-    q = _stem(nlp, "Facebook tried to buy yet another rival, Snapchat, for $6 billion.", "$6 billion")
-    assert "another rival, Snapchat" in q
+    # news-dev 2025-04-14: "For how much did Facebook try to buy another rival" named no rival (paraphrased).
+    q = _stem(nlp, "Microsoft tried to buy yet another rival, Slack, for $8 billion.", "$8 billion")
+    assert "another rival, Slack" in q
 
 
 def test_bounds_of_a_number_stay_and_absolute_clauses_go(nlp):
     from okgen.generate.stems import _clause
 
-    doc = nlp("Apple said it makes as much as 80% of its phones in China, with the remaining 20% made in India.")
+    doc = nlp("Nike said it makes as much as 60% of its shoes in Vietnam, with the remaining 40% made in Indonesia.")
     makes = next(t for t in doc if t.text == "makes")
     words = [t.text for t in _clause(makes, set())]
-    assert words[:4] == ["as", "much", "as", "80"]
+    assert words[:4] == ["as", "much", "as", "60"]
     assert "remaining" not in words
 
 
 def test_standing_states_and_locators_are_no_news(nlp):
     # "are made in China": a present passive is a state; "in California" only locates a county.
     assert _stem(nlp, "As much as 80% of Apple's iPhones are made in China.", "China") is None
-    assert _stem(nlp, "Mary Charlebois and Kevin Scanlon left Mendicino County in California searching for "
-                      "community.", "California") is None
+    assert _stem(nlp, "Anna Lopez and Tom Becker left Marin County in California looking for cheaper rent.",
+                 "California") is None
     # Scheduled events in the present passive are news.
     assert _stem(nlp, "Trump is set to meet Netanyahu in Washington on Monday.", "Netanyahu") == \
         "Who is Trump set to meet in Washington, as reported on April 12, 2025?"
@@ -115,10 +115,12 @@ def test_a_comma_glued_by_extraction_gets_its_space():
 
 
 def test_tallies_and_earlier_events_are_no_news(nlp):
-    # news-dev 2025-04-11/12/13: reviewers called each of these background, not the day's event.
-    for text, answer in (("Israel has struck military sites in Syria hundreds of times since Assad fell.", "Israel"),
+    # news-dev 2025-04-11/12/13: reviewers called each of these background, not the day's event
+    # (paraphrased).
+    for text, answer in (("Turkey has struck militant positions in Iraq dozens of times since the truce collapsed.",
+                          "Turkey"),
                          ("Previous meetings between Witkoff and Vladimir Putin had taken place in Moscow.", "Moscow"),
-                         ("Starmer has pursued a rapprochement with Beijing since taking office.", "Beijing")):
+                         ("Albanese has pursued a thaw with Beijing since taking office.", "Beijing")):
         assert _stem(nlp, text, answer) is None, text
     # One event of the day, or a title, is news.
     assert _stem(nlp, "Israel has struck a car in Gaza, killing two.", "Gaza") is not None
@@ -126,32 +128,33 @@ def test_tallies_and_earlier_events_are_no_news(nlp):
 
 
 def test_quoted_charges_and_earlier_times_are_no_question(nlp):
-    # news-dev 2025-04-13: a quoted charge ('Israel was "committing a horrific crime ..."', it said)
-    # was asked as fact; 2025-04-12: "Then, 64 million people ..." was the 1970 Expo, not the day's.
-    assert _stem(nlp, 'Israel was "committing a horrific crime by targeting al Ahli Arab, which houses hundreds '
-                      'of patients", it said.', "Israel") is None
-    assert _stem(nlp, "Then, 64 million people descended on Osaka's northern suburbs to view the Tower of the Sun.",
-                 "64 million") is None
+    # news-dev 2025-04-13: a quoted charge (X was "committing a ... crime ...", it said) was asked
+    # as fact; 2025-04-12: "Then, N million people ..." was the 1970 Expo, not the day's (paraphrased).
+    assert _stem(nlp, 'Russia was "committing a grave crime by shelling the Okhmatdyt clinic, which treats hundreds '
+                      'of children", it said.', "Russia") is None
+    assert _stem(nlp, "Then, 22 million visitors flocked to the Montreal fairground to see the geodesic dome.",
+                 "22 million") is None
     assert _stem(nlp, 'Trump said the tariffs on China were "working very well" and signed the order in Washington.',
                  "Washington") is None
 
 
 def test_an_aside_cut_between_two_commas_leaves_one(nlp):
-    q = _stem(nlp, "President Donald Trump has reportedly fired National Security Agency Director Timothy Haugh, "
-                   "who also leads U.S. Cyber Command, and NSA Deputy Director Wendy Noble.", "Donald Trump")
+    q = _stem(nlp, "President Emmanuel Macron has reportedly dismissed Foreign Intelligence Service Director "
+                   "Paul Marchand, who also heads the French cyber unit, and DGSE Deputy Director Celine Roux.",
+              "Emmanuel Macron")
     assert q is not None and ",," not in q
 
 
 def test_a_common_word_opening_the_sentence_is_not_capitalised_inside_the_question(nlp):
-    # news-dev 2025-04-11: "By what percentage have House prices in Australia jumped ..."
+    # news-dev 2025-04-11: "By what percentage have House prices in Australia jumped ..." (paraphrased).
     from okgen.generate.stems import answer_kind, make_stem
 
-    doc = nlp("House prices in Australia overall have also jumped 39.1% in the last five years. "
-              "Wages have not kept up with house prices.")
+    doc = nlp("House prices in Canada overall have also climbed 27.4% in the past four years. "
+              "Incomes have not kept pace with house prices.")
     sent = next(doc.sents)
-    ent = next(e for e in sent.ents if e.text == "39.1%")
+    ent = next(e for e in sent.ents if e.text == "27.4%")
     q = make_stem(sent, ent, answer_kind(ent), "April 11, 2025").question
-    assert q.startswith("By what percentage have house prices in Australia jumped")
+    assert q.startswith("By what percentage have house prices in Canada climbed")
     # A name the article capitalises elsewhere keeps its capital; so does one it writes nowhere else.
     doc = nlp("Apple shares fell by 5% on Thursday. Analysts said Apple would recover.")
     sent = next(doc.sents)

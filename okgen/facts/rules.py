@@ -6,8 +6,8 @@ Each rule looks for one relation of :data:`okgen.facts.records.RELATIONS`:
   ``killed``/``dead`` (death_toll), ``injured``/``wounded`` (injured_count), ``tariff`` (tariff_rate,
   subject: the country after ``on``), ``interest rate`` with a central bank, ``approval`` with a
   person, a known asset or index (price), ``the number of X`` (number_of);
-* a person after a title with a qualifier, ``Israeli Prime Minister Benjamin Netanyahu``,
-  ``Apple CEO Tim Cook`` (holds_office, subject ``Prime Minister of Israel``);
+* a person after a title with a qualifier, ``Italian Prime Minister Giorgia Meloni``,
+  ``Apple CEO Tim Cook`` (holds_office, subject ``Prime Minister of Italy``);
 * ``X leads/led the Y`` with a person or team as subject (leads).
 
 A number that is the object of ``from`` or ``by`` (an old value, a change) is never a value;

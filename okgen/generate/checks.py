@@ -143,7 +143,7 @@ def dedup_features(question: str, answer: str) -> tuple[str, frozenset[str], str
 
 
 EVIDENCE_OVERLAP = 0.6  # share of the smaller evidence's fact words the other evidence repeats
-EVIDENCE_OVERLAP_NUMBER = 0.4  # ... when both also state the same figure ("125" percent)
+EVIDENCE_OVERLAP_NUMBER = 0.4  # ... when both also state the same figure ("40" percent)
 _SUFFIX = re.compile(r"(?:ion|ing|ed|es|s)$")
 _FIGURE = re.compile(r"^(?!(?:19|20)\d\d$)\d{2,}")  # a number of two digits or more, not a year
 
@@ -159,8 +159,8 @@ def evidence_facts(evidence: str, answer: str) -> frozenset[str]:
 
 def same_fact(facts: frozenset[str], other: frozenset[str]) -> bool:
     """Whether two evidence sentences with the same answer state one fact: most of the smaller
-    set of fact words repeated, or a good part of them and the same figure ("China retaliated
-    with a 125 percent tariff", "China is placing a 125% tariff on US goods")."""
+    set of fact words repeated, or a good part of them and the same figure ("Brazil retaliated
+    with a 40 percent levy", "Brazil is imposing a 40% duty on US ethanol")."""
     small = min(len(facts), len(other))
     if small < 3:
         return False
@@ -178,7 +178,7 @@ def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5,
     the same answer and their content words overlap by at least ``threshold`` (Jaccard), or,
     with ``evidence`` (one per item), when they have the same answer and their evidence
     sentences state it with the same words (at least :data:`EVIDENCE_OVERLAP` of the smaller
-    set: two outlets reporting one fact, "Witkoff traveled to Russia ..."). The earlier one
+    set: two outlets reporting one fact, "the envoy traveled to Qatar ..."). The earlier one
     (in the given order) is kept. Comparing only questions with the same answer keeps this
     linear in practice.
 
@@ -189,8 +189,8 @@ def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5,
             duplicating ``prior[k]`` maps to ``-1 - k``; prior items are never reported.
         evidence: the evidence sentence of each item (same order), or None.
         prior_evidence: the evidence sentence of each prior item (same order), or None: a fact
-            published earlier in other words ("retaliated with a 125 percent tariff", "imposed
-            a 125% tariff") is found by its evidence as within the day.
+            published earlier in other words ("retaliated with a 40 percent levy", "imposing
+            a 40% duty") is found by its evidence as within the day.
     """
     by_text: dict[str, int] = {}
     by_answer: dict[str, list[tuple[int, frozenset[str], frozenset[str]]]] = {}

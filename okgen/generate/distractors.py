@@ -120,8 +120,8 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
 
     def ok(c: str) -> bool:
         cn = _bare(c)
-        # Neither contains the other ("Department of Homeland Security" is "The U.S. Department
-        # of Homeland Security"), word for word.
+        # Neither contains the other ("Department of Commerce" is "The U.S. Department of
+        # Commerce"), word for word.
         return (cn != a_norm and f" {cn} " not in f" {a_norm} " and f" {a_norm} " not in f" {cn} "
                 and not aliases(c, answer) and not contains(article_norm, c) and not contains(q_norm, c)
                 and not any(contains(q_norm, other) or _bare(other) == a_norm for other in place_aliases(c)))

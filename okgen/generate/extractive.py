@@ -315,7 +315,7 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
     if pr.several_answers(ent):
         return "answer_in_list", None  # one of a list: the others would be right too
     if pr.reported_claim(ent) is not None:
-        return "claim_unattributed", None  # "he claimed Trump did not support ...": a claim, not a fact
+        return "claim_unattributed", None  # "she claimed Trump did not back ...": a claim, not a fact
     stem = make_stem(sent, ent, kind, ctx.date_s)
     if stem is None:
         return "no_question_form", None

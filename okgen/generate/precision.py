@@ -312,8 +312,8 @@ SAY_VERBS = frozenset({"say", "tell", "add", "note", "write", "state", "tweet", 
 
 
 def reported_claim(ent: Any) -> str | None:
-    """The reporting verb when the answer ``ent`` sits in a clause that is someone's claim ("he
-    claimed Donald Trump did not support ...", "she alleged ..."; "X said Y opposed ..." when a
+    """The reporting verb when the answer ``ent`` sits in a clause that is someone's claim ("she
+    claimed Trump did not back ...", "she alleged ..."; "X said Y opposed ..." when a
     person reports another person's stance), or None. The offline stem keeps the clause's core
     without its attribution, so it would state the claim as fact."""
     t = ent.root
