@@ -328,3 +328,28 @@ def test_questions_name_people_in_full_and_stay_on_the_day():
     assert not _background_year("How much will Acme invest by 2025, as reported on April 12, 2025?", 2025)
     assert _trusted_org("Meridian Bank", 1) and _trusted_org("Lumen", 2) and not _trusted_org("Lola Young", 1)
     assert not _trusted_org("USB", 2) and _trusted_org("NASA", 3)  # an acronym needs three articles
+
+
+def test_a_sum_keeps_its_currency_sign_and_unit():
+    # news-dev 2025-04-10 (paraphrased): the tagger's MONEY span left out "$" ("143.5bn"), and of
+    # "€40m" kept only "40"; the answer then read as a bare number and was not found in the article.
+    from okgen.generate.extractive import whole_sum
+    from okgen.generate.nlp import load_pipeline
+    from okgen.generate.stems import answer_kind, make_stem
+
+    nlp = load_pipeline()
+    sums = {}
+    for text in ("US goods exports to Brazil totalled $81.2bn.", "The firm paid €40m for the site.",
+                 "Former postmaster Alan Bates was awarded £13,000 following the Horizon scandal on Monday.",
+                 "The firm paid $6 million for the site."):
+        doc = nlp(text)
+        sums.update({e.text: whole_sum(e).text for e in doc.ents if e.label_ == "MONEY"})
+    assert set(sums.values()) == {"$81.2bn", "€40m", "£13,000", "$6 million"}
+    sent = next(nlp("Former postmaster Alan Bates was awarded £13,000 following the Horizon scandal on Monday.").sents)
+    ent = whole_sum(next(e for e in sent.ents if e.label_ == "MONEY"))
+    stem = make_stem(sent, ent, answer_kind(ent), "April 12, 2025")
+    assert stem is not None and stem.answer == "£13,000"
+    assert stem.question == ("How much was former postmaster Alan Bates awarded following the Horizon scandal, "
+                             "as reported on April 12, 2025?")
+    place = next(e for e in nlp("Chile signed the deal.").ents if e.text == "Chile")
+    assert whole_sum(place) is place

@@ -205,6 +205,7 @@ class ExtractiveGenerator:
                 pool.reasons["sentence_off_topic"] += 1
                 continue
             for ent in sent.ents:
+                ent = whole_sum(ent)
                 kind = answer_kind(ent)
                 if kind is None:
                     continue
@@ -356,6 +357,27 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
     if longest_shared_run(stem.question, ctx.index, names=ctx.names) > MAX_SHARED_RUN:
         return "stem_copies", None  # the stem_overlap gate would drop it
     return "kept", stem
+
+
+CURRENCY_SIGNS = frozenset("$£€¥₹")
+MONEY_SUFFIXES = frozenset({"m", "bn", "b", "k", "tn", "trn", "mn"})
+
+
+def whole_sum(ent: Any) -> Any:
+    """A sum of money with the sign and unit the tagger left out of it ("$143.5bn", not "143.5bn";
+    "€40m", not "40"), written together as the article wrote them; other entities as they are."""
+    if ent.label_ != "MONEY":
+        return ent
+    doc, start, end = ent.doc, ent.start, ent.end
+    if start > 0 and doc[start - 1].text in CURRENCY_SIGNS and not doc[start - 1].whitespace_:
+        start -= 1
+    if end < len(doc) and doc[end].lower_ in MONEY_SUFFIXES and not doc[end - 1].whitespace_:
+        end += 1
+    if (start, end) == (ent.start, ent.end):
+        return ent
+    from spacy.tokens import Span
+
+    return Span(doc, start, end, label=ent.label_)
 
 
 def topic_keys(sent: Any) -> list[str]:
