@@ -105,6 +105,15 @@ def test_giveaway(nlp):
              choices=["Israel", "Qatar", "Jordan", "Turkey"], answer="Israel", answer_type="GPE",
              evidence="Unions in the Netherlands called a strike for next week.")
     assert "giveaway" not in failed(c)
+    # A seat of power names its holder: "in the Oval Office" with the president as the answer.
+    c = gate(nlp, question="With whom did Chilean President Gabriel Boric meet in the Oval Office in November 2026?",
+             choices=["Joe Lindqvist", "Marco Rubio", "Donald Trump", "JD Vance"], answer="Donald Trump",
+             answer_type="PERSON", evidence="Chilean President Gabriel Boric and President Donald Trump talked for an hour in the Oval Office.")
+    assert "'Oval Office' names the answer's office" in failed(c)["giveaway"]
+    c = gate(nlp, question="With whom did Chilean President Gabriel Boric meet in the Oval Office in November 2026?",
+             choices=["Susie Wiles", "Marco Rubio", "Scott Bessent", "JD Vance"], answer="Marco Rubio",
+             answer_type="PERSON", evidence="Chilean President Gabriel Boric and Secretary of State Marco Rubio talked for an hour in the Oval Office.")
+    assert "giveaway" not in failed(c)
 
 
 def test_type_agreement(nlp):

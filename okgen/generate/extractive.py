@@ -354,6 +354,8 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
         return "answer_in_stem", None
     if pr.country_giveaway(question, stem.answer) is not None:
         return "answer_country_in_stem", None  # "Egyptian mediators" ... answer Egypt
+    if pr.seat_giveaway(question, stem.answer, sent.text) is not None:
+        return "answer_office_in_stem", None  # "met ... in the Oval Office" ... answer Donald Trump
     if longest_shared_run(stem.question, ctx.index, names=ctx.names) > MAX_SHARED_RUN:
         return "stem_copies", None  # the stem_overlap gate would drop it
     return "kept", stem

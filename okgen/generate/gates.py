@@ -40,12 +40,12 @@ from okgen.generate.overlap import (
     longest_shared_run,
     name_mask,
 )
-from okgen.generate.precision import country_giveaway
+from okgen.generate.precision import country_giveaway, seat_giveaway
 from okgen.generate.records import Candidate
 from okgen.schema import Article
 
 GATES = ("boilerplate", "fluency", "giveaway", "type_agreement", "self_contained", "stem_overlap")
-GATES_VERSION = 2
+GATES_VERSION = 3
 """Bumped when a gate changes what it drops (part of the generation run key)."""
 DEFAULT_ON = True
 """Whether runs apply the gates when ``[generate] quality_gates`` is not set."""
@@ -410,6 +410,9 @@ def giveaway(c: Candidate) -> str | None:
     word = country_giveaway(c.question, answer, others)
     if word is not None:  # "Egyptian mediators" with the answer "Egypt" or "Cairo"
         return f"the stem's {word!r} names the answer's country"
+    seat = seat_giveaway(c.question, answer, c.evidence)
+    if seat is not None:  # "met ... in the Oval Office" with the answer "Donald Trump"
+        return f"the stem's {seat!r} names the answer's office"
     if answer.isupper() and 2 <= len(answer) <= 6 and answer.isalpha():
         caps = re.findall(r"\b[A-Z][a-z]+(?:\s+(?:of|for|and|the)?\s*[A-Z][a-z]+)+", c.question)
         for phrase in caps:

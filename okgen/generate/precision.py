@@ -304,6 +304,23 @@ def country_giveaway(question: str, answer: str, distractors: Iterable[str] = ()
     return None
 
 
+# Seats of power that name their holder: "met ... in the Oval Office" answers "the US president".
+SEATS = re.compile(r"\b(Oval Office|White House|Kremlin|Downing Street|Elys[ée]e(?: Palace)?|Zhongnanhai|Blue House|"
+                   r"Lodge in Canberra|Rideau Cottage)\b")
+HEAD_TITLES = r"(?:U\.?S\.? |US |Russian |French |Chinese |British |UK )?(?:President|Prime Minister|PM|Chancellor)"
+
+
+def seat_giveaway(question: str, answer: str, evidence: str) -> str | None:
+    """The seat of power the stem names ("in the Oval Office") when the answer is the head of
+    state or government the evidence titles so ("President Donald Trump"), or None: the place
+    gives the person away."""
+    m = SEATS.search(question)
+    if m is None or not answer.strip():
+        return None
+    titled = re.search(rf"\b{HEAD_TITLES}\s+{re.escape(answer.strip())}\b", evidence or "")
+    return m.group(1) if titled else None
+
+
 # Verbs that report a contested claim: the clause under them is someone's assertion, not a fact.
 CLAIM_VERBS = frozenset({"claim", "allege", "insist", "deny", "argue", "suggest", "believe", "think", "contend",
                          "assert", "maintain", "speculate", "accuse", "doubt", "hope", "fear", "expect"})
