@@ -450,3 +450,14 @@ def test_no_number_option_written_in_a_larger_unit():
     assert close and far and not any(o.replace("$", "").split()[0].replace(",", "").isdigit()
                                      and int(o.replace("$", "").split()[0].replace(",", "")) >= 1000 for o in close + far)
     assert "1,500 people" in _numbers("1,200 people", 2025)[0]  # counts of things keep their thousands
+
+
+def test_a_date_of_an_event_the_clause_does_not_pin_down_is_vague(nlp):
+    # news-dev 2025-04-10 (paraphrased): "On what date did Israel strike a car in northern Gaza?"
+    def date_of(text):
+        return next(e for e in nlp(text).ents if e.label_ == "DATE")
+
+    assert pr.indefinite_event(date_of("On March 30, the army struck a truck in southern Lebanon and killed two men."))
+    assert pr.indefinite_event(date_of("A bridge was destroyed on April 3 in Odesa."))
+    assert not pr.indefinite_event(date_of("Voters in parts of Wales will elect councillors and mayors on 6 May."))
+    assert not pr.indefinite_event(date_of("On April 2, the army struck a convoy of the Wagner Group near Kharkiv."))

@@ -330,6 +330,8 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
         return "org_untrusted", None  # a name the tagger may have invented, or the news outlet itself
     if kind == "date" and not pr.date_in_window(ent.text, a.date):
         return "date_background", None
+    if kind == "date" and pr.indefinite_event(ent):
+        return "stem_vague", None  # "On what date did Israel strike a car ...": which car?
     question = _people_in_full(stem.question, sent, ent, ctx.full_names)
     if question is None:
         return "person_not_in_full", None

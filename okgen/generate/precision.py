@@ -304,6 +304,23 @@ def country_giveaway(question: str, answer: str, distractors: Iterable[str] = ()
     return None
 
 
+def indefinite_event(ent: Any) -> bool:
+    """Whether a date answer dates an event its clause does not pin down: the verb's object is
+    "a car", "an attack" with no name or number ("On what date did Israel strike a car in Gaza?":
+    which car? many were struck)."""
+    verb = ent.root
+    while verb.pos_ not in ("VERB", "AUX") and verb.head.i != verb.i:
+        verb = verb.head
+    for obj in (c for c in verb.children if c.dep_ in ("dobj", "obj", "nsubjpass")):
+        if not any(d.dep_ == "det" and d.lower_ in ("a", "an", "some", "another") for d in obj.children):
+            continue
+        # A name or number says which one ("a convoy of the Wagner Group"); a place does not ("a truck in Gaza").
+        where = {t.i for c in obj.children if c.dep_ == "prep" and c.lower_ != "of" for t in c.subtree}
+        if not any(t.pos_ in ("PROPN", "NUM") and t.i not in where for t in obj.subtree):
+            return True
+    return False
+
+
 # Seats of power that name their holder: "met ... in the Oval Office" answers "the US president".
 SEATS = re.compile(r"\b(Oval Office|White House|Kremlin|Downing Street|Elys[ée]e(?: Palace)?|Zhongnanhai|Blue House|"
                    r"Lodge in Canberra|Rideau Cottage)\b")
