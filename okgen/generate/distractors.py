@@ -339,7 +339,7 @@ def place_scale(name: str) -> str:
         return "region"
     if n in lx.CITIES:
         return "city"
-    return "local"
+    return lx.world_places().get(n, "local")
 
 
 def _gazetteer_like(answer: str) -> list[str]:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from okgen.generate import distractors as dis
+from okgen.generate import lexicon as lx
 from okgen.generate import precision as pr
 from okgen.generate.agents import AgentSpec
 from okgen.generate.nlp import NER_ONLY, load_pipeline, option_label, pipeline_id
@@ -301,8 +302,11 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
     reason is counted in the funnel (``extractive_reasons``)."""
     a, day = ctx.article, ctx.day
     if kind in ("place", "region"):
-        if not in_gazetteer(ent.text):
-            return "place_unknown", None  # places okgen is sure of: countries, cities, regions it knows
+        if not in_gazetteer(ent.text) and not (ent.text in lx.world_places()
+                                               and ctx.majority.get(normalize(ent.text)) in ("GPE", "LOC")):
+            # Places okgen is sure of: countries, cities, regions it knows, and GeoNames' cities and
+            # US states where the day's articles agree it is a place ("Henderson" may be a surname).
+            return "place_unknown", None
         if ent.root.dep_ in ("nsubj", "nsubjpass") and dis.place_scale(ent.text) != "country" \
                 or dis.place_scale(ent.text) != "country" and pr.place_as_actor(ent) \
                 or ent.text in ("US", "U.S.", "USA", "United States", "America"):

