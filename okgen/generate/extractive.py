@@ -146,7 +146,7 @@ class ExtractiveGenerator:
         roles: dict[str, Counter[str]] = defaultdict(Counter)  # name -> its roles in the sentences
         suffixes: dict[str, Counter[str]] = defaultdict(Counter)  # name -> the "Jr." written after it
         topics: dict[str, Counter[str]] = defaultdict(Counter)  # name -> sentences naming it with each word
-        people: set[str] = set()  # every person's name as tagged ("Robert F. Kennedy Jr." at times)
+        people: dict[str, str] = {}  # every person's name as tagged ("Robert F. Kennedy Jr." at times)
         for a_id, doc in docs.items():
             for ent in doc.ents:
                 labels[normalize(ent.text)][ent.label_] += 1
@@ -166,7 +166,7 @@ class ExtractiveGenerator:
                         topics[key].update(words)
                         if e.label_ == "PERSON":
                             suffixes[key][_name_suffix(doc, e)] += 1
-                            people.add(key)
+                            people[key] = e.text
         # The day's consensus label of each name: a name tagged PERSON here and ORG there is
         # trusted as neither; a person's surname is never an organisation or a place.
         majority = {k: c.most_common(1)[0][0] for k, c in labels.items()
@@ -180,7 +180,9 @@ class ExtractiveGenerator:
             named_in[(label, normalize(text))].add(a_id)
         for label, text, a_id in mentions:
             key = normalize(text)
-            if majority.get(key) != label or not well_formed_name(text, label):
+            words = text.split()
+            bare = " ".join(words[:-1]) if label == "PERSON" and words[-1] in NAME_SUFFIXES else text
+            if majority.get(key) != label or not well_formed_name(bare, label):
                 continue
             one_word = len(text.split()) == 1
             if len(named_in[(label, key)]) < 2 and not (label == "PERSON" and not one_word):
@@ -195,7 +197,8 @@ class ExtractiveGenerator:
                 # "Robert F. Kennedy Jr.": the tagger often leaves the suffix out; the option is
                 # the name as the news writes it, never the form that drops it.
                 written = Counter({s: c for s, c in suffixes[key].items() if s})
-                written.update({s: 1 for s in NAME_SUFFIXES if normalize(f"{text} {s}") in people})
+                written.update(people[normalize(f"{text} {s}")].split()[-1] for s in NAME_SUFFIXES
+                               if normalize(f"{text} {s}") in people)
                 if written:
                     suffix = written.most_common(1)[0][0]
                     text = f"{text} {suffix}"
