@@ -168,12 +168,12 @@ def test_a_name_written_with_jr_is_offered_with_it(nlp):
     from okgen.generate.agents import load_agent, packaged_agents_dir
     from okgen.generate.extractive import ExtractiveGenerator
 
-    # The tagger keeps "Jr." in some mentions and cuts it in others ("... Kennedy Jr.'s plan").
+    # The tagger cuts "Jr." off after a comma ("Robert F. Kennedy, Jr."): the option keeps it.
     texts = [
-        "Health Secretary Robert F. Kennedy Jr. announced a review of vaccine rules in Washington on Monday. "
-        "Robert F. Kennedy Jr. said the review would take months.",
-        "Robert F. Kennedy Jr. met state health officials in Texas. Critics said Robert F. Kennedy Jr. "
-        "had ignored the advice of doctors.",
+        "Health Secretary Robert F. Kennedy, Jr. announced a review of vaccine rules in Washington on Monday. "
+        "Robert F. Kennedy, Jr. said the review would take months.",
+        "Health Secretary Robert F. Kennedy, Jr. met state health officials in Texas. Critics said "
+        "Robert F. Kennedy, Jr. had ignored the advice of doctors.",
         "Defense Secretary Pete Hegseth announced new rules for the Pentagon in Washington on Monday. "
         "Pete Hegseth said the rules would take effect soon.",
     ]

@@ -252,6 +252,7 @@ MIN_EVIDENCE_SIMILARITY = 0.05  # ... and to the evidence sentence, when no near
 FOCUS_WEIGHT = 1.0  # the weight in the rank of a name's use with the words of the answer's role
 FOCUS_SHARE = 0.25  # a name written with them at least this share as often as the answer is "in the role"
 MIN_FOCUS = 0.03  # ... and at least this often
+FOCUS_ENOUGH = 0.06  # ... while this often always is (an answer the news names with its role day-long)
 STRONG_ROLE = 0.05  # an answer written with its role's words this often needs options in that role
 MAX_PAST = 0.5  # a name written "former ..." in at least this share of its mentions is out of office
 
@@ -272,9 +273,13 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     ev = pool.vector(evidence) if evidence and pool.contexts else {}
     focus = pool.focus_weights(answer, role_words(role)) if role and pool.topics else {}
     # A name counts as written in the answer's role when the news names it with the role's
-    # words at least a quarter as often as the answer.
+    # words at least a quarter as often as the answer (or 6 % of its sentences; 3 % at least).
     answer_focus = pool.focus(answer, focus) if focus else 0.0
-    min_focus = max(MIN_FOCUS, FOCUS_SHARE * answer_focus) if focus else 1.0
+    min_focus = max(MIN_FOCUS, min(FOCUS_SHARE * answer_focus, FOCUS_ENOUGH)) if focus else 1.0
+    # A role is the answer's own when the news names it with the role's nouns ("drone",
+    # "tariff") day-long; a verb alone ("travel", "question") says too little.
+    nouns = {f[2:] for f in role or () if f.startswith("s~")}
+    strong = bool(focus) and pool.focus(answer, {w: v for w, v in focus.items() if w in nouns}) >= STRONG_ROLE
     in_office = pool.past.get(normalize(answer), 0.0) < MAX_PAST
     field_ = title_field(pool.roles.get(normalize(answer), {}), role) if kind == "person" else None
     cache: dict[str, tuple[float, bool, float, float]] = {}
@@ -307,7 +312,7 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
         if len(ranked) < n:
             return []
         focused = [c for c in ranked if features(c)[3] >= min_focus]
-        if len(focused) < n and answer_focus >= STRONG_ROLE:
+        if len(focused) < n and strong:
             # The answer's role is what the news says of it day-long (Russia and "drone"), and
             # no other name is written so: whatever is offered, a reader rules it out.
             return []

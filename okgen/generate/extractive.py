@@ -180,9 +180,7 @@ class ExtractiveGenerator:
             named_in[(label, normalize(text))].add(a_id)
         for label, text, a_id in mentions:
             key = normalize(text)
-            words = text.split()
-            bare = " ".join(words[:-1]) if label == "PERSON" and words[-1] in NAME_SUFFIXES else text
-            if majority.get(key) != label or not well_formed_name(bare, label):
+            if majority.get(key) != label or not well_formed_name(text, label):
                 continue
             one_word = len(text.split()) == 1
             if len(named_in[(label, key)]) < 2 and not (label == "PERSON" and not one_word):
