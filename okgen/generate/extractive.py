@@ -515,10 +515,11 @@ def _role_features(sent: Any, ent: Any) -> list[str]:
             out.extend(f"t:{c.lemma_.lower()}" for c in verb.children if c.dep_ == "attr" and c.pos_ == "NOUN")
         if verb.pos_ in ("VERB", "AUX", "NOUN"):
             out.append(f"s:{verb.lemma_.lower()}")
-            # The nouns within three steps of the verb: "launched 55 drones at Ukraine": drone.
+            # The nouns and places within three steps of the verb ("launched 55 drones at
+            # Ukraine": drone, Ukraine; "struck a car in Gaza": car, Gaza), times left out.
             out.extend(f"s~{c.lemma_.lower()}" for c in verb.subtree
-                       if c.pos_ == "NOUN" and c.is_alpha and not ent.start <= c.i < ent.end
-                       and verb in (c.head, c.head.head, c.head.head.head))
+                       if c.is_alpha and not ent.start <= c.i < ent.end and verb in (c.head, c.head.head, c.head.head.head)
+                       and ((c.pos_ == "NOUN" and not c.ent_type_) or c.ent_type_ in ("GPE", "LOC", "NORP")))
     elif dep in ("dobj", "dative", "attr", "pobj"):
         verb = head.head if dep == "pobj" and head.dep_ == "prep" else head
         if verb.pos_ in ("VERB", "NOUN"):
