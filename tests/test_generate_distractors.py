@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from okgen.generate.distractors import Pool, pick, role_words, title_field
+from okgen.generate.distractors import Pool, pick, role_words, title_country, title_field
 from okgen.generate.text import normalize
 from okgen.hashing import sha256_text
 from okgen.schema import Article
@@ -139,6 +139,21 @@ def test_title_field_needs_a_clear_majority():
     assert title_field(Counter({"t:president": 1, "t:ceo": 1})) is None
     assert title_field(Counter({"t:coach": 3, "t:minister": 1})) == "sport"
     assert title_field(Counter({"s~coach": 3})) is None  # a noun the verb governs is no title
+
+
+def test_a_person_of_another_country_by_title_is_no_option():
+    people = {**PEOPLE, "Benjamin Netanyahu": ("fire director", {"t:israeli": 5, "t:prime": 5, "t:minister": 5}, 20,
+                                               {"director": 2})}
+    people["Donald Trump"] = (people["Donald Trump"][0], {**people["Donald Trump"][1], "t:us": 10},
+                              *people["Donald Trump"][2:])
+    pool = _pool(people, kind="person")
+    assert title_country(pool.roles[normalize("Benjamin Netanyahu")]) == "Israel"
+    assert title_country(pool.roles[normalize("Donald Trump")]) == "United States"
+    assert title_country(Counter({"t:british": 1, "t:french": 1})) is None
+    for seed in range(8):
+        got = _pick(pool, "Donald Trump", "Who has fired the director?", Counter(["s:fire", "s~director"]),
+                    kind="person", seed=seed)
+        assert got is not None and "Benjamin Netanyahu" not in got, got
 
 
 def test_role_features_of_a_parsed_sentence(nlp):

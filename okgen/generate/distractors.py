@@ -282,6 +282,7 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     strong = bool(focus) and pool.focus(answer, {w: v for w, v in focus.items() if w in nouns}) >= STRONG_ROLE
     in_office = pool.past.get(normalize(answer), 0.0) < MAX_PAST
     field_ = title_field(pool.roles.get(normalize(answer), {}), role) if kind == "person" else None
+    home = title_country(pool.roles.get(normalize(answer), {}), role) if kind == "person" else None
     cache: dict[str, tuple[float, bool, float, float]] = {}
 
     def features(c: str) -> tuple[float, bool, float, float]:
@@ -302,6 +303,8 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
             return False  # "former President Joe Biden" against a sitting one
         if field_ is not None and title_field(pool.roles.get(normalize(c), {})) not in (None, field_):
             return False  # a chief executive against a president, a striker against a minister
+        if home is not None and title_country(pool.roles.get(normalize(c), {})) not in (None, home):
+            return False  # "Israeli Prime Minister Benjamin Netanyahu" against "US President ..."
         return sim >= MIN_SIMILARITY and (is_near or ev_sim >= MIN_EVIDENCE_SIMILARITY or focus_sim >= min_focus)
 
     ranked = sorted(cands, key=lambda c: (-score(c), c))
@@ -363,6 +366,23 @@ def title_field(vec: dict[str, float] | Counter[str], extra: Counter[str] | None
         for f, v in bag.items():
             if f.startswith("t:") and f[2:] in _FIELD_OF:
                 weight[_FIELD_OF[f[2:]]] += float(v)
+    top = weight.most_common(2)
+    if not top or (len(top) == 2 and top[1][1] * 2 > top[0][1]):
+        return None
+    return top[0][0]
+
+
+_COUNTRY_OF_WORD = {w.lower(): c for w, c in lx.COUNTRY_OF.items() if " " not in w}
+
+
+def title_country(vec: dict[str, float] | Counter[str], extra: Counter[str] | None = None) -> str | None:
+    """The country a person's title words name ("British Deputy Prime Minister", "US
+    President", "Salvadoran President"), or None when they name none or no clear one."""
+    weight: Counter[str] = Counter()
+    for bag in (vec, extra or {}):
+        for f, v in bag.items():
+            if f.startswith("t:") and f[2:] in _COUNTRY_OF_WORD:
+                weight[_COUNTRY_OF_WORD[f[2:]]] += float(v)
     top = weight.most_common(2)
     if not top or (len(top) == 2 and top[1][1] * 2 > top[0][1]):
         return None
