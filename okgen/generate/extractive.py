@@ -502,7 +502,8 @@ def _name_suffix(doc: Any, ent: Any) -> str:
 
 def _role_features(sent: Any, ent: Any) -> list[str]:
     """What a name does in a sentence, as features: ``s:VERB`` (the subject of "launch"),
-    ``s~NOUN`` (the nouns that verb governs: "drone", "tariff"), ``o:VERB`` (its object), and
+    ``s~WORD`` (the nouns and places that verb governs: "drone", "tariff", "gaza"; no times),
+    ``o:VERB`` (its object), and
     ``t:WORD`` for the title words written beside it ("President", "Defense Secretary",
     "coach"; ``t:former`` for one who no longer holds the role)."""
     out: list[str] = []
