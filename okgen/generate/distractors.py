@@ -40,6 +40,70 @@ class Pool:
     """Each name's context vector: tf-idf weights of the words around its mentions, unit length."""
     idf: dict[str, float] = field(default_factory=dict)
     """The inverse document frequency of each context word (a name's context is a document)."""
+    roles: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Each name's roles in the day's sentences (``s:launch``, ``t:president``; see
+    ``extractive._role_features``), as unit tf-idf vectors."""
+    role_idf: dict[str, float] = field(default_factory=dict)
+    past: dict[str, float] = field(default_factory=dict)
+    """The share of each name's mentions written as no longer in office ("former President")."""
+    topics: dict[str, Counter[str]] = field(default_factory=dict)
+    """For each name, in how many of its sentences each content word occurs ("tariff": 8)."""
+    mentions: dict[str, int] = field(default_factory=dict)
+
+    def set_roles(self, bags: dict[str, Counter[str]], topics: dict[str, Counter[str]] | None = None) -> None:
+        """Record each name's role features (normalised name -> feature counts, with the count of
+        its mentions under ``#mentions``) and, with ``topics``, the words of its sentences."""
+        self.topics = dict(topics or {})
+        df: Counter[str] = Counter()
+        for bag in bags.values():
+            df.update(k for k in bag if k != "#mentions")
+        n = max(len(bags), 1)
+        self.role_idf = {w: math.log(n / c) for w, c in df.items() if c < n}
+        for key, bag in bags.items():
+            self.roles[key] = self.role_vector(bag)
+            mentions = self.mentions[key] = bag.get("#mentions", 0)
+            if mentions:
+                self.past[key] = min(1.0, bag.get("t:former", 0) / mentions)
+
+    def role_vector(self, bag: Counter[str]) -> dict[str, float]:
+        """Role features as a unit tf-idf vector (``t:former`` left out: it is checked apart)."""
+        vec = {w: (1 + math.log(c)) * self.role_idf[w] for w, c in bag.items()
+               if c > 0 and w in self.role_idf and w != "t:former"}
+        norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+        return {w: v / norm for w, v in vec.items()}
+
+    def share(self, name: str, word: str) -> float:
+        """The share of ``name``'s sentences that use ``word`` (smoothed: a name seen once is
+        no evidence)."""
+        key = normalize(name)
+        bag = self.topics.get(key)
+        return bag.get(word, 0) / (self.mentions.get(key, 0) + 2) if bag else 0.0
+
+    def focus_weights(self, answer: str, words: Counter[str]) -> dict[str, float]:
+        """The words of an answer's role that say what it does in the news: each word's idf,
+        times how often the news names the answer with it when it knows the answer ("tariff"
+        for China, not "company")."""
+        known = normalize(answer) in self.topics
+        weights = {w: self.idf.get(w, 0.0) * (self.share(answer, w) if known else 1.0) for w in words}
+        return {w: v for w, v in weights.items() if v > 0}
+
+    def focus(self, name: str, weights: dict[str, float]) -> float:
+        """How often the news names ``name`` with the weighted words (:meth:`focus_weights`): the
+        weighted mean share of its sentences using each; Vietnam is named with "tariff" in half
+        of its sentences, Ukraine in none."""
+        total = sum(weights.values())
+        if not total:
+            return 0.0
+        return sum(v * self.share(name, w) for w, v in weights.items()) / total
+
+    def role_similarity(self, name: str, vec: dict[str, float]) -> float:
+        """Cosine of a name's role vector and ``vec`` (0 when either is unknown)."""
+        vn = self.roles.get(normalize(name))
+        if not vn or not vec:
+            return 0.0
+        if len(vn) < len(vec):
+            vn, vec = vec, vn
+        return sum(v * vn.get(w, 0.0) for w, v in vec.items())
 
     def set_contexts(self, bags: dict[str, Counter[str]]) -> None:
         """Record each name's context words (normalised name -> word counts) as tf-idf vectors."""
@@ -95,7 +159,7 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
          rng: random.Random, year: int, n: int = 3, prefer: set[str] | None = None,
          near: Sequence[str] = (), same_type: Callable[[str], bool] | None = None,
          day: dt.date | None = None, evidence: Counter[str] | None = None,
-         why: list[str] | None = None) -> list[str] | None:
+         role: Counter[str] | None = None, why: list[str] | None = None) -> list[str] | None:
     """Choose ``n`` distractors for ``answer``; None when not enough good ones exist.
 
     A distractor never appears in the article or the question (it could be a second right
@@ -152,7 +216,7 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
             if why is not None:
                 why.append("no_distractors")
             return None
-        ranked = _topical(answer, cands, pool, kind, near, n, same_type, evidence)
+        ranked = _topical(answer, cands, pool, kind, near, n, same_type, evidence, role)
         if len(ranked) < n:
             if why is not None:
                 why.append("distractors_implausible" if pool.contexts else "no_distractors")
@@ -185,8 +249,17 @@ MIN_SIMILARITY = 0.1  # a distractor's least context similarity to the answer
 MIN_EVIDENCE_SIMILARITY = 0.05  # ... and to the evidence sentence, when no near story names it
 
 
+FOCUS_WEIGHT = 1.0  # the weight in the rank of a name's use with the words of the answer's role
+FOCUS_SHARE = 0.25  # a name written with them at least this share as often as the answer is "in the role"
+MIN_FOCUS = 0.03  # ... and at least this often
+FOCUS_ENOUGH = 0.06  # ... while this often always is (an answer the news names with its role day-long)
+STRONG_ROLE = 0.05  # an answer written with its role's words this often needs options in that role
+MAX_PAST = 0.5  # a name written "former ..." in at least this share of its mentions is out of office
+
+
 def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequence[str], n: int,
-             same_type: Callable[[str], bool] | None = None, evidence: Counter[str] | None = None) -> list[str]:
+             same_type: Callable[[str], bool] | None = None, evidence: Counter[str] | None = None,
+             role: Counter[str] | None = None) -> list[str]:
     """The plausible candidates most like the answer in the news: by the similarity of the words
     around their mentions (a coach's context is a coach's), with a bonus for names from the
     stories nearest the source and for names used in words like the evidence's; the best
@@ -198,23 +271,41 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     rank = {a: r for r, a in enumerate(near)}
     names = pool.names[kind]
     ev = pool.vector(evidence) if evidence and pool.contexts else {}
-    cache: dict[str, tuple[float, bool, float]] = {}
+    focus = pool.focus_weights(answer, role_words(role)) if role and pool.topics else {}
+    # A name counts as written in the answer's role when the news names it with the role's
+    # words at least a quarter as often as the answer (or 6 % of its sentences; 3 % at least).
+    answer_focus = pool.focus(answer, focus) if focus else 0.0
+    min_focus = max(MIN_FOCUS, min(FOCUS_SHARE * answer_focus, FOCUS_ENOUGH)) if focus else 1.0
+    # A role is the answer's own when the news names it with the role's nouns ("drone",
+    # "tariff") day-long; a verb alone ("travel", "question") says too little.
+    nouns = {f[2:] for f in role or () if f.startswith("s~")}
+    strong = bool(focus) and pool.focus(answer, {w: v for w, v in focus.items() if w in nouns}) >= STRONG_ROLE
+    in_office = pool.past.get(normalize(answer), 0.0) < MAX_PAST
+    field_ = title_field(pool.roles.get(normalize(answer), {}), role) if kind == "person" else None
+    home = title_country(pool.roles.get(normalize(answer), {}), role) if kind == "person" else None
+    cache: dict[str, tuple[float, bool, float, float]] = {}
 
-    def features(c: str) -> tuple[float, bool, float]:
+    def features(c: str) -> tuple[float, bool, float, float]:
         got = cache.get(c)
         if got is None:
             entry = names.get(normalize(c))
             got = cache[c] = (pool.similarity(answer, c), bool(entry and any(a in rank for a in entry[1])),
-                              pool.similarity_to(c, ev))
+                              pool.similarity_to(c, ev), pool.focus(c, focus) if focus else 0.0)
         return got
 
     def score(c: str) -> float:
-        sim, is_near, ev_sim = features(c)
-        return sim + (0.05 if is_near else 0.0) + ev_sim
+        sim, is_near, ev_sim, focus_sim = features(c)
+        return sim + (0.05 if is_near else 0.0) + ev_sim + FOCUS_WEIGHT * focus_sim
 
     def plausible(c: str) -> bool:
-        sim, is_near, ev_sim = features(c)
-        return sim >= MIN_SIMILARITY and (is_near or ev_sim >= MIN_EVIDENCE_SIMILARITY)
+        sim, is_near, ev_sim, focus_sim = features(c)
+        if in_office and pool.past.get(normalize(c), 0.0) >= MAX_PAST:
+            return False  # "former President Joe Biden" against a sitting one
+        if field_ is not None and title_field(pool.roles.get(normalize(c), {})) not in (None, field_):
+            return False  # a chief executive against a president, a striker against a minister
+        if home is not None and title_country(pool.roles.get(normalize(c), {})) not in (None, home):
+            return False  # "Israeli Prime Minister Benjamin Netanyahu" against "US President ..."
+        return sim >= MIN_SIMILARITY and (is_near or ev_sim >= MIN_EVIDENCE_SIMILARITY or focus_sim >= min_focus)
 
     ranked = sorted(cands, key=lambda c: (-score(c), c))
     if pool.contexts:
@@ -223,6 +314,15 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
         ranked = [c for c in ranked if plausible(c)]
         if len(ranked) < n:
             return []
+        focused = [c for c in ranked if features(c)[3] >= min_focus]
+        if len(focused) < n and strong:
+            # The answer's role is what the news says of it day-long (Russia and "drone"), and
+            # no other name is written so: whatever is offered, a reader rules it out.
+            return []
+        if len(focused) >= n:
+            # Enough names written with the answer's role words (a country named with "tariff"
+            # for a tariff, with "drone" for a drone strike): only those.
+            ranked = focused
     if same_type is not None:  # checked down the ranking only as far as needed (a parse each)
         typed = []
         for c in ranked:
@@ -234,6 +334,69 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
         if len(ranked) < n:
             return ranked
     return ranked[:n + TOPICAL_KEEP]
+
+
+# Title words by the field of the person they describe ("Defense Secretary Pete Hegseth",
+# "Meta CEO Mark Zuckerberg", "striker Harry Kane"): a person's options share the field.
+TITLE_FIELDS = {
+    "politics": ("president", "minister", "secretary", "senator", "sen", "governor", "chancellor", "mayor",
+                 "lawmaker", "congressman", "congresswoman", "representative", "rep", "spokesperson",
+                 "spokesman", "spokeswoman", "ambassador", "envoy", "premier", "prime", "diplomat",
+                 "politician", "speaker", "mp", "democrat", "republican", "king", "queen", "prince",
+                 "opposition", "cabinet", "vice"),
+    "law": ("judge", "justice", "prosecutor", "lawyer", "attorney", "defendant", "counsel"),
+    "business": ("ceo", "founder", "executive", "chairman", "chairwoman", "billionaire", "investor",
+                 "entrepreneur", "cofounder", "economist", "analyst", "tycoon", "boss"),
+    "sport": ("coach", "striker", "player", "captain", "midfielder", "goalkeeper", "defender",
+              "quarterback", "pitcher", "golfer", "boxer", "winger", "forward", "teammate", "rookie",
+              "footballer", "cricketer", "batter", "jockey", "trainer", "referee"),
+    "arts": ("actor", "actress", "singer", "rapper", "musician", "comedian", "author", "novelist",
+             "filmmaker", "songwriter", "artist", "band", "star"),
+    "media": ("journalist", "reporter", "correspondent", "writer", "columnist", "editor", "anchor", "host",
+              "moderator", "commentator", "pundit", "broadcaster", "presenter", "photographer", "podcaster"),
+}
+_FIELD_OF = {w: f for f, words in TITLE_FIELDS.items() for w in words}
+
+
+def title_field(vec: dict[str, float] | Counter[str], extra: Counter[str] | None = None) -> str | None:
+    """The field a person's title words put them in (politics, law, business, sport, arts, media), or
+    None when they say none or no clear one (two fields within a factor of two)."""
+    weight: Counter[str] = Counter()
+    for bag in (vec, extra or {}):
+        for f, v in bag.items():
+            if f.startswith("t:") and f[2:] in _FIELD_OF:
+                weight[_FIELD_OF[f[2:]]] += float(v)
+    top = weight.most_common(2)
+    if not top or (len(top) == 2 and top[1][1] * 2 > top[0][1]):
+        return None
+    return top[0][0]
+
+
+_COUNTRY_OF_WORD = {w.lower(): c for w, c in lx.COUNTRY_OF.items() if " " not in w}
+
+
+def title_country(vec: dict[str, float] | Counter[str], extra: Counter[str] | None = None) -> str | None:
+    """The country a person's title words name ("British Deputy Prime Minister", "US
+    President", "Salvadoran President"), or None when they name none or no clear one."""
+    weight: Counter[str] = Counter()
+    for bag in (vec, extra or {}):
+        for f, v in bag.items():
+            if f.startswith("t:") and f[2:] in _COUNTRY_OF_WORD:
+                weight[_COUNTRY_OF_WORD[f[2:]]] += float(v)
+    top = weight.most_common(2)
+    if not top or (len(top) == 2 and top[1][1] * 2 > top[0][1]):
+        return None
+    return top[0][0]
+
+
+def role_words(role: Counter[str]) -> Counter[str]:
+    """The words of an answer's role ("s:launch", "s~drone": launch, drone), its title words left
+    out: what a plausible alternative is also written with ("Israel ... drones")."""
+    out: Counter[str] = Counter()
+    for f, c in role.items():
+        if f[:2] in ("s:", "s~", "o:"):
+            out[f[2:]] += c
+    return out
 
 
 def _bare(text: str) -> str:

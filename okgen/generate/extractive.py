@@ -77,6 +77,8 @@ class _Item:
     score: float
     words: Counter[str] = field(default_factory=Counter)
     """The evidence sentence's context words, the answer's left out (its topic, for distractors)."""
+    role: Counter[str] = field(default_factory=Counter)
+    """The answer's role in the evidence sentence (:func:`_role_features`), for distractors."""
 
 
 @dataclass
@@ -142,6 +144,10 @@ class ExtractiveGenerator:
         surnames: set[str] = set()
         mentions: list[tuple[str, str, str]] = []  # (label, text, article id) in usable sentences
         contexts: dict[str, Counter[str]] = defaultdict(Counter)  # name -> words around its mentions
+        roles: dict[str, Counter[str]] = defaultdict(Counter)  # name -> its roles in the sentences
+        suffixes: dict[str, Counter[str]] = defaultdict(Counter)  # name -> the "Jr." written after it
+        topics: dict[str, Counter[str]] = defaultdict(Counter)  # name -> sentences naming it with each word
+        people: dict[str, str] = {}  # every person's name as tagged ("Robert F. Kennedy Jr." at times)
         for a_id, doc in docs.items():
             for ent in doc.ents:
                 labels[normalize(ent.text)][ent.label_] += 1
@@ -150,9 +156,18 @@ class ExtractiveGenerator:
             for sent in doc.sents:
                 if usable_sentence(sent):
                     mentions.extend((e.label_, e.text, a_id) for e in sent.ents if e.label_ in POOL_LABELS)
+                words = {t.lemma_.lower() for t in sent if t.is_alpha and not t.is_stop
+                         and t.pos_ in ("NOUN", "VERB", "ADJ", "PROPN")}
                 for e in sent.ents:
                     if e.label_ in POOL_LABELS:
-                        contexts[normalize(e.text)].update(_context_words(sent, e))
+                        key = normalize(e.text)
+                        contexts[key].update(_context_words(sent, e))
+                        roles[key].update(_role_features(sent, e))
+                        roles[key]["#mentions"] += 1
+                        topics[key].update(words)
+                        if e.label_ == "PERSON":
+                            suffixes[key][_name_suffix(doc, e)] += 1
+                            people[key] = e.text
         # The day's consensus label of each name: a name tagged PERSON here and ORG there is
         # trusted as neither; a person's surname is never an organisation or a place.
         majority = {k: c.most_common(1)[0][0] for k, c in labels.items()
@@ -177,8 +192,21 @@ class ExtractiveGenerator:
                 continue  # "Cameroon", "Media": a place or a common word the tagger took for a name
             if label == "ORG" and (not pr.trusted_org_answer(text, len(named_in[(label, key)])) or pr.media_name(text)):
                 continue  # "WDP", "H20": what the tagger takes for organisations; outlets are not news
+            if label == "PERSON":
+                # "Robert F. Kennedy Jr.": the tagger often leaves the suffix out; the option is
+                # the name as the news writes it, never the form that drops it.
+                written = Counter({s: c for s, c in suffixes[key].items() if s})
+                written.update(people[normalize(f"{text} {s}")].split()[-1] for s in NAME_SUFFIXES
+                               if normalize(f"{text} {s}") in people)
+                if written:
+                    suffix = written.most_common(1)[0][0]
+                    text = f"{text} {suffix}"
+                    contexts.setdefault(normalize(text), contexts[key])
+                    roles.setdefault(normalize(text), roles[key])
+                    topics.setdefault(normalize(text), topics[key])
             pool.names.add(POOL_LABELS[label], text, a_id)
         pool.names.set_contexts(contexts)
+        pool.names.set_roles(roles, topics)
         self.majority = majority
         day = _DayNames(docs, today)
         pool.near = _nearest(today)
@@ -218,7 +246,8 @@ class ExtractiveGenerator:
                 score = (self.weights.get(kind, 0.5) + FORM_WEIGHT.get(stem.form, 0.0)
                          - self.position_penalty * i
                          + (self.novelty_bonus if normalize(stem.answer) not in pool.seen_before else 0.0))
-                items.append(_Item(stem, i, sent.text.strip(), score, Counter(_context_words(sent, ent))))
+                items.append(_Item(stem, i, sent.text.strip(), score, Counter(_context_words(sent, ent)),
+                                   Counter(_role_features(sent, ent))))
         items.sort(key=lambda it: (-it.score, it.sentence_index, it.stem.question))
         return items
 
@@ -256,7 +285,7 @@ class ExtractiveGenerator:
                           question=st.question, rng=rng, year=article.date.year,
                           prefer=pool.by_source.get(article.source), near=pool.near.get(article.id, ()),
                           same_type=None if want == "none" else (lambda c, w=want: self.option_label(c) == w),
-                          day=article.date, evidence=item.words, why=(why := []))
+                          day=article.date, evidence=item.words, role=item.role, why=(why := []))
             if ds is None:
                 pool.reasons[why[0] if why else "no_distractors"] += 1
                 continue
@@ -489,6 +518,67 @@ def _context_words(sent: Any, ent: Any) -> list[str]:
             if (t.i < ent.start or t.i >= ent.end) and not t.is_stop and t.is_alpha and len(t) > 2
             and t.pos_ in ("NOUN", "VERB", "ADJ", "PROPN")]
     return words + near * 2
+
+
+# Words that end a person's name after the tagger's span ("Robert F. Kennedy Jr.").
+NAME_SUFFIXES = frozenset({"Jr.", "Jr", "Sr.", "Sr", "II", "III", "IV"})
+# Words before a name that say it no longer holds the role ("former President Joe Biden").
+PAST_WORDS = frozenset({"former", "ex", "late", "then", "previous", "predecessor"})
+
+
+def _name_suffix(doc: Any, ent: Any) -> str:
+    """The suffix written right after a person's name ("Jr."), else ""."""
+    i = ent.end
+    if i < len(doc) and doc[i].text == "," and i + 1 < len(doc) and doc[i + 1].text in NAME_SUFFIXES:
+        i += 1
+    return doc[i].text if i < len(doc) and doc[i].text in NAME_SUFFIXES else ""
+
+
+def _role_features(sent: Any, ent: Any) -> list[str]:
+    """What a name does in a sentence, as features: ``s:VERB`` (the subject of "launch"),
+    ``s~WORD`` (the nouns and places that verb governs: "drone", "tariff", "gaza"; no times),
+    ``o:VERB`` (its object), and
+    ``t:WORD`` for the title words written beside it ("President", "Defense Secretary",
+    "coach"; ``t:former`` for one who no longer holds the role)."""
+    out: list[str] = []
+    root = ent.root
+    dep = root.dep_
+    head = root.head
+    if dep in ("nsubj", "nsubjpass", "csubj") or (dep == "pobj" and head.dep_ == "agent"):
+        verb = head.head if dep == "pobj" else head
+        if verb.lemma_ == "be":  # "Bauder is a media writer": a title
+            out.extend(f"t:{c.lemma_.lower()}" for c in verb.children if c.dep_ == "attr" and c.pos_ == "NOUN")
+        if verb.pos_ in ("VERB", "AUX", "NOUN"):
+            out.append(f"s:{verb.lemma_.lower()}")
+            # The nouns and places within three steps of the verb ("launched 55 drones at
+            # Ukraine": drone, Ukraine; "struck a car in Gaza": car, Gaza), times left out.
+            out.extend(f"s~{c.lemma_.lower()}" for c in verb.subtree
+                       if c.is_alpha and not ent.start <= c.i < ent.end and verb in (c.head, c.head.head, c.head.head.head)
+                       and ((c.pos_ == "NOUN" and not c.ent_type_) or c.ent_type_ in ("GPE", "LOC", "NORP")))
+    elif dep in ("dobj", "dative", "attr", "pobj"):
+        verb = head.head if dep == "pobj" and head.dep_ == "prep" else head
+        if verb.pos_ in ("VERB", "NOUN"):
+            out.append(f"o:{verb.lemma_.lower()}")
+    # Title words: the untagged nouns, adjectives and nationality words just before the name
+    # ("Defense Secretary", "former President"), and an apposition after it ("..., the coach").
+    i = ent.start - 1
+    while i >= max(sent.start, ent.start - 4):
+        t = sent.doc[i]
+        if t.text == "-":  # "ex-President"
+            i -= 1
+            continue
+        if t.ent_type_ in ("PERSON", "ORG", "DATE", "CARDINAL") or (
+                t.pos_ not in ("NOUN", "PROPN", "ADJ") and t.lower_ not in PAST_WORDS):
+            break
+        if t.is_alpha:
+            out.append("t:former" if t.lower_ in PAST_WORDS else f"t:{t.lemma_.lower()}")
+        i -= 1
+    for child in root.children:
+        if child.dep_ == "appos" and child.pos_ == "NOUN":
+            out.append(f"t:{child.lemma_.lower()}")
+            out.extend(f"t:{g.lemma_.lower()}" for g in child.children
+                       if g.dep_ in ("compound", "amod") and g.is_alpha)
+    return out
 
 
 class _DayNames:

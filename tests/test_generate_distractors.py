@@ -1,0 +1,202 @@
+"""Name distractors a reader cannot rule out without the day's news: the same role in the news
+as the answer (okgen.generate.distractors with the role features okgen.generate.extractive
+gives it). Hand-written sentences and pools shaped like a real day's: none copies an article."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from collections import Counter
+
+import pytest
+
+from okgen.generate.distractors import Pool, pick, role_words, title_country, title_field
+from okgen.generate.text import normalize
+from okgen.hashing import sha256_text
+from okgen.schema import Article
+
+DAY = dt.date(2025, 4, 10)
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    from okgen.generate.nlp import load_pipeline
+
+    return load_pipeline()
+
+
+def _pool(names: dict[str, tuple[str, dict[str, int], int, dict[str, int]]], kind: str = "place") -> Pool:
+    """name -> (context words, role features, mentions, sentence words) as a day's pool holds them."""
+    pool = Pool()
+    contexts, roles, topics = {}, {}, {}
+    for i, (name, (words, role, mentions, topic)) in enumerate(names.items()):
+        pool.add(kind, name, f"a{i}")
+        key = normalize(name)
+        contexts[key] = Counter(words.split())
+        roles[key] = Counter({**role, "#mentions": mentions})
+        topics[key] = Counter(topic)
+    pool.set_contexts(contexts)
+    pool.set_roles(roles, topics)
+    return pool
+
+
+# Countries of a day of trade war and war in Ukraine: Ukraine and Russia are written like China
+# (war, talks, US) but never with tariffs; Vietnam, Japan, Canada and Mexico are.
+COUNTRIES = {
+    "China": ("tariff trade war talk us import", {"s:impose": 3, "s~tariff": 4}, 40,
+              {"tariff": 20, "import": 8, "war": 6, "talk": 4}),
+    "Ukraine": ("war talk us drone peace", {"s:defend": 2}, 30, {"war": 12, "drone": 6, "talk": 5}),
+    "Russia": ("war talk us drone missile", {"s:launch": 3, "s~drone": 3}, 30,
+               {"war": 10, "drone": 9, "missile": 6, "talk": 5}),
+    "Vietnam": ("tariff trade talk import", {"s:offer": 1, "s~tariff": 1}, 14, {"tariff": 8, "import": 2}),
+    "Japan": ("tariff trade talk car", {"s:seek": 1}, 12, {"tariff": 5, "talk": 2}),
+    "Canada": ("tariff trade us border", {"s:impose": 1, "s~tariff": 1}, 30, {"tariff": 9, "border": 4}),
+    "Mexico": ("tariff trade us border", {"s:avoid": 1}, 17, {"tariff": 4, "border": 3}),
+    "France": ("talk us peace wine", {"s:host": 1}, 14, {"talk": 3}),
+}
+TARIFF_ROLE = Counter(["s:increase", "s~tariff", "s~import", "s~company"])
+
+
+def _pick(pool: Pool, answer: str, question: str, role: Counter[str], kind: str = "place", seed: int = 0,
+          why: list[str] | None = None, near: tuple[str, ...] = ()) -> list[str] | None:
+    return pick(answer, kind, pool=pool, article_id="src", article_norm="", question=question,
+                rng=random.Random(seed), year=2025, n=3, near=near or tuple(f"a{i}" for i in range(20)),
+                role=role, why=why)
+
+
+def test_a_country_for_a_tariff_is_one_the_news_names_with_tariffs():
+    pool = _pool(COUNTRIES)
+    # Ukraine and Russia are used most like China (war, talks, the US): without the role they
+    # are among the closest names; with it, never an option for "raised tariffs on US imports".
+    assert pool.similarity("China", "Ukraine") > pool.similarity("China", "Japan")
+    for seed in range(8):
+        got = _pick(pool, "China", "Which country has increased tariffs on US imports to 84%?", TARIFF_ROLE,
+                    seed=seed)
+        assert got is not None and set(got) <= {"Vietnam", "Japan", "Canada", "Mexico"}, got
+
+
+def test_an_answer_whose_role_no_other_name_shares_has_no_options():
+    # Russia is written with drones day-long; no other country is, so France, China and Canada
+    # would be absurd attackers of Ukraine: no question rather than a giveaway.
+    pool = _pool({k: v for k, v in COUNTRIES.items() if k != "Ukraine"})
+    why: list[str] = []
+    assert _pick(pool, "Russia", "Which country launched 55 drones at Ukraine?",
+                 Counter(["s:launch", "s~drone", "s~night"]), why=why) is None
+    assert why == ["distractors_implausible"]
+
+
+def test_role_words_are_the_verb_and_its_nouns_not_the_titles():
+    assert role_words(Counter({"s:launch": 1, "s~drone": 2, "o:visit": 1, "t:president": 1})) == \
+        Counter({"launch": 1, "drone": 2, "visit": 1})
+
+
+PEOPLE = {
+    "Donald Trump": ("fire director", {"t:president": 30, "s:fire": 2, "s~tariff": 5},
+                     90, {"tariff": 20, "fire": 2, "director": 3}),
+    "Joe Biden": ("director administration", {"t:president": 8, "t:former": 9}, 13,
+                  {"administration": 6, "director": 1}),
+    "Pete Hegseth": ("fire pentagon", {"t:secretary": 6, "t:defense": 5, "s:fire": 1}, 12,
+                     {"pentagon": 5, "director": 2, "fire": 1}),
+    "Marco Rubio": ("fire visa", {"t:secretary": 5, "t:state": 4}, 12,
+                    {"visa": 3, "fire": 1}),
+    "Stephen Miller": ("director immigration", {"t:deputy": 2, "t:chief": 2}, 8,
+                       {"immigration": 3, "director": 1}),
+    "Mark Zuckerberg": ("director meta", {"t:ceo": 5, "t:meta": 5}, 9,
+                        {"meta": 5, "director": 1}),
+    "Harry Kane": ("fire goal", {"t:striker": 6, "s:score": 3}, 10,
+                   {"goal": 6, "fire": 1}),
+}
+
+
+def test_people_out_of_office_or_of_another_field_are_no_options():
+    pool = _pool(PEOPLE, kind="person")
+    assert pool.past[normalize("Joe Biden")] > 0.5 and pool.past[normalize("Donald Trump")] == 0
+    assert title_field(pool.roles[normalize("Mark Zuckerberg")]) == "business"
+    assert title_field(pool.roles[normalize("Harry Kane")]) == "sport"
+    assert title_field(pool.roles[normalize("Donald Trump")]) == "politics"
+    # All are used like the answer in the day's words: the role alone sets them apart.
+    assert min(pool.similarity("Donald Trump", p) for p in PEOPLE) >= 0.1
+    question = "Who has fired National Security Agency Director Timothy Haugh?"
+    for seed in range(8):
+        got = _pick(pool, "Donald Trump", question, Counter(["s:fire", "s~director", "t:president"]),
+                    kind="person", seed=seed)
+        # Not the former president, the chief executive or the striker: the sitting officials.
+        assert got is not None and set(got) == {"Pete Hegseth", "Marco Rubio", "Stephen Miller"}, got
+
+
+def test_a_former_officeholder_stays_an_option_for_a_former_one():
+    pool = _pool({**PEOPLE,
+                  "Barack Obama": ("director administration", {"t:president": 6, "t:former": 6}, 8,
+                                   {"administration": 4}),
+                  "Kamala Harris": ("director administration", {"t:vice": 3, "t:former": 3}, 6,
+                                    {"administration": 2})},
+                 kind="person")
+    got = _pick(pool, "Joe Biden", "Who signed the order in 2022?", Counter(["s:sign", "s~order"]), kind="person")
+    assert got is not None and {"Barack Obama", "Kamala Harris"} <= set(got), got
+
+
+def test_title_field_needs_a_clear_majority():
+    assert title_field(Counter({"t:president": 1, "t:ceo": 1})) is None
+    assert title_field(Counter({"t:coach": 3, "t:minister": 1})) == "sport"
+    assert title_field(Counter({"s~coach": 3})) is None  # a noun the verb governs is no title
+
+
+def test_a_person_of_another_country_by_title_is_no_option():
+    people = {**PEOPLE, "Benjamin Netanyahu": ("fire director", {"t:israeli": 5, "t:prime": 5, "t:minister": 5}, 20,
+                                               {"director": 2})}
+    people["Donald Trump"] = (people["Donald Trump"][0], {**people["Donald Trump"][1], "t:us": 10},
+                              *people["Donald Trump"][2:])
+    pool = _pool(people, kind="person")
+    assert title_country(pool.roles[normalize("Benjamin Netanyahu")]) == "Israel"
+    assert title_country(pool.roles[normalize("Donald Trump")]) == "United States"
+    assert title_country(Counter({"t:british": 1, "t:french": 1})) is None
+    for seed in range(8):
+        got = _pick(pool, "Donald Trump", "Who has fired the director?", Counter(["s:fire", "s~director"]),
+                    kind="person", seed=seed)
+        assert got is not None and "Benjamin Netanyahu" not in got, got
+
+
+def test_role_features_of_a_parsed_sentence(nlp):
+    from okgen.generate.extractive import _role_features
+
+    doc = nlp("Russia launched 55 drones at Ukraine overnight, officials said.")
+    russia = next(e for e in doc.ents if e.text == "Russia")
+    feats = _role_features(next(doc.sents), russia)
+    assert "s:launch" in feats and "s~drone" in feats
+    doc = nlp("Former President Joe Biden spoke in Chicago on Tuesday.")
+    biden = next(e for e in doc.ents if e.label_ == "PERSON")
+    assert {"t:former", "t:president"} <= set(_role_features(next(doc.sents), biden))
+    doc = nlp("Defense Secretary Pete Hegseth visited the base.")
+    hegseth = next(e for e in doc.ents if e.label_ == "PERSON")
+    assert "t:secretary" in _role_features(next(doc.sents), hegseth)
+
+
+def _article(i: int, title: str, text: str) -> Article:
+    url = f"https://example.org/{i}"
+    when = dt.datetime(DAY.year, DAY.month, DAY.day, 9, tzinfo=dt.timezone.utc)
+    return Article(id=f"art{i:02d}", url=url, canonical_url=url, source=f"outlet{i % 3}", title=title,
+                   published_at=when, date=DAY, fetched_at=when, language="en", text=text,
+                   text_sha256=sha256_text(text), extractor="test")
+
+
+def test_a_name_written_with_jr_is_offered_with_it(nlp):
+    from okgen.generate.agents import load_agent, packaged_agents_dir
+    from okgen.generate.extractive import ExtractiveGenerator
+
+    # The tagger cuts "Jr." off after a comma ("Robert F. Kennedy, Jr."): the option keeps it.
+    texts = [
+        "Health Secretary Robert F. Kennedy, Jr. announced a review of vaccine rules in Washington on Monday. "
+        "Robert F. Kennedy, Jr. said the review would take months.",
+        "Health Secretary Robert F. Kennedy, Jr. met state health officials in Texas. Critics said "
+        "Robert F. Kennedy, Jr. had ignored the advice of doctors.",
+        "Defense Secretary Pete Hegseth announced new rules for the Pentagon in Washington on Monday. "
+        "Pete Hegseth said the rules would take effect soon.",
+    ]
+    arts = [_article(i, f"Officials announce rules {i}", t) for i, t in enumerate(texts)]
+    gen = ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), 1)
+    pool = gen.build_pool(arts, DAY)
+    people = {t for t, _ in pool.names.names["person"].values()}
+    assert "Robert F. Kennedy Jr." in people and "Robert F. Kennedy" not in people, people
+    # The suffixed name keeps the words and roles of its mentions.
+    assert pool.names.similarity("Robert F. Kennedy Jr.", "Pete Hegseth") > 0
+    assert title_field(pool.names.roles[normalize("Robert F. Kennedy Jr.")]) == "politics"
