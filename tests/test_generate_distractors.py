@@ -70,7 +70,7 @@ def test_a_country_for_a_tariff_is_one_the_news_names_with_tariffs():
     # are among the closest names; with it, never an option for "raised tariffs on US imports".
     assert pool.similarity("China", "Ukraine") > pool.similarity("China", "Japan")
     for seed in range(8):
-        got = _pick(pool, "China", "Which country has increased tariffs on US imports to 84%?", TARIFF_ROLE,
+        got = _pick(pool, "China", "Which country has raised its levies on American goods to 62%?", TARIFF_ROLE,
                     seed=seed)
         assert got is not None and set(got) <= {"Vietnam", "Japan", "Canada", "Mexico"}, got
 
@@ -116,7 +116,7 @@ def test_people_out_of_office_or_of_another_field_are_no_options():
     assert title_field(pool.roles[normalize("Donald Trump")]) == "politics"
     # All are used like the answer in the day's words: the role alone sets them apart.
     assert min(pool.similarity("Donald Trump", p) for p in PEOPLE) >= 0.1
-    question = "Who has fired National Security Agency Director Timothy Haugh?"
+    question = "Who has dismissed Coast Guard Commandant Linda Fagan?"
     for seed in range(8):
         got = _pick(pool, "Donald Trump", question, Counter(["s:fire", "s~director", "t:president"]),
                     kind="person", seed=seed)

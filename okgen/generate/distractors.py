@@ -304,7 +304,7 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
         if field_ is not None and title_field(pool.roles.get(normalize(c), {})) not in (None, field_):
             return False  # a chief executive against a president, a striker against a minister
         if home is not None and title_country(pool.roles.get(normalize(c), {})) not in (None, home):
-            return False  # "Israeli Prime Minister Benjamin Netanyahu" against "US President ..."
+            return False  # "Israeli Prime Minister X" against "US President Y"
         return sim >= MIN_SIMILARITY and (is_near or ev_sim >= MIN_EVIDENCE_SIMILARITY or focus_sim >= min_focus)
 
     ranked = sorted(cands, key=lambda c: (-score(c), c))
