@@ -78,7 +78,7 @@ class Stem:
     answer: str
     """The answer as the article wrote it."""
     form: str
-    """Which question form made it: subject, object, count, amount, place, date, agent."""
+    """Which question form made it: subject, object, count, amount, place, date, agent, prep, nested."""
 
 
 def answer_kind(ent: Any) -> str | None:
@@ -137,10 +137,18 @@ def _subtree_tokens(tok: Any, exclude: frozenset[str] = DROP_DEPS) -> list[Any]:
                        and c.i in (child.left_edge.i - 1, child.right_edge.i + 1))
             out.extend(child.subtree)
             continue
-        if child.dep_ in exclude and not _hyphen(child) and not _meaning(child):
+        if child.dep_ in exclude and not _hyphen(child) and not _meaning(child) and not _needed(tok, child):
             continue
         out.extend(_subtree_tokens(child, exclude))
     return out
+
+
+def _needed(tok: Any, child: Any) -> bool:
+    """A dependent its head means nothing without: the infinitive of a purpose noun ("plans [to
+    impose tariffs]") and the conjunction of a clause after a preposition ("on [whether] ...")."""
+    if child.dep_ == "acl" and tok.lower_ in PURPOSE_NOUNS and child.i > tok.i:
+        return any(c.dep_ == "aux" and c.lower_ == "to" for c in child.children)
+    return child.dep_ == "mark" and tok.dep_ == "pcomp" and child.lower_ in ("whether", "if")
 
 
 def _defines(noun: Any, appos: Any) -> bool:
@@ -159,10 +167,15 @@ def _cuts_complement(tokens: list[Any]) -> bool:
         for c in t.children:
             if t.pos_ in ("VERB", "AUX") and c.dep_ in ("ccomp", "csubj") and c.i not in kept:
                 return True
+            if c.dep_ in ("acl", "relcl") and c.i not in kept and (t.lower_ in ("first", "last", "only", "one")
+                                                                   or t.tag_ == "JJS"):
+                return True  # "for being the first [to certify ...]": first at what?
             if t.lower_ in PURPOSE_NOUNS and c.dep_ == "acl" and c.i not in kept:
                 return True  # "in an effort [to maintain ...]": the effort lost what it is for
             if t.pos_ == "VERB" and t.dep_ in ("pcomp", "pobj") and c.dep_ == "nsubj":
-                return True  # "with senior figures paying visits": an absolute clause, an aside
+                return True
+            if t.pos_ in ("VERB", "AUX") and c.dep_ == "mark" and c.i not in kept:
+                return True  # "on [whether] Khalil can be deported": a clause without its conjunction  # "with senior figures paying visits": an absolute clause, an aside
             if t.dep_ == "pobj" and t.head.lower_ == "with" and c.dep_ == "acl" and c.pos_ == "VERB" \
                     and c.i not in kept:
                 return True  # "with the remaining 20% [made in India]": an absolute clause, an aside
@@ -179,7 +192,7 @@ PURPOSE_NOUNS = frozenset({"effort", "efforts", "bid", "attempt", "attempts", "o
 MEANING_WORDS = frozenset({"not", "n't", "never", "no", "only", "nearly", "almost", "about", "around", "roughly",
                            "approximately", "more", "less", "fewer", "least", "most", "just", "barely", "over",
                            "under", "up", "down", "first", "second", "third", "fourth", "fifth", "sixth",
-                           "seventh", "eighth", "ninth", "tenth", "last", "again", "no longer", "also", "once",
+                           "seventh", "eighth", "ninth", "tenth", "last", "again", "no longer", "also", "once", "back", "off",
                            "twice", "thrice"})
 
 
@@ -238,6 +251,8 @@ def _clause(verb: Any, skip: set[int]) -> list[Any] | None:
             continue
         sub = _subtree_tokens(child)
         if child.dep_ == "prep" and not any(t.ent_type_ or t.like_num for t in sub) and len(sub) > 4:
+            if child.lower_ == "as":
+                return None  # "credited X's leadership [as crucial ...]": the verb needs it
             continue  # a long prepositional phrase without a name or number: detail, not core
         if brackets.intersection(t.i for t in sub):
             return None  # an aside in brackets is no part of a question ("(the first election ...")
@@ -439,6 +454,65 @@ INFORMATIVE = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", 
 WH_INSIDE = frozenset({"what", "which", "who", "whom", "whose", "where", "when", "why", "how"})
 
 
+# Prepositions of a phrase inside the object that can be fronted with the answer ("On which
+# country did X impose tariffs?"); not "of" ("the leader of Hamas" is no fronted phrase).
+OBJECT_PREPS = frozenset({"on", "against", "with", "from", "to", "into", "in", "for", "over"})
+ACTOR_PREPS = frozenset({"on", "against", "with", "over"})  # "sanctions on", "talks with": an actor
+# Verbs that announce an action of the speaker's own ("said it would put ... on hold"), unlike a
+# judgment ("said it would be a disaster", "would help").
+JUDGING_VERBS = frozenset({"be", "have", "like", "love", "prefer", "need", "mean", "make", "hurt", "help", "happen",
+                           "seem", "look", "get", "cost", "lead", "cause", "benefit", "damage", "harm", "work",
+                           "comment", "speculate", "respond", "continue", "monitor", "consider", "review", "try"})
+
+
+def _titled(subj_toks: list[Any], ent: Any, kind: str) -> bool:
+    """A person named with a title or role before the name ("Federal Judge Jamee Comans",
+    "Secretary of State Marco Rubio"): asked "Who ...", the title left out."""
+    extra = [t for t in subj_toks if not ent.start <= t.i < ent.end and t.lower_ != "the"]
+    return kind == "person" and len(extra) <= 5 and all(t.i < ent.start for t in extra) \
+        and not any(t.pos_ in ("VERB", "AUX", "PUNCT", "PRON") or t.lower_ in PRONOUNS for t in extra)
+
+
+def _pluperfect(verb: Any) -> bool:
+    """"had aimed", "had sent": an event before the reported one, background more often than news."""
+    return any(a.lower_ == "had" for a in auxes_of(verb, "aux"))
+
+
+def _announcement(sent: Any, say: Any, ent: Any, kind: str) -> str | None:
+    """"Which organisation said it would put plans ... on hold": the answer, subject of "said",
+    announces what it will do itself (a future or a plan, "it", "he" or "she" for the answer),
+    which is news; any other "X said ..." asks who holds an opinion and gives None."""
+    if kind not in ("person", "org", "place", "region") or not _finite(say) or say.i in _quoted(sent):
+        return None
+    subj = next((c for c in say.children if c.dep_ == "nsubj"), None)
+    comp = next((c for c in say.children if c.dep_ == "ccomp" and c.i > say.i), None)
+    if subj is None or comp is None or subj.i != ent.root.i or comp.i in _quoted(sent):
+        return None
+    subj_toks = _subtree_tokens(subj)
+    if len(subj_toks) > len(ent) + 1 and not _titled(subj_toks, ent, kind) \
+            or _bracketed(sent).intersection(t.i for t in subj_toks):
+        return None
+    pron = next((c for c in comp.children if c.dep_ == "nsubj"), None)
+    if pron is None or pron.lower_ not in (("he", "she") if kind == "person" else ("it",)) \
+            or any(t.dep_ != "mark" for t in sent.doc[say.i + 1:pron.i]):
+        return None  # "said [that] it ...": nothing else between
+    auxes = [c for c in comp.children if c.dep_ in ("aux", "neg") and pron.i < c.i < comp.i]
+    future = any(a.lower_ in ("will", "would", "'ll", "wo") for a in auxes)
+    plan = not auxes and comp.lemma_.lower() in ("plan", "intend") and comp.tag_ in ("VBZ", "VBP", "VBD")
+    if not (future or plan) or comp.lemma_.lower() in JUDGING_VERBS or comp.lemma_.lower() in REPORTING:
+        return None
+    if any(c.dep_ in ("ccomp", "csubj") for c in comp.children) \
+            or any(c.dep_ == "advcl" and any(m.lower_ in ("if", "unless") for m in c.children) for c in comp.children):
+        return None  # "would retaliate [if ...]": the condition would be lost
+    rest = _clause(comp, set())
+    if rest is None or not _self_contained(rest) or not _informative(rest, set(range(ent.start, ent.end))) \
+            or any(c.dep_ == "relcl" and c.i not in {x.i for x in rest} for t in rest for c in t.children):
+        return None  # "reduce the amount of US imports [that make it to theaters]": which imports?
+    said = [c for c in say.children if c.dep_ in ("aux", "neg") and c.i < say.i] + [say]
+    vp = _text(sorted(said, key=lambda t: t.i) + [pron] + auxes + [comp])
+    return f"{wh_word(kind, ent.text)} {vp} {_text(rest)}"
+
+
 def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
     """A question asking for ``ent`` (an entity of ``sent``), or None when no good one exists."""
     verb = _clause_verb(ent)
@@ -446,6 +520,9 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
     if verb is not None and verb.dep_ == "xcomp" and verb.head.pos_ in ("VERB", "AUX") \
             and any(c.lower_ == "to" for c in verb.children if c.dep_ == "aux"):
         inner, verb = verb, verb.head  # "X agreed to buy Y": asked through "agreed to buy"
+    if verb is not None and verb.lemma_.lower() == "say" and inner is None:
+        body = _announcement(sent, verb, ent, kind)
+        return None if body is None else _finish(body, verb, ent, kind, "subject", date_s)
     if verb is None or verb.lemma_.lower() in REPORTING or not _finite(verb):
         return None
     if verb.tag_ in ("VBZ", "VBP") and not auxes_of(verb, "aux") and not auxes_of(verb, "auxpass") \
@@ -457,8 +534,10 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         return None  # "80% of iPhones are made in China": a standing state, not the day's event
     if verb.i in _quoted(sent) or verb.dep_ == "conj" and verb.head.i in _quoted(sent):
         return None  # 'Israel was "committing a horrific crime ..."': a quoted charge, not a reported fact
-    if any(t.lower_ in ("then", "back") and t.dep_ == "advmod" and t.i < verb.i for t in verb.children):
-        return None  # "Then, 64 million people descended ...": the time is an earlier sentence's
+    if any(t.lower_ in ("then", "back") and t.dep_ == "advmod" and t.i < verb.i for t in verb.children) \
+            or any(c.dep_ == "npadvmod" and any(t.lower_ in ("same", "previous", "that") for t in c.subtree)
+                   for c in verb.children):
+        return None  # "Then, 64 million people ...", "made a visit the same year": an earlier sentence's time
     if _cumulative(verb):
         return None  # "has struck Syria hundreds of times", "previous meetings": a tally or history
     if kind in ("place", "region") and _locates(ent):
@@ -502,9 +581,11 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             body = f"How many {head} {vp} {_text(rest)}"
             form = "count"
         elif kind in ("person", "org", "place", "region", "event"):
-            if verb.lemma_.lower() in ("be", "have") and not auxes_of(verb, "auxpass"):
+            if verb.lemma_.lower() in ("be", "have", "seem", "appear", "feel", "look", "sound") \
+                    and not auxes_of(verb, "auxpass"):
                 return None  # "Who is ...", "Which organisation has ...": background, not news
-            if ent.root.i != subj.i or len(subj_toks) > len(ent) + 1:
+            if ent.root.i != subj.i or len(subj_toks) > len(ent) + 1 and not (_titled(subj_toks, ent, kind)
+                                                                              and not _pluperfect(verb)):
                 return None  # "Apple's chief" is not "Apple"
             if not auxes and verb.tag_ == "VBP":
                 return None  # "Who haunt ...": the plural verb of a plural subject
@@ -530,8 +611,11 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             if holder.head.i == holder.i:
                 return None
             holder = holder.head
-        skip = {holder.i}
-        rest = _clause(verb, skip)
+        pp = ent.root.head  # "imposed tariffs [on China]": the answer in a phrase of the object
+        nested = role == "pobj" and pp.lower_ in OBJECT_PREPS and pp.head.dep_ in ("dobj", "obj") and pp.i > pp.head.i
+        cut = {t.i for t in pp.subtree} if nested else set()
+        rest = _clause(verb, set() if nested and pp.head.i == holder.i else {holder.i})
+        rest = None if rest is None else [t for t in rest if t.i not in cut]
         if inner is not None and holder.i == inner.i:
             # The answer sits in the infinitive: "did X agree to buy <answer> ...".
             holder = ent.root
@@ -539,7 +623,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
                 if holder.head.i == holder.i:
                     return None
                 holder = holder.head
-            inside = _clause(inner, {holder.i})
+            inside = _clause(inner, set() if nested and pp.head.i == holder.i else {holder.i})
+            inside = None if inside is None else [t for t in inside if t.i not in cut]
             if rest is None or inside is None:
                 return None
             # "did X call on the US to supply <answer> with ...": the outer verb's own phrases first.
@@ -561,7 +646,7 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
                 and base_form(verb) in CHANGE_VERBS:
             body = f"By what percentage {aux} {s} {vform} {tail}"
             form = "amount"
-        elif holder.dep_ in ("dobj", "obj") and (holder.i == ent.root.i or (kind == "count" and ent.root.head.i == holder.i)):
+        elif kind != "date" and holder.dep_ in ("dobj", "obj") and (holder.i == ent.root.i or (kind == "count" and ent.root.head.i == holder.i)):
             if kind == "count":
                 noun = holder
                 mods = [t for t in noun.children if t.dep_ in ("amod", "compound") and t.i not in ent_ids]
@@ -599,8 +684,30 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
                 form = "agent" if prep == "by" else "prep"
             else:
                 return None
+        elif nested and holder.i == pp.head.i and kind in ("place", "region", "org", "person"):
+            if kind == "place" and pp.lower_ in ACTOR_PREPS and wh_word(kind, ent.text) != "Which country" \
+                    or kind in ("org", "person") and pp.lower_ not in ACTOR_PREPS | {"from", "to"} or _pluperfect(verb):
+                return None  # "a war with Beijing": a capital standing for its government; "a cross for X"
+            obj = [t for t in pp.head.subtree if t.i not in cut]
+            if any(c.dep_ == "det" and c.lower_ in ("the", "this", "that") for c in pp.head.children) \
+                    and not _named(obj):
+                return None  # "signed the deal [with Apple]": without its phrase the object points nowhere
+            wh = {"person": "whom", "org": "which organisation"}.get(kind) or wh_word(kind, ent.text).lower()
+            body = f"{pp.lower_.capitalize()} {wh} {aux} {s} {vform} {tail}"
+            form = "nested"
+        elif kind == "date" and holder.i == ent.root.i and holder.dep_ in ("npadvmod", "dobj") \
+                and re.search(r"(?<!\d)\d{1,2}(?!\d)", ent.text):
+            # "are scheduled to begin May 12" (the parse makes the date an adverb or the object)
+            body = f"On what date {aux} {s} {vform} {tail}"
+            form = "date"
         else:
             return None
+    return _finish(body, verb, ent, kind, form, date_s)
+
+
+def _finish(body: str, verb: Any, ent: Any, kind: str, form: str, date_s: str) -> Stem | None:
+    """The question from its body: fronted phrases at the end, relative days made the news
+    day's, dated; None when the result is no clean question."""
     front = _fronted(verb, ent)
     if front is None:
         return None
