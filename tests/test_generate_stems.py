@@ -118,7 +118,8 @@ def test_tallies_and_earlier_events_are_no_news(nlp):
     # news-dev 2025-04-11/12/13: reviewers called each of these background, not the day's event.
     for text, answer in (("Israel has struck military sites in Syria hundreds of times since Assad fell.", "Israel"),
                          ("Previous meetings between Witkoff and Vladimir Putin had taken place in Moscow.", "Moscow"),
-                         ("Starmer has pursued a rapprochement with Beijing since taking office.", "Beijing")):
+                         ("Starmer has pursued a rapprochement with Beijing since taking office.", "Beijing"),
+                         ("Mark Zuckerberg has made repeated visits to the White House.", "the White House")):
         assert _stem(nlp, text, answer) is None, text
     # One event of the day, or a title, is news.
     assert _stem(nlp, "Israel has struck a car in Gaza, killing two.", "Gaza") is not None
@@ -187,6 +188,11 @@ def test_an_announced_action_of_the_speaker_is_news(nlp):
                          ("Microsoft said it would not comment on the Activision deal.", "Microsoft"),
                          ("Senator John Smith said he opposed the tariffs on Canada.", "John Smith")):
         assert _stem(nlp, text, answer) is None, text
+    # After "announced", "confirmed" the clause may name its own subject; it must name it.
+    assert _stem(nlp, "The White House confirmed that Donald Trump will travel to Rome for the funeral.",
+                 "The White House") == ("Which organisation confirmed that Donald Trump will travel to Rome for the "
+                                        "funeral, as reported on April 12, 2025?")
+    assert _stem(nlp, "Google confirmed that the outage was caused by a bug in Dublin.", "Google") is None
 
 
 def test_an_answer_in_a_phrase_of_the_object_is_asked_with_its_preposition(nlp):

@@ -10,8 +10,10 @@ real question that asks for that entity and does not copy the sentence:
 * the answer's role decides the question form: the subject gives "Who/Which company ... ?",
   the object gives "Which company did X acquire ... ?" (the auxiliary inverted, or do-support
   from the verb's lemma and tense), a count gives "How many <noun> ... ?", a sum "How much
-  did X ... ?", a place in a prepositional phrase "In which country did X ... ?", a date
-  "When did X ... ?";
+  did X ... ?", a place in a prepositional phrase "In which country did X ... ?" (also one
+  in a phrase of the object: "On which country did X impose tariffs?"), a date "When did X
+  ... ?"; a titled person as subject is asked "Who ...", and a subject of "said" only when it
+  announces its own action ("Which organisation said it would ... ?");
 * the stem must stand alone: its other actors are named (no "he", "the company" with no
   name), and it is dated with the news day unless it already names a date.
 
@@ -371,7 +373,7 @@ SCHEDULED = frozenset({"set", "schedule", "slate", "due", "poise", "expect", "re
 # Words that make a clause a tally or a history rather than the day's event.
 TALLY = re.compile(r"\b(?:\w+ of times|(?:many|several|dozens of|hundreds of|thousands of) times|repeatedly|"
                    r"since taking office|since (?:he|she|they) took office|over the (?:years|decades)|"
-                   r"previous|formerly)\b", re.IGNORECASE)
+                   r"previous|formerly|repeated)\b", re.IGNORECASE)
 
 
 def _cumulative(verb: Any) -> bool:
@@ -478,10 +480,16 @@ def _pluperfect(verb: Any) -> bool:
     return any(a.lower_ == "had" for a in auxes_of(verb, "aux"))
 
 
+# Verbs that make their clause public news ("announced that ...", "confirmed that ...").
+ANNOUNCE_VERBS = frozenset({"announce", "confirm", "reveal", "disclose"})
+
+
 def _announcement(sent: Any, say: Any, ent: Any, kind: str) -> str | None:
     """"Which organisation said it would put plans ... on hold": the answer, subject of "said",
     announces what it will do itself (a future or a plan, "it", "he" or "she" for the answer),
-    which is news; any other "X said ..." asks who holds an opinion and gives None."""
+    which is news; any other "X said ..." asks who holds an opinion and gives None. After
+    "announced", "confirmed" the clause may have a named subject of its own ("Who announced
+    that Exxon would close its refinery in Texas?")."""
     if kind not in ("person", "org", "place", "region") or not _finite(say) or say.i in _quoted(sent):
         return None
     subj = next((c for c in say.children if c.dep_ == "nsubj"), None)
@@ -492,14 +500,21 @@ def _announcement(sent: Any, say: Any, ent: Any, kind: str) -> str | None:
     if len(subj_toks) > len(ent) + 1 and not _titled(subj_toks, ent, kind) \
             or _bracketed(sent).intersection(t.i for t in subj_toks):
         return None
-    pron = next((c for c in comp.children if c.dep_ == "nsubj"), None)
-    if pron is None or pron.lower_ not in (("he", "she") if kind == "person" else ("it",)) \
-            or any(t.dep_ != "mark" for t in sent.doc[say.i + 1:pron.i]):
+    announce = say.lemma_.lower() in ANNOUNCE_VERBS
+    pron = next((c for c in comp.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if pron is None or any(t.dep_ != "mark" for t in sent.doc[say.i + 1:pron.left_edge.i]):
         return None  # "said [that] it ...": nothing else between
-    auxes = [c for c in comp.children if c.dep_ in ("aux", "neg") and pron.i < c.i < comp.i]
+    if pron.lower_ in (("he", "she") if kind == "person" else ("it",)):
+        who = [pron]
+    else:
+        who = sorted(_subtree_tokens(pron), key=lambda t: t.i)
+        if not announce or pron.lower_ in PRONOUNS or not _named(who) or not _self_contained(who) or len(who) > 8:
+            return None
+    auxes = [c for c in comp.children if c.dep_ in ("aux", "auxpass", "neg") and pron.i < c.i < comp.i]
     future = any(a.lower_ in ("will", "would", "'ll", "wo") for a in auxes)
     plan = not auxes and comp.lemma_.lower() in ("plan", "intend") and comp.tag_ in ("VBZ", "VBP", "VBD")
-    if not (future or plan) or comp.lemma_.lower() in JUDGING_VERBS or comp.lemma_.lower() in REPORTING:
+    if not (future or plan or announce and (auxes or comp.tag_ in ("VBD", "VBZ", "VBP"))) \
+            or comp.lemma_.lower() in JUDGING_VERBS or comp.lemma_.lower() in REPORTING:
         return None
     if any(c.dep_ in ("ccomp", "csubj") for c in comp.children) \
             or any(c.dep_ == "advcl" and any(m.lower_ in ("if", "unless") for m in c.children) for c in comp.children):
@@ -509,7 +524,8 @@ def _announcement(sent: Any, say: Any, ent: Any, kind: str) -> str | None:
             or any(c.dep_ == "relcl" and c.i not in {x.i for x in rest} for t in rest for c in t.children):
         return None  # "reduce the amount of US imports [that make it to theaters]": which imports?
     said = [c for c in say.children if c.dep_ in ("aux", "neg") and c.i < say.i] + [say]
-    vp = _text(sorted(said, key=lambda t: t.i) + [pron] + auxes + [comp])
+    that = "that " if len(who) > 1 else ""
+    vp = f"{_text(sorted(said, key=lambda t: t.i))} {that}{_text(who + auxes + [comp])}"
     return f"{wh_word(kind, ent.text)} {vp} {_text(rest)}"
 
 
@@ -545,6 +561,9 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
     if verb.lemma_.lower() in ("do", "have", "get") and not any(c.dep_ in ("dobj", "obj") for c in verb.children):
         return None
     if any(c.dep_ == "ccomp" and c.i > verb.i for c in verb.children):
+        if verb.lemma_.lower() in ANNOUNCE_VERBS and inner is None:  # "X announced that ..."
+            body = _announcement(sent, verb, ent, kind)
+            return None if body is None else _finish(body, verb, ent, kind, "subject", date_s)
         return None  # "Witkoff had emphasised to Iran that ...": the clause it needs is left out
     ent_ids = set(range(ent.start, ent.end))
     subj = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
