@@ -222,3 +222,12 @@ def test_a_bare_date_is_asked_on_what_date(nlp):
 def test_a_time_of_another_sentence_is_no_news(nlp):
     # news-dev 2025-04-10: "made a state visit to the UK the same year" was a visit of 2015.
     assert _stem(nlp, "The Chinese president, Xi Jinping, made a state visit to the UK the same year.", "UK") is None
+
+
+def test_a_place_in_the_subjects_phrase_is_asked_in_which(nlp):
+    # Modelled on news-dev 2025-04-11 ("A prison firing squad in South Carolina executed ...").
+    assert _stem(nlp, "Protesters in Belgrade blocked the main bridge over the Sava river.", "Belgrade") == \
+        "In which place did protesters block the main bridge over the Sava river, as reported on April 12, 2025?"
+    # "The police": which police, once the place is the question? A clause naming nothing: no question.
+    assert _stem(nlp, "The police in London arrested Tommy Robinson.", "London") is None
+    assert _stem(nlp, "Republicans in Texas passed a bill banning TikTok.", "Texas") is None

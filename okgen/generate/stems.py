@@ -529,6 +529,34 @@ def _announcement(sent: Any, say: Any, ent: Any, kind: str) -> str | None:
     return f"{wh_word(kind, ent.text)} {vp} {_text(rest)}"
 
 
+def _inside(tokens: list[Any], sent: Any) -> str:
+    """A phrase as written inside a question: a common word that opens the sentence in lower case."""
+    s, first = _text(tokens), tokens[0]
+    if s[:1].isupper() and (first.pos_ != "PROPN" and first.ent_type_ in ("", "CARDINAL") or first.i == sent.start
+                            and _lower_elsewhere(first)):
+        s = s[0].lower() + s[1:]  # "Previous meetings ..." inside a question
+    return s
+
+
+def _where_subject(sent: Any, verb: Any, subj: Any, subj_toks: list[Any], ent: Any, kind: str) -> str | None:
+    """"In which US state did a prison firing squad execute Mikal Mahdi?": the answer is the
+    place in an "in" phrase of the subject; the rest of the clause must name something."""
+    pp = ent.root.head
+    if kind not in ("place", "region") or ent.root.dep_ != "pobj" or pp.lower_ != "in" or pp.head.i != subj.i \
+            or _pluperfect(verb):
+        return None
+    who = [t for t in subj_toks if t.i not in {x.i for x in pp.subtree}]
+    if not who or len(who) > 8 or not _self_contained(who) or not any(t.pos_ in NOMINAL for t in who) \
+            or any(t.dep_ == "det" and t.lower_ in ("the", "this", "that", "these", "those") for t in who) \
+            and not _named(who):
+        return None  # "the police [in London]": which police?
+    forms, rest = _verb_forms(verb), _clause(verb, set())
+    if forms is None or rest is None or not _self_contained(rest) or not _informative(rest, set()):
+        return None
+    wh = wh_word(kind, ent.text).replace("Which", "which")
+    return f"In {wh} {forms[0]} {_inside(who, sent)} {forms[1]} {_text(rest)}"
+
+
 def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
     """A question asking for ``ent`` (an entity of ``sent``), or None when no good one exists."""
     verb = _clause_verb(ent)
@@ -616,8 +644,9 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         else:
             return None
     else:
-        if in_subject:
-            return None
+        if in_subject:  # "A firing squad in South Carolina executed ...": asked "In which state did ..."
+            body = _where_subject(sent, verb, subj, subj_toks, ent, kind)
+            return None if body is None else _finish(body, verb, ent, kind, "place", date_s)
         if not _named(subj_toks) or not _self_contained(subj_toks) or len(subj_toks) > 8:
             return None
         forms = _verb_forms(verb)
@@ -656,11 +685,7 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             return None
         else:
             tail = _text(rest)
-        s = _text(subj_toks)
-        first = subj_toks[0]
-        if s[:1].isupper() and (first.pos_ != "PROPN" and first.ent_type_ in ("", "CARDINAL") or first.i == sent.start
-                                and _lower_elsewhere(first)):
-            s = s[0].lower() + s[1:]  # "Previous meetings ..." inside a question
+        s = _inside(subj_toks, sent)
         if kind == "percent" and holder.i == ent.root.i and holder.dep_ in ("dobj", "npadvmod", "obj") \
                 and base_form(verb) in CHANGE_VERBS:
             body = f"By what percentage {aux} {s} {vform} {tail}"
