@@ -533,7 +533,7 @@ def _inside(tokens: list[Any], sent: Any) -> str:
     """A phrase as written inside a question: a common word that opens the sentence in lower case."""
     s, first = _text(tokens), tokens[0]
     if s[:1].isupper() and (first.pos_ != "PROPN" and first.ent_type_ in ("", "CARDINAL") or first.i == sent.start
-                            and _lower_elsewhere(first)):
+                            and (_lower_elsewhere(first) or first.lower_ == "the")):
         s = s[0].lower() + s[1:]  # "Previous meetings ..." inside a question
     return s
 
@@ -740,8 +740,9 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             body = f"{pp.lower_.capitalize()} {wh} {aux} {s} {vform} {tail}"
             form = "nested"
         elif kind == "date" and holder.i == ent.root.i and holder.dep_ in ("npadvmod", "dobj") \
-                and re.search(r"(?<!\d)\d{1,2}(?!\d)", ent.text):
-            # "are scheduled to begin May 12" (the parse makes the date an adverb or the object)
+                and re.search(r"(?<!\d)\d{1,2}(?!\d)", ent.text) and not re.search(r"\d(?:st|nd|rd|th)\b", ent.text):
+            # "are scheduled to begin May 12" (the parse makes the date an adverb or the object);
+            # not "May 19th": the date options drop the suffix, which would give the answer away
             body = f"On what date {aux} {s} {vform} {tail}"
             form = "date"
         else:
