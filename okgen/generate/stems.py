@@ -128,9 +128,10 @@ def _subtree_tokens(tok: Any, exclude: frozenset[str] = DROP_DEPS) -> list[Any]:
     if _meaning(tok):
         return list(tok.subtree)  # "at least", "no longer": the modifier whole, not "least"
     out = [tok]
-    coordinated = (tok.pos_ in NOMINAL or tok.ent_type_) and any(c.dep_ == "conj" and c.pos_ in NOMINAL for c in tok.children)
+    coordinated = (tok.pos_ in NOMINAL or tok.ent_type_) and any(c.dep_ == "conj" and c.pos_ in NOMINAL for c in tok.children) \
+        or tok.pos_ == "ADJ" and any(c.dep_ == "conj" and c.pos_ == "ADJ" for c in tok.children)
     for child in tok.children:
-        if coordinated and (child.dep_ in ("cc", "conj") and child.pos_ in NOMINAL | {"CCONJ"}
+        if coordinated and (child.dep_ in ("cc", "conj") and child.pos_ in NOMINAL | {"CCONJ", "ADJ"}
                             or child.dep_ == "punct" and child.text == "," and child.i > tok.i):
             out.extend(_subtree_tokens(child, exclude))
             continue
@@ -166,11 +167,15 @@ def _cuts_complement(tokens: list[Any]) -> bool:
     [that ...]", "after saying [that ...]"): what is left is a fragment."""
     kept = {t.i for t in tokens}
     for t in tokens:
+        if t.tag_ == "JJR" and t.dep_ == "amod" and t.lower_ not in ("more", "less", "fewer") \
+                and not any(x.lower_ == "than" for x in t.head.subtree if x.i in kept):
+            return True  # "received a smaller package": smaller than what?
         for c in t.children:
             if t.pos_ in ("VERB", "AUX") and c.dep_ in ("ccomp", "csubj") and c.i not in kept:
                 return True
             if c.dep_ in ("acl", "relcl") and c.i not in kept and (t.lower_ in ("first", "last", "only", "one")
-                                                                   or t.tag_ == "JJS"):
+                                                                   or t.tag_ == "JJS" or any(
+                    a.dep_ == "amod" and (a.lower_ in ("first", "last", "only") or a.tag_ == "JJS") for a in t.children)):
                 return True  # "for being the first [to certify ...]": first at what?
             if t.lower_ in PURPOSE_NOUNS and c.dep_ == "acl" and c.i not in kept:
                 return True  # "in an effort [to maintain ...]": the effort lost what it is for
@@ -187,7 +192,8 @@ def _cuts_complement(tokens: list[Any]) -> bool:
 # Nouns that mean nothing without the clause saying what for ("in an effort to ...").
 PURPOSE_NOUNS = frozenset({"effort", "efforts", "bid", "attempt", "attempts", "order", "push", "drive", "move",
                            "plan", "plans", "decision", "way", "ability", "right", "call", "calls", "lawsuit",
-                           "suit", "complaint", "appeal", "challenge", "petition", "motion"})
+                           "suit", "complaint", "appeal", "challenge", "petition", "motion", "request", "requests",
+                           "willingness", "readiness", "intention", "commitment", "pledge", "promise", "threat"})
 
 
 # Modifiers that change what a clause says ("not", "nearly 50", "the eighth largest"): never cut.
@@ -578,7 +584,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         return None  # "80% of iPhones are made in China": a standing state, not the day's event
     if verb.i in _quoted(sent) or verb.dep_ == "conj" and verb.head.i in _quoted(sent):
         return None  # 'Israel was "committing a horrific crime ..."': a quoted charge, not a reported fact
-    if any(t.lower_ in ("then", "back") and t.dep_ == "advmod" and t.i < verb.i for t in verb.children) \
+    if any(t.lower_ in ("then", "back") and t.dep_ == "advmod" and (t.i < verb.i or any(
+            x.ent_type_ == "DATE" for x in t.subtree)) for t in verb.children) \
             or any(c.dep_ == "npadvmod" and any(t.lower_ in ("same", "previous", "that") for t in c.subtree)
                    for c in verb.children):
         return None  # "Then, 64 million people ...", "made a visit the same year": an earlier sentence's time
