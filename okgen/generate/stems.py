@@ -557,8 +557,10 @@ def _where_subject(sent: Any, verb: Any, subj: Any, subj_toks: list[Any], ent: A
             and not _named(who):
         return None  # "the police [in London]": which police?
     forms, rest = _verb_forms(verb), _clause(verb, set())
-    if forms is None or rest is None or not _self_contained(rest) or not _informative(rest, set()):
-        return None
+    if forms is None or rest is None or not _self_contained(rest) or not _informative(rest, set()) \
+            or any(c.ent_type_ in ("PERCENT", "MONEY", "CARDINAL", "QUANTITY") and c.i not in {t.i for t in rest}
+                   for c in verb.children):
+        return None  # "have house prices jumped [39.1%]": the clause without its figure
     wh = wh_word(kind, ent.text).replace("Which", "which")
     return f"In {wh} {forms[0]} {_inside(who, sent)} {forms[1]} {_text(rest)}"
 
