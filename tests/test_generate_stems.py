@@ -251,3 +251,12 @@ def test_what_a_comparison_or_a_first_needs_is_not_cut(nlp):
     q = _stem(nlp, "Judge Dabney Friedrich denied a request from two dozen Christian and Jewish organizations in Ohio.",
               "Dabney Friedrich")
     assert q is not None and "Christian and Jewish organizations" in q
+
+
+def test_an_as_phrase_the_verb_needs_is_never_cut(nlp):
+    # Modelled on news-dev 2025-04-10: "credited X's leadership [as crucial ...]" lost what it credited.
+    assert _stem(nlp, "Secretary of State Marco Rubio credited President Nayib Bukele's leadership as crucial in "
+                      "improving the security of his country.", "Marco Rubio") is None
+    # "as part of the deal" is an aside of the clause, left out as before (news-dev 2025-04-12).
+    assert _stem(nlp, "Soldiers of the US Army were deployed to Panama as part of the security deal.", "Panama") == \
+        "To which country were soldiers of the US Army deployed, as reported on April 12, 2025?"

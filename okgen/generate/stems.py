@@ -12,8 +12,10 @@ real question that asks for that entity and does not copy the sentence:
   from the verb's lemma and tense), a count gives "How many <noun> ... ?", a sum "How much
   did X ... ?", a place in a prepositional phrase "In which country did X ... ?" (also one
   in a phrase of the object: "On which country did X impose tariffs?"), a date "When did X
-  ... ?"; a titled person as subject is asked "Who ...", and a subject of "said" only when it
-  announces its own action ("Which organisation said it would ... ?");
+  ... ?"; a titled person as subject is asked "Who ...", a subject of "said" only when it
+  announces its own action ("Which organisation said it would ... ?"), of "announced" or
+  "confirmed" with the clause it made public, and a place in an "in" phrase of the subject
+  "In which country did <the rest of the subject> ... ?";
 * the stem must stand alone: its other actors are named (no "he", "the company" with no
   name), and it is dated with the news day unless it already names a date.
 
@@ -259,8 +261,9 @@ def _clause(verb: Any, skip: set[int]) -> list[Any] | None:
             continue
         sub = _subtree_tokens(child)
         if child.dep_ == "prep" and not any(t.ent_type_ or t.like_num for t in sub) and len(sub) > 4:
-            if child.lower_ == "as":
-                return None  # "credited X's leadership [as crucial ...]": the verb needs it
+            if child.lower_ == "as" and any(c.dep_ in ("dobj", "obj") for c in verb.children) \
+                    and not any(t.lower_ == "part" for t in sub):
+                return None  # "credited X's leadership [as crucial ...]": the verb needs it (not "as part of")
             continue  # a long prepositional phrase without a name or number: detail, not core
         if brackets.intersection(t.i for t in sub):
             return None  # an aside in brackets is no part of a question ("(the first election ...")
