@@ -10,8 +10,12 @@ real question that asks for that entity and does not copy the sentence:
 * the answer's role decides the question form: the subject gives "Who/Which company ... ?",
   the object gives "Which company did X acquire ... ?" (the auxiliary inverted, or do-support
   from the verb's lemma and tense), a count gives "How many <noun> ... ?", a sum "How much
-  did X ... ?", a place in a prepositional phrase "In which country did X ... ?", a date
-  "When did X ... ?";
+  did X ... ?", a place in a prepositional phrase "In which country did X ... ?" (also one
+  in a phrase of the object: "On which country did X impose tariffs?"), a date "When did X
+  ... ?"; a titled person as subject is asked "Who ...", a subject of "said" only when it
+  announces its own action ("Which organisation said it would ... ?"), of "announced" or
+  "confirmed" with the clause it made public, and a place in an "in" phrase of the subject
+  "In which country did <the rest of the subject> ... ?";
 * the stem must stand alone: its other actors are named (no "he", "the company" with no
   name), and it is dated with the news day unless it already names a date.
 
@@ -78,7 +82,7 @@ class Stem:
     answer: str
     """The answer as the article wrote it."""
     form: str
-    """Which question form made it: subject, object, count, amount, place, date, agent."""
+    """Which question form made it: subject, object, count, amount, place, date, agent, prep, nested."""
 
 
 # The writer's judgement of a number ("an impressive 140,147 points"): not part of what is counted.
@@ -131,9 +135,10 @@ def _subtree_tokens(tok: Any, exclude: frozenset[str] = DROP_DEPS) -> list[Any]:
     if _meaning(tok):
         return list(tok.subtree)  # "at least", "no longer": the modifier whole, not "least"
     out = [tok]
-    coordinated = (tok.pos_ in NOMINAL or tok.ent_type_) and any(c.dep_ == "conj" and c.pos_ in NOMINAL for c in tok.children)
+    coordinated = (tok.pos_ in NOMINAL or tok.ent_type_) and any(c.dep_ == "conj" and c.pos_ in NOMINAL for c in tok.children) \
+        or tok.pos_ == "ADJ" and any(c.dep_ == "conj" and c.pos_ == "ADJ" for c in tok.children)
     for child in tok.children:
-        if coordinated and (child.dep_ in ("cc", "conj") and child.pos_ in NOMINAL | {"CCONJ"}
+        if coordinated and (child.dep_ in ("cc", "conj") and child.pos_ in NOMINAL | {"CCONJ", "ADJ"}
                             or child.dep_ == "punct" and child.text == "," and child.i > tok.i):
             out.extend(_subtree_tokens(child, exclude))
             continue
@@ -142,10 +147,18 @@ def _subtree_tokens(tok: Any, exclude: frozenset[str] = DROP_DEPS) -> list[Any]:
                        and c.i in (child.left_edge.i - 1, child.right_edge.i + 1))
             out.extend(child.subtree)
             continue
-        if child.dep_ in exclude and not _hyphen(child) and not _meaning(child):
+        if child.dep_ in exclude and not _hyphen(child) and not _meaning(child) and not _needed(tok, child):
             continue
         out.extend(_subtree_tokens(child, exclude))
     return out
+
+
+def _needed(tok: Any, child: Any) -> bool:
+    """A dependent its head means nothing without: the infinitive of a purpose noun ("plans [to
+    impose tariffs]") and the conjunction of a clause after a preposition ("on [whether] ...")."""
+    if child.dep_ == "acl" and tok.lower_ in PURPOSE_NOUNS and child.i > tok.i:
+        return any(c.dep_ == "aux" and c.lower_ == "to" for c in child.children)
+    return child.dep_ == "mark" and tok.dep_ == "pcomp" and child.lower_ in ("whether", "if")
 
 
 def _defines(noun: Any, appos: Any) -> bool:
@@ -161,13 +174,22 @@ def _cuts_complement(tokens: list[Any]) -> bool:
     [that ...]", "after saying [that ...]"): what is left is a fragment."""
     kept = {t.i for t in tokens}
     for t in tokens:
+        if t.tag_ == "JJR" and t.dep_ == "amod" and t.lower_ not in ("more", "less", "fewer") \
+                and not any(x.lower_ == "than" for x in t.head.subtree if x.i in kept):
+            return True  # "received a smaller package": smaller than what?
         for c in t.children:
             if t.pos_ in ("VERB", "AUX") and c.dep_ in ("ccomp", "csubj") and c.i not in kept:
                 return True
+            if c.dep_ in ("acl", "relcl") and c.i not in kept and (t.lower_ in ("first", "last", "only", "one")
+                                                                   or t.tag_ == "JJS" or any(
+                    a.dep_ == "amod" and (a.lower_ in ("first", "last", "only") or a.tag_ == "JJS") for a in t.children)):
+                return True  # "for being the first [to certify ...]": first at what?
             if t.lower_ in PURPOSE_NOUNS and c.dep_ == "acl" and c.i not in kept:
                 return True  # "in an effort [to keep ...]": the effort lost what it is for
             if t.pos_ == "VERB" and t.dep_ in ("pcomp", "pobj") and c.dep_ == "nsubj":
-                return True  # "with senior figures paying visits": an absolute clause, an aside
+                return True
+            if t.pos_ in ("VERB", "AUX") and c.dep_ == "mark" and c.i not in kept:
+                return True  # "on [whether] Khalil can be deported": a clause without its conjunction  # "with senior figures paying visits": an absolute clause, an aside
             if t.dep_ == "pobj" and t.head.lower_ == "with" and c.dep_ == "acl" and c.pos_ == "VERB" \
                     and c.i not in kept:
                 return True  # "with the remaining 40% [made in Indonesia]": an absolute clause, an aside
@@ -177,14 +199,15 @@ def _cuts_complement(tokens: list[Any]) -> bool:
 # Nouns that mean nothing without the clause saying what for ("in an effort to ...").
 PURPOSE_NOUNS = frozenset({"effort", "efforts", "bid", "attempt", "attempts", "order", "push", "drive", "move",
                            "plan", "plans", "decision", "way", "ability", "right", "call", "calls", "lawsuit",
-                           "suit", "complaint", "appeal", "challenge", "petition", "motion"})
+                           "suit", "complaint", "appeal", "challenge", "petition", "motion", "request", "requests",
+                           "willingness", "readiness", "intention", "commitment", "pledge", "promise", "threat"})
 
 
 # Modifiers that change what a clause says ("not", "nearly 50", "the eighth largest"): never cut.
 MEANING_WORDS = frozenset({"not", "n't", "never", "no", "only", "nearly", "almost", "about", "around", "roughly",
                            "approximately", "more", "less", "fewer", "least", "most", "just", "barely", "over",
                            "under", "up", "down", "first", "second", "third", "fourth", "fifth", "sixth",
-                           "seventh", "eighth", "ninth", "tenth", "last", "again", "no longer", "also", "once",
+                           "seventh", "eighth", "ninth", "tenth", "last", "again", "no longer", "also", "once", "back", "off",
                            "twice", "thrice"})
 
 
@@ -243,6 +266,9 @@ def _clause(verb: Any, skip: set[int]) -> list[Any] | None:
             continue
         sub = _subtree_tokens(child)
         if child.dep_ == "prep" and not any(t.ent_type_ or t.like_num for t in sub) and len(sub) > 4:
+            if child.lower_ == "as" and any(c.dep_ in ("dobj", "obj") for c in verb.children) \
+                    and not any(t.lower_ == "part" for t in sub):
+                return None  # "credited X's leadership [as crucial ...]": the verb needs it (not "as part of")
             continue  # a long prepositional phrase without a name or number: detail, not core
         if brackets.intersection(t.i for t in sub):
             return None  # an aside in brackets is no part of a question ("(the first election ...")
@@ -361,7 +387,7 @@ SCHEDULED = frozenset({"set", "schedule", "slate", "due", "poise", "expect", "re
 # Words that make a clause a tally or a history rather than the day's event.
 TALLY = re.compile(r"\b(?:\w+ of times|(?:many|several|dozens of|hundreds of|thousands of) times|repeatedly|"
                    r"since taking office|since (?:he|she|they) took office|over the (?:years|decades)|"
-                   r"previous|formerly)\b", re.IGNORECASE)
+                   r"previous|formerly|repeated)\b", re.IGNORECASE)
 
 
 def _cumulative(verb: Any) -> bool:
@@ -444,6 +470,109 @@ INFORMATIVE = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", 
 WH_INSIDE = frozenset({"what", "which", "who", "whom", "whose", "where", "when", "why", "how"})
 
 
+# Prepositions of a phrase inside the object that can be fronted with the answer ("On which
+# country did X impose tariffs?"); not "of" ("the leader of Hamas" is no fronted phrase).
+OBJECT_PREPS = frozenset({"on", "against", "with", "from", "to", "into", "in", "for", "over"})
+ACTOR_PREPS = frozenset({"on", "against", "with", "over"})  # "sanctions on", "talks with": an actor
+# Verbs that announce an action of the speaker's own ("said it would put ... on hold"), unlike a
+# judgment ("said it would be a disaster", "would help").
+JUDGING_VERBS = frozenset({"be", "have", "like", "love", "prefer", "need", "mean", "make", "hurt", "help", "happen",
+                           "seem", "look", "get", "cost", "lead", "cause", "benefit", "damage", "harm", "work",
+                           "comment", "speculate", "respond", "continue", "monitor", "consider", "review", "try"})
+
+
+def _titled(subj_toks: list[Any], ent: Any, kind: str) -> bool:
+    """A person named with a title or role before the name ("Federal Judge Jamee Comans",
+    "Secretary of State Marco Rubio"): asked "Who ...", the title left out."""
+    extra = [t for t in subj_toks if not ent.start <= t.i < ent.end and t.lower_ != "the"]
+    return kind == "person" and len(extra) <= 5 and all(t.i < ent.start for t in extra) \
+        and not any(t.pos_ in ("VERB", "AUX", "PUNCT", "PRON") or t.lower_ in PRONOUNS for t in extra)
+
+
+def _pluperfect(verb: Any) -> bool:
+    """"had aimed", "had sent": an event before the reported one, background more often than news."""
+    return any(a.lower_ == "had" for a in auxes_of(verb, "aux"))
+
+
+# Verbs that make their clause public news ("announced that ...", "confirmed that ...").
+ANNOUNCE_VERBS = frozenset({"announce", "confirm", "reveal", "disclose"})
+
+
+def _announcement(sent: Any, say: Any, ent: Any, kind: str) -> str | None:
+    """"Which organisation said it would put plans ... on hold": the answer, subject of "said",
+    announces what it will do itself (a future or a plan, "it", "he" or "she" for the answer),
+    which is news; any other "X said ..." asks who holds an opinion and gives None. After
+    "announced", "confirmed" the clause may have a named subject of its own ("Who announced
+    that Exxon would close its refinery in Texas?")."""
+    if kind not in ("person", "org", "place", "region") or not _finite(say) or say.i in _quoted(sent):
+        return None
+    subj = next((c for c in say.children if c.dep_ == "nsubj"), None)
+    comp = next((c for c in say.children if c.dep_ == "ccomp" and c.i > say.i), None)
+    if subj is None or comp is None or subj.i != ent.root.i or comp.i in _quoted(sent):
+        return None
+    subj_toks = _subtree_tokens(subj)
+    if len(subj_toks) > len(ent) + 1 and not _titled(subj_toks, ent, kind) \
+            or _bracketed(sent).intersection(t.i for t in subj_toks):
+        return None
+    announce = say.lemma_.lower() in ANNOUNCE_VERBS
+    pron = next((c for c in comp.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if pron is None or any(t.dep_ != "mark" for t in sent.doc[say.i + 1:pron.left_edge.i]):
+        return None  # "said [that] it ...": nothing else between
+    if pron.lower_ in (("he", "she") if kind == "person" else ("it",)):
+        who = [pron]
+    else:
+        who = sorted(_subtree_tokens(pron), key=lambda t: t.i)
+        if not announce or pron.lower_ in PRONOUNS or not _named(who) or not _self_contained(who) or len(who) > 8:
+            return None
+    auxes = [c for c in comp.children if c.dep_ in ("aux", "auxpass", "neg") and pron.i < c.i < comp.i]
+    future = any(a.lower_ in ("will", "would", "'ll", "wo") for a in auxes)
+    plan = not auxes and comp.lemma_.lower() in ("plan", "intend") and comp.tag_ in ("VBZ", "VBP", "VBD")
+    if not (future or plan or announce and (auxes or comp.tag_ in ("VBD", "VBZ", "VBP"))) \
+            or comp.lemma_.lower() in JUDGING_VERBS or comp.lemma_.lower() in REPORTING:
+        return None
+    if any(c.dep_ in ("ccomp", "csubj") for c in comp.children) \
+            or any(c.dep_ == "advcl" and any(m.lower_ in ("if", "unless") for m in c.children) for c in comp.children):
+        return None  # "would retaliate [if ...]": the condition would be lost
+    rest = _clause(comp, set())
+    if rest is None or not _self_contained(rest) or not _informative(rest, set(range(ent.start, ent.end))) \
+            or any(c.dep_ == "relcl" and c.i not in {x.i for x in rest} for t in rest for c in t.children):
+        return None  # "reduce the amount of US imports [that make it to theaters]": which imports?
+    said = [c for c in say.children if c.dep_ in ("aux", "neg") and c.i < say.i] + [say]
+    that = "that " if len(who) > 1 else ""
+    vp = f"{_text(sorted(said, key=lambda t: t.i))} {that}{_text(who + auxes + [comp])}"
+    return f"{wh_word(kind, ent.text)} {vp} {_text(rest)}"
+
+
+def _inside(tokens: list[Any], sent: Any) -> str:
+    """A phrase as written inside a question: a common word that opens the sentence in lower case."""
+    s, first = _text(tokens), tokens[0]
+    if s[:1].isupper() and (first.pos_ != "PROPN" and first.ent_type_ in ("", "CARDINAL") or first.i == sent.start
+                            and (_lower_elsewhere(first) or first.lower_ == "the")):
+        s = s[0].lower() + s[1:]  # "Previous meetings ..." inside a question
+    return s
+
+
+def _where_subject(sent: Any, verb: Any, subj: Any, subj_toks: list[Any], ent: Any, kind: str) -> str | None:
+    """"In which US state did a prison firing squad execute Mikal Mahdi?": the answer is the
+    place in an "in" phrase of the subject; the rest of the clause must name something."""
+    pp = ent.root.head
+    if kind not in ("place", "region") or ent.root.dep_ != "pobj" or pp.lower_ != "in" or pp.head.i != subj.i \
+            or _pluperfect(verb):
+        return None
+    who = [t for t in subj_toks if t.i not in {x.i for x in pp.subtree}]
+    if not who or len(who) > 8 or not _self_contained(who) or not any(t.pos_ in NOMINAL for t in who) \
+            or any(t.dep_ == "det" and t.lower_ in ("the", "this", "that", "these", "those") for t in who) \
+            and not _named(who):
+        return None  # "the police [in London]": which police?
+    forms, rest = _verb_forms(verb), _clause(verb, set())
+    if forms is None or rest is None or not _self_contained(rest) or not _informative(rest, set()) \
+            or any(c.ent_type_ in ("PERCENT", "MONEY", "CARDINAL", "QUANTITY") and c.i not in {t.i for t in rest}
+                   for c in verb.children):
+        return None  # "have house prices jumped [39.1%]": the clause without its figure
+    wh = wh_word(kind, ent.text).replace("Which", "which")
+    return f"In {wh} {forms[0]} {_inside(who, sent)} {forms[1]} {_text(rest)}"
+
+
 def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
     """A question asking for ``ent`` (an entity of ``sent``), or None when no good one exists."""
     verb = _clause_verb(ent)
@@ -451,6 +580,9 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
     if verb is not None and verb.dep_ == "xcomp" and verb.head.pos_ in ("VERB", "AUX") \
             and any(c.lower_ == "to" for c in verb.children if c.dep_ == "aux"):
         inner, verb = verb, verb.head  # "X agreed to buy Y": asked through "agreed to buy"
+    if verb is not None and verb.lemma_.lower() == "say" and inner is None:
+        body = _announcement(sent, verb, ent, kind)
+        return None if body is None else _finish(body, verb, ent, kind, "subject", date_s)
     if verb is None or verb.lemma_.lower() in REPORTING or not _finite(verb):
         return None
     if verb.tag_ in ("VBZ", "VBP") and not auxes_of(verb, "aux") and not auxes_of(verb, "auxpass") \
@@ -462,8 +594,11 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         return None  # "80% of iPhones are made in China": a standing state, not the day's event
     if verb.i in _quoted(sent) or verb.dep_ == "conj" and verb.head.i in _quoted(sent):
         return None  # 'X was "committing a grave crime ..."': a quoted charge, not a reported fact
-    if any(t.lower_ in ("then", "back") and t.dep_ == "advmod" and t.i < verb.i for t in verb.children):
-        return None  # "Then, 22 million visitors flocked ...": the time is an earlier sentence's
+    if any(t.lower_ in ("then", "back") and t.dep_ == "advmod" and (t.i < verb.i or any(
+            x.ent_type_ == "DATE" for x in t.subtree)) for t in verb.children) \
+            or any(c.dep_ == "npadvmod" and any(t.lower_ in ("same", "previous", "that") for t in c.subtree)
+                   for c in verb.children):
+        return None  # "Then, 22 million visitors ...", "made a visit the same year": an earlier sentence's time
     if _cumulative(verb):
         return None  # "has struck Iraq dozens of times", "previous meetings": a tally or history
     if kind in ("place", "region") and _locates(ent):
@@ -471,6 +606,9 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
     if verb.lemma_.lower() in ("do", "have", "get") and not any(c.dep_ in ("dobj", "obj") for c in verb.children):
         return None
     if any(c.dep_ == "ccomp" and c.i > verb.i for c in verb.children):
+        if verb.lemma_.lower() in ANNOUNCE_VERBS and inner is None:  # "X announced that ..."
+            body = _announcement(sent, verb, ent, kind)
+            return None if body is None else _finish(body, verb, ent, kind, "subject", date_s)
         return None  # "Witkoff had emphasised to Iran that ...": the clause it needs is left out
     ent_ids = set(range(ent.start, ent.end))
     subj = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
@@ -508,9 +646,11 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             body = f"How many {head} {vp} {_text(rest)}"
             form = "count"
         elif kind in ("person", "org", "place", "region", "event"):
-            if verb.lemma_.lower() in ("be", "have") and not auxes_of(verb, "auxpass"):
+            if verb.lemma_.lower() in ("be", "have", "seem", "appear", "feel", "look", "sound") \
+                    and not auxes_of(verb, "auxpass"):
                 return None  # "Who is ...", "Which organisation has ...": background, not news
-            if ent.root.i != subj.i or len(subj_toks) > len(ent) + 1:
+            if ent.root.i != subj.i or len(subj_toks) > len(ent) + 1 and not (_titled(subj_toks, ent, kind)
+                                                                              and not _pluperfect(verb)):
                 return None  # "Apple's chief" is not "Apple"
             if not auxes and verb.tag_ == "VBP":
                 return None  # "Who haunt ...": the plural verb of a plural subject
@@ -522,8 +662,9 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         else:
             return None
     else:
-        if in_subject:
-            return None
+        if in_subject:  # "A firing squad in South Carolina executed ...": asked "In which state did ..."
+            body = _where_subject(sent, verb, subj, subj_toks, ent, kind)
+            return None if body is None else _finish(body, verb, ent, kind, "place", date_s)
         if not _named(subj_toks) or not _self_contained(subj_toks) or len(subj_toks) > 8:
             return None
         forms = _verb_forms(verb)
@@ -536,8 +677,11 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             if holder.head.i == holder.i:
                 return None
             holder = holder.head
-        skip = {holder.i}
-        rest = _clause(verb, skip)
+        pp = ent.root.head  # "imposed tariffs [on China]": the answer in a phrase of the object
+        nested = role == "pobj" and pp.lower_ in OBJECT_PREPS and pp.head.dep_ in ("dobj", "obj") and pp.i > pp.head.i
+        cut = {t.i for t in pp.subtree} if nested else set()
+        rest = _clause(verb, set() if nested and pp.head.i == holder.i else {holder.i})
+        rest = None if rest is None else [t for t in rest if t.i not in cut]
         if inner is not None and holder.i == inner.i:
             # The answer sits in the infinitive: "did X agree to buy <answer> ...".
             holder = ent.root
@@ -545,7 +689,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
                 if holder.head.i == holder.i:
                     return None
                 holder = holder.head
-            inside = _clause(inner, {holder.i})
+            inside = _clause(inner, set() if nested and pp.head.i == holder.i else {holder.i})
+            inside = None if inside is None else [t for t in inside if t.i not in cut]
             if rest is None or inside is None:
                 return None
             # "did X call on the US to supply <answer> with ...": the outer verb's own phrases first.
@@ -558,16 +703,12 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             return None
         else:
             tail = _text(rest)
-        s = _text(subj_toks)
-        first = subj_toks[0]
-        if s[:1].isupper() and (first.pos_ != "PROPN" and first.ent_type_ in ("", "CARDINAL") or first.i == sent.start
-                                and _lower_elsewhere(first)):
-            s = s[0].lower() + s[1:]  # "Previous meetings ..." inside a question
+        s = _inside(subj_toks, sent)
         if kind == "percent" and holder.i == ent.root.i and holder.dep_ in ("dobj", "npadvmod", "obj") \
                 and base_form(verb) in CHANGE_VERBS:
             body = f"By what percentage {aux} {s} {vform} {tail}"
             form = "amount"
-        elif holder.dep_ in ("dobj", "obj") and (holder.i == ent.root.i or (kind == "count" and ent.root.head.i == holder.i)):
+        elif kind != "date" and holder.dep_ in ("dobj", "obj") and (holder.i == ent.root.i or (kind == "count" and ent.root.head.i == holder.i)):
             if kind == "count":
                 noun = holder
                 mods = [t for t in noun.children if t.dep_ in ("amod", "compound") and t.i not in ent_ids
@@ -606,8 +747,31 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
                 form = "agent" if prep == "by" else "prep"
             else:
                 return None
+        elif nested and holder.i == pp.head.i and kind in ("place", "region", "org", "person"):
+            if kind == "place" and pp.lower_ in ACTOR_PREPS and wh_word(kind, ent.text) != "Which country" \
+                    or kind in ("org", "person") and pp.lower_ not in ACTOR_PREPS | {"from", "to"} or _pluperfect(verb):
+                return None  # "a war with Beijing": a capital standing for its government; "a cross for X"
+            obj = [t for t in pp.head.subtree if t.i not in cut]
+            if any(c.dep_ == "det" and c.lower_ in ("the", "this", "that") for c in pp.head.children) \
+                    and not _named(obj):
+                return None  # "signed the deal [with Apple]": without its phrase the object points nowhere
+            wh = {"person": "whom", "org": "which organisation"}.get(kind) or wh_word(kind, ent.text).lower()
+            body = f"{pp.lower_.capitalize()} {wh} {aux} {s} {vform} {tail}"
+            form = "nested"
+        elif kind == "date" and holder.i == ent.root.i and holder.dep_ in ("npadvmod", "dobj") \
+                and re.search(r"(?<!\d)\d{1,2}(?!\d)", ent.text) and not re.search(r"\d(?:st|nd|rd|th)\b", ent.text):
+            # "are scheduled to begin May 12" (the parse makes the date an adverb or the object);
+            # not "May 19th": the date options drop the suffix, which would give the answer away
+            body = f"On what date {aux} {s} {vform} {tail}"
+            form = "date"
         else:
             return None
+    return _finish(body, verb, ent, kind, form, date_s)
+
+
+def _finish(body: str, verb: Any, ent: Any, kind: str, form: str, date_s: str) -> Stem | None:
+    """The question from its body: fronted phrases at the end, relative days made the news
+    day's, dated; None when the result is no clean question."""
     front = _fronted(verb, ent)
     if front is None:
         return None
