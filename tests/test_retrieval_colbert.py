@@ -34,13 +34,23 @@ def tiny(tmp_path_factory):
     from okgen.testing.tiny_models import make_tiny_colbert
 
     root = tmp_path_factory.mktemp("colbert")
-    ws = Workspace(root / "ws")
+    # Run from a git checkout whose HEAD is detached, as CI systems check out: colbert-ai records
+    # the working directory's branch when it saves a config, which raised TypeError there.
+    repo = root / "checkout"
+    repo.mkdir()
+    for cmd in (["init", "-q"], ["-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q",
+                                 "--allow-empty", "-m", "x"], ["checkout", "-q", "--detach"]):
+        subprocess.run(["git", *cmd], cwd=repo, check=True)
+    here = os.getcwd()
+    os.chdir(repo)  # for the whole module: the checkpoint, and every index build of the tests
+    ws = Workspace(repo / "ws")
     snap, articles, facts = synthetic_snapshot(ws, 60, D, days=10, seed=5)
     ckpt = make_tiny_colbert(root / "ckpt", [a.title + " " + a.text for a in articles], dim=32, hidden=64)
     spec = root / "tiny-colbert.toml"
     spec.write_text(f'retriever = "colbert"\n[units]\npassage_words = 60\n[params]\ncheckpoint = "{ckpt}"\n'
                     'nbits = 2\ndoc_maxlen = 120\nquery_maxlen = 32\nindex_bsize = 16\n')
-    return ws, snap, articles, spec
+    yield ws, snap, articles, spec
+    os.chdir(here)
 
 
 @pytest.mark.slow

@@ -139,6 +139,16 @@ def _seeded(seed: int = 12345) -> Iterator[None]:
             np.random.set_state(np_state)
 
 
+@contextlib.contextmanager
+def outside_git() -> Iterator[None]:
+    """Run colbert-ai from an empty temporary directory. When it saves a config it records the
+    git branch of the working directory's repository, and raises TypeError in a checkout whose
+    HEAD is detached (as CI systems check out); an index should not record the user's
+    repository anyway."""
+    with tempfile.TemporaryDirectory(prefix="okgen-colbert-") as d, contextlib.chdir(d):
+        yield
+
+
 def resolve_checkpoint(name: str) -> str:
     """A local checkpoint folder for ``name`` (a folder, or a Hugging Face repo in the cache/hub).
 
@@ -308,10 +318,12 @@ class ColbertRetriever(Retriever):
         from okgen.retrieval.vectors import VectorStore
 
         ckpt = resolve_checkpoint(self.params["checkpoint"])
+        folder = Path(folder).resolve()  # absolute: colbert-ai runs from another directory
         index_path = folder / "plaid"
         index_path.mkdir(parents=True, exist_ok=True)
         texts = [d.text for d in docs]
         with contextlib.ExitStack() as stack:
+            stack.enter_context(outside_git())
             store = self.store if self.store is not None else stack.enter_context(VectorStore(":memory:"))
             stack.enter_context(Run().context(RunConfig(nranks=1, root=str(folder / ".run"), experiment="okgen",
                                                         avoid_fork_if_possible=True)))

@@ -104,8 +104,12 @@ def make_tiny_colbert(folder: str | Path, texts: Sequence[str], *, dim: int = 32
                     dense.weight.zero_()
                     dense.bias.zero_()
     model.save_pretrained(folder)  # includes linear.weight, so every load gets the same projection
-    ColBERTConfig(dim=dim, doc_maxlen=doc_maxlen, query_maxlen=query_maxlen, checkpoint=str(folder),
-                  model_name=str(folder)).save_for_checkpoint(str(folder))
+    from okgen.retrieval.colbert_retriever import outside_git
+
+    folder = Path(folder).resolve()
+    with outside_git():  # colbert-ai records the working directory's git branch (fails when detached)
+        ColBERTConfig(dim=dim, doc_maxlen=doc_maxlen, query_maxlen=query_maxlen, checkpoint=str(folder),
+                      model_name=str(folder)).save_for_checkpoint(str(folder))
     return folder
 
 
