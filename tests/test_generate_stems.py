@@ -121,7 +121,7 @@ def test_tallies_and_earlier_events_are_no_news(nlp):
                           "Turkey"),
                          ("Previous meetings between Witkoff and Vladimir Putin had taken place in Moscow.", "Moscow"),
                          ("Albanese has pursued a thaw with Beijing since taking office.", "Beijing"),
-                         ("Mark Zuckerberg has made repeated visits to the White House.", "the White House")):
+                         ("Jeff Bezos has made repeated trips to the White House.", "the White House")):
         assert _stem(nlp, text, answer) is None, text
     # One event of the day, or a title, is news.
     assert _stem(nlp, "Israel has struck a car in Gaza, killing two.", "Gaza") is not None
@@ -189,11 +189,11 @@ def test_a_titled_person_is_asked_who_without_the_title(nlp):
 
 def test_an_announced_action_of_the_speaker_is_news(nlp):
     # Modelled on news-dev 2025-04-10: "said it would put ... on hold" announces what the EU does.
-    assert _stem(nlp, "The European Union said it would put plans to impose retaliatory tariffs on hold for 90 days.",
-                 "The European Union") == ("Which organisation said it would put plans to impose retaliatory tariffs on "
-                                           "hold for 90 days, as reported on April 12, 2025?")
-    assert _stem(nlp, "Federal Judge Maria Lopez said she will rule Friday on whether Khalil can be deported.",
-                 "Maria Lopez") == "Who said she will rule on whether Khalil can be deported, as reported on April 12, 2025?"
+    assert _stem(nlp, "The African Union said it would put plans to levy counter duties on hold for 60 days.",
+                 "The African Union") == ("Which organisation said it would put plans to levy counter duties on "
+                                          "hold for 60 days, as reported on April 12, 2025?")
+    assert _stem(nlp, "Federal Judge Helen Carter said she will decide Thursday on whether Ortega can be released.",
+                 "Helen Carter") == "Who said she will decide on whether Ortega can be released, as reported on April 12, 2025?"
     # Opinions, conditions, someone else's action and non-events stay refused.
     for text, answer in (("Germany said it would be a disaster for the European Union.", "Germany"),
                          ("Tesla said it would cut prices in China if demand fell.", "Tesla"),
@@ -209,12 +209,12 @@ def test_an_announced_action_of_the_speaker_is_news(nlp):
 
 
 def test_an_answer_in_a_phrase_of_the_object_is_asked_with_its_preposition(nlp):
-    # Modelled on news-dev 2025-04-10 ("urged ... to implement a total arms embargo on Israel").
+    # Modelled on news-dev 2025-04-10 ("urged ... to impose a weapons ban on" a country).
     assert _stem(nlp, "Trump imposed new tariffs on China on Wednesday.", "China") == \
         "On which country did Trump impose new tariffs, as reported on April 12, 2025?"
-    assert _stem(nlp, "Greenpeace has urged both the UK and US governments to impose a total arms embargo on Israel.",
-                 "Israel") == ("On which country has Greenpeace urged the UK and US governments to impose a total arms "
-                               "embargo, as reported on April 12, 2025?")
+    assert _stem(nlp, "Oxfam has urged both the French and German governments to place a full weapons ban on Sudan.",
+                 "Sudan") == ("On which country has Oxfam urged the French and German governments to place a full "
+                              "weapons ban, as reported on April 12, 2025?")
     # A capital for its government, "of", and an object that points nowhere without the phrase: none.
     for text, answer in (("Trump is fighting a trade war with Beijing.", "Beijing"),
                          ("Israel killed the leader of Hamas in Gaza.", "Hamas"),
@@ -223,18 +223,19 @@ def test_an_answer_in_a_phrase_of_the_object_is_asked_with_its_preposition(nlp):
 
 
 def test_a_bare_date_is_asked_on_what_date(nlp):
-    # Modelled on news-dev 2025-04-10 ("opening statements are scheduled to begin May 12").
+    # Modelled on news-dev 2025-04-10 (a trial's first hearing "scheduled to begin" on a bare date).
     assert _stem(nlp, "The Senate will vote May 12 on the budget bill.", "May 12") == \
         "On what date will the Senate vote on the budget bill, as reported on April 12, 2025?"
-    assert _stem(nlp, "Opening statements in the Combs trial are scheduled to begin May 12.", "May 12") == \
-        "On what date are opening statements in the Combs trial scheduled to begin, as reported on April 12, 2025?"
-    # Whose statements? A subject that names nothing gives no question.
-    assert _stem(nlp, "Opening statements are scheduled to begin May 12.", "May 12") is None
+    assert _stem(nlp, "Closing arguments in the Vance trial are scheduled to start June 3.", "June 3") == \
+        "On what date are closing arguments in the Vance trial scheduled to start, as reported on April 12, 2025?"
+    # Whose arguments? A subject that names nothing gives no question.
+    assert _stem(nlp, "Closing arguments are scheduled to start June 3.", "June 3") is None
 
 
 def test_a_time_of_another_sentence_is_no_news(nlp):
-    # news-dev 2025-04-10: "made a state visit to the UK the same year" was a visit of 2015.
-    assert _stem(nlp, "The Chinese president, Xi Jinping, made a state visit to the UK the same year.", "UK") is None
+    # news-dev 2025-04-10: a state visit "the same year" was one of 2015, not of the day (paraphrased).
+    assert _stem(nlp, "The Brazilian president, Lula da Silva, paid an official visit to Japan the same year.",
+                 "Japan") is None
 
 
 def test_a_place_in_the_subjects_phrase_is_asked_in_which(nlp):
@@ -247,29 +248,29 @@ def test_a_place_in_the_subjects_phrase_is_asked_in_which(nlp):
     # news-dev 2025-04-11: "In which country have house prices jumped ...?" without the 39.1% it was about.
     assert _stem(nlp, "House prices in Australia have jumped 39.1% in the last five years.", "Australia") is None
     # news-dev 2025-04-14: "In which country has The United States' ... campaign killed ...": "the" inside.
-    assert _stem(nlp, "The United States' bombardment campaign in Yemen has killed 123 people.", "Yemen") == \
-        "In which country has the United States' bombardment campaign killed 123 people, as reported on April 12, 2025?"
+    assert _stem(nlp, "The United States' drone campaign in Somalia has killed 87 people.", "Somalia") == \
+        "In which country has the United States' drone campaign killed 87 people, as reported on April 12, 2025?"
 
 
 def test_what_a_comparison_or_a_first_needs_is_not_cut(nlp):
     # Modelled on news-dev 2025-04-12/13/14: "received a smaller $358,750 package" (than what?), "became the
     # first draft pick" (in whose history?), "made some major changes back in September" (not the day's),
     # "a request from Christian [and Jewish] organizations" (half the fact).
-    for text, answer in (("AWS CEO Matt Garman received a slightly smaller $358,750 package.", "Matt Garman"),
-                         ("Lithuanian guard Juste Jocyte became the first draft pick taken in the history of the Golden "
-                          "State Valkyries.", "Juste Jocyte"),
+    for text, answer in (("Dell CEO Laura Bennett received a somewhat smaller $412,300 bonus.", "Laura Bennett"),
+                         ("Serbian forward Mila Petrovic became the first player picked in the history of the Portland "
+                          "Fire.", "Mila Petrovic"),
                          ("Microsoft made some major changes back in September to address the issues with Recall.",
                           "Microsoft")):
         assert _stem(nlp, text, answer) is None, text
-    q = _stem(nlp, "Judge Dabney Friedrich denied a request from two dozen Christian and Jewish organizations in Ohio.",
-              "Dabney Friedrich")
-    assert q is not None and "Christian and Jewish organizations" in q
+    q = _stem(nlp, "Judge Ellen Marsh rejected a petition from three dozen Catholic and Muslim charities in Oregon.",
+              "Ellen Marsh")
+    assert q is not None and "Catholic and Muslim charities" in q
 
 
 def test_an_as_phrase_the_verb_needs_is_never_cut(nlp):
     # Modelled on news-dev 2025-04-10: "credited X's leadership [as crucial ...]" lost what it credited.
-    assert _stem(nlp, "Secretary of State Marco Rubio credited President Nayib Bukele's leadership as crucial in "
-                      "improving the security of his country.", "Marco Rubio") is None
+    assert _stem(nlp, "Foreign Minister Ana Costa credited President Daniel Noboa's leadership as vital in "
+                      "restoring the safety of his nation.", "Ana Costa") is None
     # "as part of the deal" is an aside of the clause, left out as before (news-dev 2025-04-12).
-    assert _stem(nlp, "Soldiers of the US Army were deployed to Panama as part of the security deal.", "Panama") == \
-        "To which country were soldiers of the US Army deployed, as reported on April 12, 2025?"
+    assert _stem(nlp, "Troops of the US Army were deployed to Guatemala as part of the border pact.", "Guatemala") == \
+        "To which country were troops of the US Army deployed, as reported on April 12, 2025?"
