@@ -388,3 +388,27 @@ def test_geonames_cities_are_known_places_where_the_day_agrees():
     assert pool.reasons["place_unknown"] == 0  # Henderson (Nevada) is a known city ...
     pool = g.build_pool([*arts, surname], DAY)  # ... unless the same day names a footballer Henderson
     assert pool.reasons["place_unknown"] == 1
+
+
+def test_an_outlets_own_promotion_and_programmes_are_no_news():
+    # news-dev 2025-04-11 (paraphrased): an outlet's headline selling tables at its own event gave
+    # "How many AI leaders will gather ...?"; a TV programme was offered as a person.
+    import hashlib
+
+    from okgen.generate.extractive import own_outlet_title
+    from okgen.generate.sentences import well_formed_name
+    from okgen.schema import Article
+
+    def art(title, source, name):
+        text = "On May 9, 900 founders will gather in Oakland for two days of talks."
+        return Article(id="own0000000000001", url="https://x.example/a", canonical_url="https://x.example/a",
+                       source=source, source_name=name, title=title, text=text,
+                       published_at=dt.datetime(2026, 11, 21, 8, tzinfo=dt.timezone.utc), date=DAY,
+                       fetched_at=dt.datetime(2026, 11, 21, 9, tzinfo=dt.timezone.utc),
+                       text_sha256=hashlib.sha256(text.encode()).hexdigest(), extractor="test")
+
+    assert own_outlet_title(art("Two weeks left to book a stand at TechCrunch Disrupt", "techcrunch", "TechCrunch"))
+    assert own_outlet_title(art("Listen to the new Guardian Weekly podcast", "guardian", "The Guardian"))
+    assert not own_outlet_title(art("Founders gather in Oakland for AI talks", "techcrunch", "TechCrunch"))
+    assert not own_outlet_title(art("Apple unveils a foldable phone", "bbc", None))
+    assert not well_formed_name("Jesse Watters Primetime", "PERSON") and well_formed_name("Jesse Watters", "PERSON")

@@ -221,9 +221,13 @@ class ExtractiveGenerator:
                day: _DayNames) -> list[_Item]:
         ctx = _ArticleContext(article, doc, majority, day)
         items = []
+        own = own_outlet_title(article)
         for i, sent in enumerate(doc.sents):
             if i >= self.max_index:
                 break
+            if own:  # "Less than a month to get your table for TechCrunch Sessions": the outlet's own promotion
+                pool.reasons["about_the_outlet"] += 1
+                continue
             if not usable_sentence(sent):
                 pool.reasons["sentence_unusable"] += 1
                 continue
@@ -394,6 +398,14 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
     if longest_shared_run(stem.question, ctx.index, names=ctx.names) > MAX_SHARED_RUN:
         return "stem_copies", None  # the stem_overlap gate would drop it
     return "kept", stem
+
+
+def own_outlet_title(article: Article) -> bool:
+    """Whether an article's headline names its own outlet: the outlet's events, products and
+    promotions ("... for TechCrunch Sessions: AI"), not news."""
+    names = {n.strip().lower() for n in (article.source, article.source_name or "") if n and len(n.strip()) > 2}
+    title = (article.title or "").lower()
+    return any(re.search(rf"\b{re.escape(n)}\b", title) for n in names)
 
 
 CURRENCY_SIGNS = frozenset("$£€¥₹")

@@ -193,7 +193,10 @@ NOT_PERSON = frozenset({"Park", "Arena", "Stadium", "Brother", "Hall", "Street",
                         "Valley", "River", "Lake", "Airport", "Station", "Cup", "League", "Trophy", "Prize", "Award",
                         "Festival", "Show", "Games", "Series", "Pro", "Max", "Ultra", "Plus", "Watch", "Mountain",
                         "Tower", "Palace", "Gardens", "Court", "Avenue", "Boulevard", "Harbour", "Harbor", "Bay",
-                        "Channel", "Radio", "TV", "Podcast", "Studios", "Edition", "Act", "Bill", "Strip", "Bank"})
+                        "Channel", "Radio", "TV", "Podcast", "Studios", "Edition", "Act", "Bill", "Strip", "Bank",
+                        # programmes the tagger takes for people ("Jesse Watters Primetime")
+                        "Primetime", "Tonight", "Live", "Today", "Weekly", "Daily", "Hour", "Report", "Sessions",
+                        "Unfiltered"})
 
 
 def well_formed_name(text: str, label: str) -> bool:
