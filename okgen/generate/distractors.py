@@ -98,12 +98,7 @@ class Pool:
 
     def role_similarity(self, name: str, vec: dict[str, float]) -> float:
         """Cosine of a name's role vector and ``vec`` (0 when either is unknown)."""
-        vn = self.roles.get(normalize(name))
-        if not vn or not vec:
-            return 0.0
-        if len(vn) < len(vec):
-            vn, vec = vec, vn
-        return sum(v * vn.get(w, 0.0) for w, v in vec.items())
+        return _cosine(self.roles.get(normalize(name)), vec)
 
     def set_contexts(self, bags: dict[str, Counter[str]]) -> None:
         """Record each name's context words (normalised name -> word counts) as tf-idf vectors."""
@@ -123,12 +118,7 @@ class Pool:
 
     def similarity_to(self, name: str, vec: dict[str, float]) -> float:
         """Cosine of a name's context vector and ``vec`` (0 when the name is unknown)."""
-        vn = self.contexts.get(normalize(name))
-        if not vn or not vec:
-            return 0.0
-        if len(vn) < len(vec):
-            vn, vec = vec, vn
-        return sum(v * vn.get(w, 0.0) for w, v in vec.items())
+        return _cosine(self.contexts.get(normalize(name)), vec)
 
     def similarity(self, a: str, b: str) -> float:
         """Cosine of two names' context vectors (0 when either is unknown)."""
@@ -153,6 +143,15 @@ class Pool:
     def candidates(self, kind: str, exclude_article: str) -> list[str]:
         """Names of ``kind`` from articles other than ``exclude_article``, sorted."""
         return sorted(t for t, ids in self.names.get(kind, {}).values() if ids - {exclude_article})
+
+
+def _cosine(a: dict[str, float] | None, b: dict[str, float]) -> float:
+    """Dot product of two unit vectors held as dicts (0 when either is empty)."""
+    if not a or not b:
+        return 0.0
+    if len(a) < len(b):
+        a, b = b, a
+    return sum(v * a.get(w, 0.0) for w, v in b.items())
 
 
 def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: str, question: str,
@@ -361,15 +360,7 @@ _FIELD_OF = {w: f for f, words in TITLE_FIELDS.items() for w in words}
 def title_field(vec: dict[str, float] | Counter[str], extra: Counter[str] | None = None) -> str | None:
     """The field a person's title words put them in (politics, law, business, sport, arts, media), or
     None when they say none or no clear one (two fields within a factor of two)."""
-    weight: Counter[str] = Counter()
-    for bag in (vec, extra or {}):
-        for f, v in bag.items():
-            if f.startswith("t:") and f[2:] in _FIELD_OF:
-                weight[_FIELD_OF[f[2:]]] += float(v)
-    top = weight.most_common(2)
-    if not top or (len(top) == 2 and top[1][1] * 2 > top[0][1]):
-        return None
-    return top[0][0]
+    return _clear_title(_FIELD_OF, vec, extra)
 
 
 _COUNTRY_OF_WORD = {w.lower(): c for w, c in lx.COUNTRY_OF.items() if " " not in w}
@@ -378,11 +369,18 @@ _COUNTRY_OF_WORD = {w.lower(): c for w, c in lx.COUNTRY_OF.items() if " " not in
 def title_country(vec: dict[str, float] | Counter[str], extra: Counter[str] | None = None) -> str | None:
     """The country a person's title words name ("British Deputy Prime Minister", "US
     President", "Salvadoran President"), or None when they name none or no clear one."""
+    return _clear_title(_COUNTRY_OF_WORD, vec, extra)
+
+
+def _clear_title(classes: dict[str, str], vec: dict[str, float] | Counter[str],
+                 extra: Counter[str] | None) -> str | None:
+    """The class (of ``classes``: title word -> class) the title words ``t:...`` weigh most, when it
+    weighs over twice the next one; else None."""
     weight: Counter[str] = Counter()
     for bag in (vec, extra or {}):
         for f, v in bag.items():
-            if f.startswith("t:") and f[2:] in _COUNTRY_OF_WORD:
-                weight[_COUNTRY_OF_WORD[f[2:]]] += float(v)
+            if f.startswith("t:") and f[2:] in classes:
+                weight[classes[f[2:]]] += float(v)
     top = weight.most_common(2)
     if not top or (len(top) == 2 and top[1][1] * 2 > top[0][1]):
         return None
