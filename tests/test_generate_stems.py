@@ -274,3 +274,15 @@ def test_an_as_phrase_the_verb_needs_is_never_cut(nlp):
     # "as part of the deal" is an aside of the clause, left out as before (news-dev 2025-04-12).
     assert _stem(nlp, "Troops of the US Army were deployed to Guatemala as part of the border pact.", "Guatemala") == \
         "To which country were troops of the US Army deployed, as reported on April 12, 2025?"
+
+
+def test_a_share_word_stays_and_a_noun_hung_on_the_verb_is_no_clause(nlp):
+    # news-dev 2025-04-14 (paraphrased): a cut "chiefly from" one programme lost its "chiefly", and
+    # reviewers read the question as saying all of it came from there.
+    assert _stem(nlp, "A new GOP plan aims to cut $500 billion, mostly from Medicaid, over the next decade.",
+                 "$500 billion") == ("How much does a new GOP plan aim to cut mostly from Medicaid over the next "
+                                     "decade, as reported on April 12, 2025?")
+    # news-dev 2025-04-12 (paraphrased): after a bracket the parse hung "and two other lenders" on
+    # the verb, and the question credited the whole sum to the first lender.
+    assert _stem(nlp, "Chile has clinched $12bn in medium-term funding from the World Bank (WB) and two other "
+                      "lenders as it announced it is lifting controls.", "12bn") is None

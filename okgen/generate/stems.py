@@ -208,7 +208,8 @@ MEANING_WORDS = frozenset({"not", "n't", "never", "no", "only", "nearly", "almos
                            "approximately", "more", "less", "fewer", "least", "most", "just", "barely", "over",
                            "under", "up", "down", "first", "second", "third", "fourth", "fifth", "sixth",
                            "seventh", "eighth", "ninth", "tenth", "last", "again", "no longer", "also", "once", "back", "off",
-                           "twice", "thrice"})
+                           "twice", "thrice", "mostly", "mainly", "primarily", "largely", "partly", "chiefly",
+                           "partially", "entirely", "solely", "exclusively"})
 
 
 def _meaning(tok: Any) -> bool:
@@ -605,6 +606,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         return None  # "Marin County in [California]": where a named place is is no news
     if verb.lemma_.lower() in ("do", "have", "get") and not any(c.dep_ in ("dobj", "obj") for c in verb.children):
         return None
+    if any(c.dep_ == "conj" and c.pos_ in NOMINAL for c in verb.children):
+        return None  # "clinched $42bn from the IMF (IMF) and [two other lenders]": a noun the parse hung on the verb
     if any(c.dep_ == "ccomp" and c.i > verb.i for c in verb.children):
         if verb.lemma_.lower() in ANNOUNCE_VERBS and inner is None:  # "X announced that ..."
             body = _announcement(sent, verb, ent, kind)
