@@ -62,6 +62,8 @@ def test_background_sentences_are_history():
     assert pr.background_sentence("In 2023, the company introduced its ninth watch.", DAY)
     assert pr.background_sentence("After the war ended, the governor tried to buy the island for $5 million.", DAY)
     assert pr.background_sentence("For generations, 40 fishing families called the village home.", DAY)
+    assert pr.background_sentence("Last week, the envoy met the aide in Lisbon.", DAY)
+    assert pr.background_sentence("House prices in Spain have risen 30% in the last five years.", DAY)
     assert pr.background_sentence("The agency sent $2 billion to the region under the previous administration.", DAY)
     assert not pr.background_sentence("The company said it would cut 300 jobs by the end of June.", DAY)
     assert not pr.background_sentence("On April 4 a district judge ordered the government to act.", DAY)

@@ -286,3 +286,13 @@ def test_a_share_word_stays_and_a_noun_hung_on_the_verb_is_no_clause(nlp):
     # the verb, and the question credited the whole sum to the first lender.
     assert _stem(nlp, "Chile has clinched $12bn in medium-term funding from the World Bank (WB) and two other "
                       "lenders as it announced it is lifting controls.", "12bn") is None
+
+
+def test_a_standing_total_needs_its_date_and_a_sum_keeps_what_it_is_of(nlp):
+    # news-dev 2025-04-10/11 (paraphrased): reviewers asked "of which year?" of a trade total and
+    # "qualify for what?" of a sum whose "in cloud credits" the question lost.
+    assert _stem(nlp, "US goods exports to Brazil totalled $81.2bn.", "81.2bn") is None
+    assert _stem(nlp, "US goods exports to Brazil totalled $81.2bn in 2025.", "81.2bn") == (
+        "How much did US goods exports to Brazil total in 2025, as reported on April 12, 2025?")
+    assert _stem(nlp, "Northwind's portfolio companies can qualify for $90,000 in cloud credits, Google said.",
+                 "90,000") is None

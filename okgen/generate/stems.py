@@ -85,6 +85,8 @@ class Stem:
     """Which question form made it: subject, object, count, amount, place, date, agent, prep, nested."""
 
 
+# Verbs that state a standing figure ("totalled", "amounts to", "stands at"): news only with its date.
+STAT_VERBS = frozenset({"total", "amount", "stand", "average", "number"})
 # The writer's judgement of a number ("an impressive 140,147 points"): not part of what is counted.
 EVALUATIVE = frozenset({"impressive", "whopping", "staggering", "massive", "huge", "stunning", "remarkable",
                         "incredible", "astonishing", "mere", "paltry", "hefty", "eye-watering", "record"})
@@ -606,6 +608,10 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         return None  # "Marin County in [California]": where a named place is is no news
     if verb.lemma_.lower() in ("do", "have", "get") and not any(c.dep_ in ("dobj", "obj") for c in verb.children):
         return None
+    if verb.lemma_.lower() in STAT_VERBS and not any(e.label_ == "DATE" for e in sent.ents):
+        return None  # "exports to Brazil totalled $81.2bn": a standing total, of which year?
+    if kind in ("money", "quantity") and any(c.dep_ == "prep" and c.i >= ent.end for c in ent.root.children):
+        return None  # "qualify for $150,000 [in cloud credits]": the sum loses what it is of
     if any(c.dep_ == "conj" and c.pos_ in NOMINAL for c in verb.children):
         return None  # "clinched $42bn from the IMF (IMF) and [two other lenders]": a noun the parse hung on the verb
     if any(c.dep_ == "ccomp" and c.i > verb.i for c in verb.children):
