@@ -189,9 +189,9 @@ def _cuts_complement(tokens: list[Any]) -> bool:
             if t.lower_ in PURPOSE_NOUNS and c.dep_ == "acl" and c.i not in kept:
                 return True  # "in an effort [to keep ...]": the effort lost what it is for
             if t.pos_ == "VERB" and t.dep_ in ("pcomp", "pobj") and c.dep_ == "nsubj":
-                return True
+                return True  # "with senior figures paying visits": an absolute clause, an aside
             if t.pos_ in ("VERB", "AUX") and c.dep_ == "mark" and c.i not in kept:
-                return True  # "on [whether] Khalil can be deported": a clause without its conjunction  # "with senior figures paying visits": an absolute clause, an aside
+                return True  # "on [whether] Khalil can be deported": a clause without its conjunction
             if t.dep_ == "pobj" and t.head.lower_ == "with" and c.dep_ == "acl" and c.pos_ == "VERB" \
                     and c.i not in kept:
                 return True  # "with the remaining 40% [made in Indonesia]": an absolute clause, an aside
