@@ -54,11 +54,7 @@ class Pool:
         """Record each name's role features (normalised name -> feature counts, with the count of
         its mentions under ``#mentions``) and, with ``topics``, the words of its sentences."""
         self.topics = dict(topics or {})
-        df: Counter[str] = Counter()
-        for bag in bags.values():
-            df.update(k for k in bag if k != "#mentions")
-        n = max(len(bags), 1)
-        self.role_idf = {w: math.log(n / c) for w, c in df.items() if c < n}
+        self.role_idf = _idf(bags, skip="#mentions")
         for key, bag in bags.items():
             self.roles[key] = self.role_vector(bag)
             mentions = self.mentions[key] = bag.get("#mentions", 0)
@@ -67,10 +63,7 @@ class Pool:
 
     def role_vector(self, bag: Counter[str]) -> dict[str, float]:
         """Role features as a unit tf-idf vector (``t:former`` left out: it is checked apart)."""
-        vec = {w: (1 + math.log(c)) * self.role_idf[w] for w, c in bag.items()
-               if c > 0 and w in self.role_idf and w != "t:former"}
-        norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
-        return {w: v / norm for w, v in vec.items()}
+        return _unit_tfidf({w: c for w, c in bag.items() if w != "t:former"}, self.role_idf)
 
     def share(self, name: str, word: str) -> float:
         """The share of ``name``'s sentences that use ``word`` (smoothed: a name seen once is
@@ -102,19 +95,13 @@ class Pool:
 
     def set_contexts(self, bags: dict[str, Counter[str]]) -> None:
         """Record each name's context words (normalised name -> word counts) as tf-idf vectors."""
-        df: Counter[str] = Counter()
-        for bag in bags.values():
-            df.update(bag.keys())
-        n = max(len(bags), 1)
-        self.idf = {w: math.log(n / c) for w, c in df.items() if c < n}
+        self.idf = _idf(bags)
         for key, bag in bags.items():
             self.contexts[key] = self.vector(bag)
 
     def vector(self, bag: Counter[str]) -> dict[str, float]:
         """A bag of context words as a unit tf-idf vector (words the names never use left out)."""
-        vec = {w: (1 + math.log(c)) * self.idf[w] for w, c in bag.items() if c > 0 and w in self.idf}
-        norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
-        return {w: v / norm for w, v in vec.items()}
+        return _unit_tfidf(bag, self.idf)
 
     def similarity_to(self, name: str, vec: dict[str, float]) -> float:
         """Cosine of a name's context vector and ``vec`` (0 when the name is unknown)."""
@@ -143,6 +130,23 @@ class Pool:
     def candidates(self, kind: str, exclude_article: str) -> list[str]:
         """Names of ``kind`` from articles other than ``exclude_article``, sorted."""
         return sorted(t for t, ids in self.names.get(kind, {}).values() if ids - {exclude_article})
+
+
+def _idf(bags: dict[str, Counter[str]], skip: str = "") -> dict[str, float]:
+    """Inverse document frequency of each feature over the bags (one bag a document); features
+    every bag has, and ``skip``, left out."""
+    df: Counter[str] = Counter()
+    for bag in bags.values():
+        df.update(k for k in bag if k != skip)
+    n = max(len(bags), 1)
+    return {w: math.log(n / c) for w, c in df.items() if c < n}
+
+
+def _unit_tfidf(bag: dict[str, float] | Counter[str], idf: dict[str, float]) -> dict[str, float]:
+    """A bag of counts as a unit-length tf-idf vector (features without an idf left out)."""
+    vec = {w: (1 + math.log(c)) * idf[w] for w, c in bag.items() if c > 0 and w in idf}
+    norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+    return {w: v / norm for w, v in vec.items()}
 
 
 def _cosine(a: dict[str, float] | None, b: dict[str, float]) -> float:
