@@ -85,6 +85,53 @@ def test_an_answer_whose_role_no_other_name_shares_has_no_options():
     assert why == ["distractors_implausible"]
 
 
+def test_a_place_needs_options_the_news_names_with_what_the_question_is_about():
+    pool = _pool(COUNTRIES)
+    # "Which country did the envoy visit?": a verb alone says nothing a distractor must share,
+    # and a reader knows where envoys went: no options rather than any country of the day.
+    why: list[str] = []
+    assert _pick(pool, "China", "Which country did the trade envoy visit on Monday?", Counter(["o:visit"]),
+                 why=why) is None
+    assert why == ["distractors_implausible"]
+    # The same answer as the object of tariffs: the countries named with tariffs.
+    for seed in range(8):
+        got = _pick(pool, "China", "On which country did the White House raise levies to 125%?",
+                    Counter(["o:raise", "o~tariff"]), seed=seed)
+        assert got is not None and set(got) <= {"Vietnam", "Japan", "Canada", "Mexico"}, got
+    # The EU sets its members' tariffs: a member named with tariffs is no option for a country's levies.
+    countries = {**COUNTRIES, "Germany": ("tariff trade talk car", {"s:fear": 1, "s~tariff": 1}, 20,
+                                          {"tariff": 12, "car": 4})}
+    pool = _pool(countries)
+    for seed in range(8):
+        got = _pick(pool, "China", "Which country has raised its levies on American goods to 62%?", TARIFF_ROLE,
+                    seed=seed)
+        assert got is not None and "Germany" not in got, got
+
+
+def test_a_person_named_everywhere_needs_options_the_news_names_often():
+    pool = _pool(PEOPLE, kind="person")
+    pool.articles = 200
+    for i in range(30):  # the president is in 30 of the day's 200 articles, the others in one each
+        pool.add("person", "Donald Trump", f"t{i}")
+    question = "Who has dismissed Coast Guard Commandant Linda Fagan?"
+    role = Counter(["s:fire", "s~director", "t:president"])
+    why: list[str] = []
+    assert _pick(pool, "Donald Trump", question, role, kind="person", why=why) is None
+    assert why == ["distractors_implausible"]
+    for name in ("Pete Hegseth", "Marco Rubio", "Stephen Miller"):
+        for i in range(5):  # a sixth as many articles each: names a reader has read about too
+            pool.add("person", name, f"{name}{i}")
+    got = _pick(pool, "Donald Trump", question, role, kind="person")
+    assert got is not None and set(got) == {"Pete Hegseth", "Marco Rubio", "Stephen Miller"}, got
+    # A name in 6 of 200 articles is no household name: options named once are fine.
+    pool = _pool(PEOPLE, kind="person")
+    pool.articles = 200
+    for i in range(5):
+        pool.add("person", "Donald Trump", f"t{i}")
+    got = _pick(pool, "Donald Trump", question, role, kind="person")
+    assert got is not None and set(got) == {"Pete Hegseth", "Marco Rubio", "Stephen Miller"}, got
+
+
 def test_role_words_are_the_verb_and_its_nouns_not_the_titles():
     assert role_words(Counter({"s:launch": 1, "s~drone": 2, "o:visit": 1, "t:president": 1})) == \
         Counter({"launch": 1, "drone": 2, "visit": 1})
@@ -163,6 +210,14 @@ def test_role_features_of_a_parsed_sentence(nlp):
     russia = next(e for e in doc.ents if e.text == "Russia")
     feats = _role_features(next(doc.sents), russia)
     assert "s:launch" in feats and "s~drone" in feats
+    # An object's role says what the verb is about too ("tariffs", the noun "on" hangs from).
+    doc = nlp("The White House lifted its levies on Brazil to 60% on Monday.")
+    brazil = next(e for e in doc.ents if e.text == "Brazil")
+    assert "o~levy" in _role_features(next(doc.sents), brazil)
+    doc = nlp("Two Canadian ministers toured Kenya and signed a trade deal.")
+    kenya = next(e for e in doc.ents if e.text == "Kenya")
+    feats = _role_features(next(doc.sents), kenya)
+    assert "o:tour" in feats and "o~minister" in feats, feats
     doc = nlp("Former President Joe Biden spoke in Chicago on Tuesday.")
     biden = next(e for e in doc.ents if e.label_ == "PERSON")
     assert {"t:former", "t:president"} <= set(_role_features(next(doc.sents), biden))
@@ -200,3 +255,22 @@ def test_a_name_written_with_jr_is_offered_with_it(nlp):
     # The suffixed name keeps the words and roles of its mentions.
     assert pool.names.similarity("Robert F. Kennedy Jr.", "Pete Hegseth") > 0
     assert title_field(pool.names.roles[normalize("Robert F. Kennedy Jr.")]) == "politics"
+
+
+def test_a_father_is_not_named_with_his_sons_suffix(nlp):
+    from okgen.generate.agents import load_agent, packaged_agents_dir
+    from okgen.generate.extractive import ExtractiveGenerator
+
+    # One article names the son with "Jr." after a comma (the tagger cuts it off); three name the
+    # father: the father keeps his own name in the pool.
+    texts = [
+        "President Donald Trump announced new tariffs in Washington on Monday. Donald Trump said talks would follow.",
+        "President Donald Trump met business leaders at the White House. Donald Trump praised the deal.",
+        "President Donald Trump signed an order on shipbuilding. Donald Trump spoke in the Oval Office.",
+        "Donald Trump, Jr. spoke at a fundraiser in Florida. Donald Trump, Jr. praised the new rules.",
+    ]
+    arts = [_article(i, f"Leaders discuss trade {i}", t) for i, t in enumerate(texts)]
+    gen = ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), 1)
+    pool = gen.build_pool(arts, DAY)
+    people = {t for t, _ in pool.names.names["person"].values()}
+    assert "Donald Trump" in people and "Donald Trump Jr." not in people, people

@@ -49,6 +49,8 @@ class Pool:
     topics: dict[str, Counter[str]] = field(default_factory=dict)
     """For each name, in how many of its sentences each content word occurs ("tariff": 8)."""
     mentions: dict[str, int] = field(default_factory=dict)
+    articles: int = 0
+    """How many articles the day has (0: not known)."""
 
     def set_roles(self, bags: dict[str, Counter[str]], topics: dict[str, Counter[str]] | None = None) -> None:
         """Record each name's role features (normalised name -> feature counts, with the count of
@@ -172,7 +174,7 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
     exist; then names from the ``prefer`` articles (the same outlet: the same beat). With
     ``same_type``, only options it accepts (the answer's entity label when parsed alone).
     With the news ``day``, a date answer on or before it gets no option after it (an event
-    reported that day cannot have happened later).
+    reported that day cannot have happened later), and a later one none on or before it.
 
     A name is offered only when it is **plausible** (a pool with context vectors, as the day's
     generator builds): used in the news like the answer (context similarity at least
@@ -235,8 +237,11 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
     close, far = gen(answer, year)
     if kind == "date" and day is not None:
         when = parse_date(answer, year)
-        if when is not None and when[0] <= day:
-            close, far = ([c for c in group if (w := parse_date(c, year)) is not None and w[0] <= day]
+        if when is not None:
+            # A date reported as past gets no option after the news day; one ahead (an election
+            # "on 1 May") none on or before it.
+            past = when[0] <= day
+            close, far = ([c for c in group if (w := parse_date(c, year)) is not None and (w[0] <= day) == past]
                           for group in (close, far))
     out: list[str] = []
     for group in (close, far):
@@ -257,6 +262,8 @@ FOCUS_SHARE = 0.25  # a name written with them at least this share as often as t
 MIN_FOCUS = 0.03  # ... and at least this often
 FOCUS_ENOUGH = 0.06  # ... while this often always is (an answer the news names with its role day-long)
 STRONG_ROLE = 0.05  # an answer written with its role's words this often needs options in that role
+PROMINENT_SHARE = 0.05  # a person named in at least this share of the day's articles is prominent ...
+MAX_PROMINENCE = 6  # ... and gets options named in at least a sixth as many articles
 MAX_PAST = 0.5  # a name written "former ..." in at least this share of its mentions is out of office
 
 
@@ -281,8 +288,17 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     min_focus = max(MIN_FOCUS, min(FOCUS_SHARE * answer_focus, FOCUS_ENOUGH)) if focus else 1.0
     # A role is the answer's own when the news names it with the role's nouns ("drone",
     # "tariff") day-long; a verb alone ("travel", "question") says too little.
-    nouns = {f[2:] for f in role or () if f.startswith("s~")}
-    strong = bool(focus) and pool.focus(answer, {w: v for w, v in focus.items() if w in nouns}) >= STRONG_ROLE
+    nouns = {f[2:] for f in role or () if f[:2] in ("s~", "o~")}
+    noun_focus = {w: v for w, v in focus.items() if w in nouns}
+    subject_nouns = {f[2:] for f in role or () if f.startswith("s~")}
+    strong = bool(focus) and pool.focus(answer, {w: v for w, v in focus.items() if w in subject_nouns}) >= STRONG_ROLE
+    # A place is offered only where the news names it with what the question is about (a
+    # country named with "tariff" for a tariff): a reader knows which countries were bombed or
+    # visited, and rules out any other; a question about nothing but a verb ("visited") has none.
+    place_focus = noun_focus if kind in ("place", "region") and pool.topics else None
+    # A member of the EU against a country that sets its own tariffs: the EU sets its members'.
+    no_eu = kind == "place" and bool(nouns & lx.TRADE_WORDS) and answer not in lx.EU_MEMBERS
+    min_place = max(MIN_FOCUS, min(FOCUS_SHARE * pool.focus(answer, noun_focus), FOCUS_ENOUGH)) if noun_focus else 1.0
     in_office = pool.past.get(normalize(answer), 0.0) < MAX_PAST
     field_ = title_field(pool.roles.get(normalize(answer), {}), role) if kind == "person" else None
     home = title_country(pool.roles.get(normalize(answer), {}), role) if kind == "person" else None
@@ -300,8 +316,17 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
         sim, is_near, ev_sim, focus_sim = features(c)
         return sim + (0.05 if is_near else 0.0) + ev_sim + FOCUS_WEIGHT * focus_sim
 
+    # A person the day's news names everywhere ("Donald Trump", in a sixth of the articles) is
+    # the guess of any reader among names it barely mentions: the options must be names the
+    # news gives some weight too.
+    answer_entry = names.get(normalize(answer)) if kind == "person" and pool.articles else None
+    prominent = answer_entry is not None and len(answer_entry[1]) >= PROMINENT_SHARE * pool.articles
+    least_articles = len(answer_entry[1]) / MAX_PROMINENCE if prominent and answer_entry else 0.0
+
     def plausible(c: str) -> bool:
         sim, is_near, ev_sim, focus_sim = features(c)
+        if least_articles and len(names[normalize(c)][1]) < least_articles:
+            return False
         if in_office and pool.past.get(normalize(c), 0.0) >= MAX_PAST:
             return False  # "former President Joe Biden" against a sitting one
         if field_ is not None and title_field(pool.roles.get(normalize(c), {})) not in (None, field_):
@@ -317,6 +342,11 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
         ranked = [c for c in ranked if plausible(c)]
         if len(ranked) < n:
             return []
+        if place_focus is not None:
+            ranked = [c for c in ranked if place_focus and pool.focus(c, place_focus) >= min_place
+                      and not (no_eu and c in lx.EU_MEMBERS)]
+            if len(ranked) < n:
+                return []
         focused = [c for c in ranked if features(c)[3] >= min_focus]
         if len(focused) < n and strong:
             # The answer's role is what the news says of it day-long (Russia and "drone"), and
@@ -392,11 +422,11 @@ def _clear_title(classes: dict[str, str], vec: dict[str, float] | Counter[str],
 
 
 def role_words(role: Counter[str]) -> Counter[str]:
-    """The words of an answer's role ("s:launch", "s~drone": launch, drone), its title words left
+    """The words of an answer's role ("s:launch", "s~drone", "o~tariff": launch, drone, tariff), its title words left
     out: what a plausible alternative is also written with ("Israel ... drones")."""
     out: Counter[str] = Counter()
     for f, c in role.items():
-        if f[:2] in ("s:", "s~", "o:"):
+        if f[:2] in ("s:", "s~", "o:", "o~"):
             out[f[2:]] += c
     return out
 

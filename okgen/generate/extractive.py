@@ -195,10 +195,13 @@ class ExtractiveGenerator:
             if label == "PERSON":
                 # "Robert F. Kennedy Jr.": the tagger often leaves the suffix out; the option is
                 # the name as the news writes it, never the form that drops it.
+                # Only when most mentions carry it: "Donald Trump" is not "Donald Trump Jr." for a
+                # day that names the son a few times.
                 written = Counter({s: c for s, c in suffixes[key].items() if s})
-                written.update(people[normalize(f"{text} {s}")].split()[-1] for s in NAME_SUFFIXES
-                               if normalize(f"{text} {s}") in people)
-                if written:
+                for s in NAME_SUFFIXES:
+                    if (full := normalize(f"{text} {s}")) in people:
+                        written[people[full].split()[-1]] += sum(suffixes[full].values())
+                if written and sum(written.values()) > suffixes[key][""]:
                     suffix = written.most_common(1)[0][0]
                     text = f"{text} {suffix}"
                     contexts.setdefault(normalize(text), contexts[key])
@@ -206,6 +209,7 @@ class ExtractiveGenerator:
                     topics.setdefault(normalize(text), topics[key])
             pool.names.add(POOL_LABELS[label], text, a_id)
         pool.names.set_contexts(contexts)
+        pool.names.articles = len(today)
         pool.names.set_roles(roles, topics)
         self.majority = majority
         day = _DayNames(docs, today)
@@ -549,7 +553,7 @@ def _name_suffix(doc: Any, ent: Any) -> str:
 def _role_features(sent: Any, ent: Any) -> list[str]:
     """What a name does in a sentence, as features: ``s:VERB`` (the subject of "launch"),
     ``s~WORD`` (the nouns and places that verb governs: "drone", "tariff", "gaza"; no times),
-    ``o:VERB`` (its object), and
+    ``o:VERB`` (its object) with ``o~WORD`` (the nouns and places that verb governs), and
     ``t:WORD`` for the title words written beside it ("President", "Defense Secretary",
     "coach"; ``t:former`` for one who no longer holds the role)."""
     out: list[str] = []
@@ -562,15 +566,15 @@ def _role_features(sent: Any, ent: Any) -> list[str]:
             out.extend(f"t:{c.lemma_.lower()}" for c in verb.children if c.dep_ == "attr" and c.pos_ == "NOUN")
         if verb.pos_ in ("VERB", "AUX", "NOUN"):
             out.append(f"s:{verb.lemma_.lower()}")
-            # The nouns and places within three steps of the verb ("launched 55 drones at
-            # Ukraine": drone, Ukraine; "struck a car in Gaza": car, Gaza), times left out.
-            out.extend(f"s~{c.lemma_.lower()}" for c in verb.subtree
-                       if c.is_alpha and not ent.start <= c.i < ent.end and verb in (c.head, c.head.head, c.head.head.head)
-                       and ((c.pos_ == "NOUN" and not c.ent_type_) or c.ent_type_ in ("GPE", "LOC", "NORP")))
+            out.extend(f"s~{w}" for w in _governed(verb, ent))
     elif dep in ("dobj", "dative", "attr", "pobj"):
         verb = head.head if dep == "pobj" and head.dep_ == "prep" else head
         if verb.pos_ in ("VERB", "NOUN"):
             out.append(f"o:{verb.lemma_.lower()}")
+            # What the verb is about, as for a subject ("raised tariffs on China": tariff).
+            out.extend(f"o~{w}" for w in _governed(verb, ent))
+            if verb.pos_ == "NOUN":  # "tariffs on China": the noun is what it is about
+                out.append(f"o~{verb.lemma_.lower()}")
     # Title words: the untagged nouns, adjectives and nationality words just before the name
     # ("Defense Secretary", "former President"), and an apposition after it ("..., the coach").
     i = ent.start - 1
@@ -591,6 +595,14 @@ def _role_features(sent: Any, ent: Any) -> list[str]:
             out.extend(f"t:{g.lemma_.lower()}" for g in child.children
                        if g.dep_ in ("compound", "amod") and g.is_alpha)
     return out
+
+
+def _governed(verb: Any, ent: Any) -> list[str]:
+    """The nouns and places within three steps of ``verb`` outside ``ent`` ("launched 55 drones
+    at Ukraine": drone, ukraine; "struck a car in Gaza": car, gaza), times left out."""
+    return [c.lemma_.lower() for c in verb.subtree
+            if c.is_alpha and not ent.start <= c.i < ent.end and verb in (c.head, c.head.head, c.head.head.head)
+            and ((c.pos_ == "NOUN" and not c.ent_type_) or c.ent_type_ in ("GPE", "LOC", "NORP"))]
 
 
 class _DayNames:

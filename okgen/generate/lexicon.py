@@ -47,6 +47,13 @@ CONTINENTS = frozenset(["Europe", "Asia", "Africa", "North America", "South Amer
                         "Caribbean", "Scandinavia", "the Balkans", "Balkans", "Southeast Asia", "East Africa",
                         "West Africa", "Central Asia", "South Asia", "East Asia"])
 PLACES = COUNTRIES | CITIES | REGIONS | CONTINENTS
+# The member states of the European Union, whose tariffs and trade deals the Union sets for all.
+EU_MEMBERS = frozenset(["Austria", "Belgium", "Bulgaria", "Croatia", "Cyprus", "Czech Republic", "Czechia", "Denmark",
+                        "Estonia", "Finland", "France", "Germany", "Greece", "Hungary", "Ireland", "Italy", "Latvia",
+                        "Lithuania", "Luxembourg", "Malta", "Netherlands", "the Netherlands", "Poland", "Portugal",
+                        "Romania", "Slovakia", "Slovenia", "Spain", "Sweden"])
+# Words of trade policy: for a question about them the EU, not one member, is the actor.
+TRADE_WORDS = frozenset(["tariff", "levy", "duty", "import", "export", "trade", "retaliation", "surplus", "deficit"])
 
 # Words after a name that mark a person ("X said", "X, the chief executive").
 PERSON_AFTER = frozenset(["said", "says", "told", "added", "wrote", "announced", "argued", "explained", "warned", "noted", "insisted", "stressed", "admitted", "confirmed", "denied", "claimed", "urged", "called", "asked", "replied", "recalled", "estimated", "predicted", "who", "whose", "won", "scored", "resigned", "died", "was", "is", "has", "had", "will", "would", "appointed", "named", "elected"])

@@ -86,12 +86,13 @@ def content_words(question: str) -> list[str]:
 
 
 # A verb whose stem says nothing without its complement: "accused" of what?
-_NEEDS_COMPLEMENT = re.compile(r"\b(?:accused|accuses|accuse|accusing)\b(?![^?]*\bof\b)", re.IGNORECASE)
+_NEEDS_COMPLEMENT = re.compile(r"\b(?:accused|accuses|accuse|accusing)\b(?![^?]*\bof\b)"
+                               r"|\bqualif(?:y|ies|ied|ying)\b(?![^?]*\bfor\b)", re.IGNORECASE)
 
 
 def vague(question: str) -> bool:
     """Whether a stem has too few content words to pin one event down, or asks who was accused
-    without saying of what."""
+    without saying of what, or what one can qualify for without saying what."""
     return len(content_words(question)) < MIN_CONTENT_WORDS or bool(_NEEDS_COMPLEMENT.search(question))
 
 
