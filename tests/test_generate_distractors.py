@@ -203,6 +203,21 @@ def test_a_person_of_another_country_by_title_is_no_option():
         assert got is not None and "Benjamin Netanyahu" not in got, got
 
 
+def test_a_person_of_the_country_the_question_names_is_no_option_for_a_visitor():
+    people = {**PEOPLE, "Li Qiang": ("fire director", {"t:chinese": 5, "t:premier": 5}, 20, {"director": 2})}
+    pool = _pool(people, kind="person")
+    assert title_country(pool.roles[normalize("Li Qiang")]) == "China"
+    role = Counter(["s:fire", "s~director"])
+    # Asked of the US, China's premier is a fair option; asked of talks in Beijing with Chinese
+    # officials, he is the host, not a visitor.
+    assert any("Li Qiang" in (_pick(pool, "Donald Trump", "Who has fired the director?", role, kind="person",
+                                     seed=seed) or ()) for seed in range(8))
+    for seed in range(8):
+        got = _pick(pool, "Donald Trump", "Who has fired the director after talks in Beijing?", role,
+                    kind="person", seed=seed)
+        assert got is not None and "Li Qiang" not in got, got
+
+
 def test_role_features_of_a_parsed_sentence(nlp):
     from okgen.generate.extractive import _role_features
 

@@ -412,3 +412,24 @@ def test_an_outlets_own_promotion_and_programmes_are_no_news():
     assert not own_outlet_title(art("Founders gather in Oakland for AI talks", "techcrunch", "TechCrunch"))
     assert not own_outlet_title(art("Apple unveils a foldable phone", "bbc", None))
     assert not well_formed_name("Jesse Watters Primetime", "PERSON") and well_formed_name("Jesse Watters", "PERSON")
+
+
+def test_a_surname_the_article_gives_in_full_is_asked_by_the_full_name():
+    import hashlib
+
+    from okgen.schema import Article
+
+    # The later sentence names the minister by surname alone: once refused as a malformed name,
+    # now asked with the full name the article gave first.
+    text = ("Finance Minister Sarah Whitfield presented the national budget in Wellington on Monday. "
+            "Whitfield scrapped fuel subsidies for regional airlines on Tuesday.")
+    a = Article(id="surname0000001", url="https://x.example/s", canonical_url="https://x.example/s", source="s0",
+                title="Budget day in Wellington", published_at=dt.datetime(2026, 11, 21, 8, tzinfo=dt.timezone.utc),
+                date=DAY, fetched_at=dt.datetime(2026, 11, 21, 9, tzinfo=dt.timezone.utc), text=text,
+                text_sha256=hashlib.sha256(text.encode()).hexdigest(), extractor="test", language="en")
+    g = ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), 1)
+    pool = g.build_pool([a], DAY)
+    stems = {(it.stem.question, it.stem.answer) for it in pool.items[a.id]}
+    assert ("Who scrapped fuel subsidies for regional airlines, as reported on November 21, 2026?",
+            "Sarah Whitfield") in stems, stems
+    assert pool.reasons["name_malformed"] == 0

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from okgen.generate import lexicon as lx
+from okgen.generate.precision import countries_named
 from okgen.generate.spans import NAME_KINDS
 from okgen.generate.text import contains, normalize, parse_date
 
@@ -221,7 +222,7 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
             if why is not None:
                 why.append("no_distractors")
             return None
-        ranked = _topical(answer, cands, pool, kind, near, n, same_type, evidence, role)
+        ranked = _topical(answer, cands, pool, kind, near, n, same_type, evidence, role, question)
         if len(ranked) < n:
             if why is not None:
                 why.append("distractors_implausible" if pool.contexts else "no_distractors")
@@ -269,7 +270,7 @@ MAX_PAST = 0.5  # a name written "former ..." in at least this share of its ment
 
 def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequence[str], n: int,
              same_type: Callable[[str], bool] | None = None, evidence: Counter[str] | None = None,
-             role: Counter[str] | None = None) -> list[str]:
+             role: Counter[str] | None = None, question: str = "") -> list[str]:
     """The plausible candidates most like the answer in the news: by the similarity of the words
     around their mentions (a coach's context is a coach's), with a bonus for names from the
     stories nearest the source and for names used in words like the evidence's; the best
@@ -302,6 +303,9 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     in_office = pool.past.get(normalize(answer), 0.0) < MAX_PAST
     field_ = title_field(pool.roles.get(normalize(answer), {}), role) if kind == "person" else None
     home = title_country(pool.roles.get(normalize(answer), {}), role) if kind == "person" else None
+    # The countries the question names: "visits Beijing for talks with Chinese counterparts" is
+    # asked of no Chinese minister, when the answer is none.
+    abroad = countries_named(question) - {home} if kind == "person" else set()
     cache: dict[str, tuple[float, bool, float, float]] = {}
 
     def features(c: str) -> tuple[float, bool, float, float]:
@@ -331,8 +335,11 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
             return False  # "former President Joe Biden" against a sitting one
         if field_ is not None and title_field(pool.roles.get(normalize(c), {})) not in (None, field_):
             return False  # a chief executive against a president, a striker against a minister
-        if home is not None and title_country(pool.roles.get(normalize(c), {})) not in (None, home):
+        c_home = title_country(pool.roles.get(normalize(c), {})) if kind == "person" else None
+        if home is not None and c_home not in (None, home):
             return False  # "Israeli Prime Minister X" against "US President Y"
+        if c_home in abroad:
+            return False  # China's commerce minister for a visit to Beijing
         return sim >= MIN_SIMILARITY and (is_near or ev_sim >= MIN_EVIDENCE_SIMILARITY or focus_sim >= min_focus)
 
     ranked = sorted(cands, key=lambda c: (-score(c), c))

@@ -282,6 +282,12 @@ _COUNTRY_WORD = re.compile(r"(?<![\w.])(" + "|".join(re.escape(w) for w in sorte
                            + r")(?![\w])")
 
 
+def countries_named(text: str) -> set[str]:
+    """The countries a text names, by name, demonym or main city ("talks in Beijing with
+    Chinese counterparts": China)."""
+    return {lx.COUNTRY_OF[m.group(1)] for m in _COUNTRY_WORD.finditer(text)}
+
+
 def country_of(name: str) -> str | None:
     """The country a place, demonym or other name of a country points to ("Cairo", "Egyptian"
     -> "Egypt"), or None."""
