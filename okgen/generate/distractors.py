@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from okgen.generate import lexicon as lx
-from okgen.generate.precision import countries_named
 from okgen.generate.spans import NAME_KINDS
 from okgen.generate.text import contains, normalize, parse_date
 
@@ -305,7 +304,7 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     home = title_country(pool.roles.get(normalize(answer), {}), role) if kind == "person" else None
     # The countries the question names: "visits Beijing for talks with Chinese counterparts" is
     # asked of no Chinese minister, when the answer is none.
-    abroad = countries_named(question) - {home} if kind == "person" else set()
+    abroad = lx.countries_named(question) - {home} if kind == "person" else set()
     cache: dict[str, tuple[float, bool, float, float]] = {}
 
     def features(c: str) -> tuple[float, bool, float, float]:

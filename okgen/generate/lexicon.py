@@ -8,6 +8,7 @@ distractors for places when the day's other articles offer too few.
 from __future__ import annotations
 
 import functools
+import re
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
           "October", "November", "December")
@@ -122,6 +123,14 @@ _COUNTRY_WORDS = {
     "Serbia": ("Serbian", "Belgrade"), "Chile": ("Chilean", "Santiago"), "Peru": ("Peruvian", "Lima"),
 }
 COUNTRY_OF: dict[str, str] = {w: country for country, words in _COUNTRY_WORDS.items() for w in (country, *words)}
+COUNTRY_WORD = re.compile(r"(?<![\w.])(" + "|".join(re.escape(w) for w in sorted(COUNTRY_OF, key=len, reverse=True))
+                          + r")(?![\w])")
+
+
+def countries_named(text: str) -> set[str]:
+    """The countries a text names, by name, demonym or main city ("talks in Beijing with
+    Chinese counterparts": China)."""
+    return {COUNTRY_OF[m.group(1)] for m in COUNTRY_WORD.finditer(text)}
 
 
 WORLD_CITY_POPULATION = 100_000  # GeoNames cities at least this large count as known cities

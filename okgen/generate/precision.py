@@ -278,14 +278,7 @@ def approximate_answer(ent: Any) -> bool:
 
 
 
-_COUNTRY_WORD = re.compile(r"(?<![\w.])(" + "|".join(re.escape(w) for w in sorted(lx.COUNTRY_OF, key=len, reverse=True))
-                           + r")(?![\w])")
-
-
-def countries_named(text: str) -> set[str]:
-    """The countries a text names, by name, demonym or main city ("talks in Beijing with
-    Chinese counterparts": China)."""
-    return {lx.COUNTRY_OF[m.group(1)] for m in _COUNTRY_WORD.finditer(text)}
+_COUNTRY_WORD = lx.COUNTRY_WORD
 
 
 def country_of(name: str) -> str | None:
