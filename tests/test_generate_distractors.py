@@ -108,6 +108,33 @@ def test_a_place_needs_options_the_news_names_with_what_the_question_is_about():
         assert got is not None and "Germany" not in got, got
 
 
+def test_a_place_role_of_generic_nouns_alone_is_no_role():
+    # "Which country announced a ban?" parsed with "country" as a noun of the clause: every
+    # country is named with "country"; it says nothing of what the answer did.
+    countries = {k: (v[0] + " country government", v[1], v[2], {**v[3], "country": 6, "government": 4})
+                 if k in ("China", "Vietnam", "Japan", "Canada", "France") else v for k, v in COUNTRIES.items()}
+    why: list[str] = []
+    assert _pick(_pool(countries), "China", "Which country announced the ban on Monday?",
+                 Counter(["s:announce", "s~country", "s~government"]), why=why) is None
+    assert why == ["distractors_implausible"]
+
+
+def test_a_leader_of_the_answers_country_in_the_stem_gives_it_away():
+    from okgen.generate.extractive import _leader_of
+
+    pool = _pool({**PEOPLE, "Li Qiang": ("talk trade", {"t:chinese": 5, "t:premier": 5}, 20, {"trade": 2})},
+                 kind="person")
+    q = "To which country did the envoy travel for talks with Li Qiang?"
+    assert _leader_of("China", q, pool) == "Li Qiang"
+    assert _leader_of("Japan", q, pool) is None
+    assert _leader_of("China", "To which country did the envoy travel for talks?", pool) is None
+
+
+def test_a_judge_is_no_option_for_a_lawyer():
+    assert title_field(Counter({"t:judge": 3})) == "bench"
+    assert title_field(Counter({"t:attorney": 2, "t:doj": 2})) == "law"
+
+
 def test_a_person_named_everywhere_needs_options_the_news_names_often():
     pool = _pool(PEOPLE, kind="person")
     pool.articles = 200

@@ -424,7 +424,7 @@ def test_a_surname_the_article_gives_in_full_is_asked_by_the_full_name():
     text = ("Finance Minister Sarah Whitfield presented the national budget in Wellington on Monday. "
             "Whitfield scrapped fuel subsidies for regional airlines on Tuesday.")
     a = Article(id="surname0000001", url="https://x.example/s", canonical_url="https://x.example/s", source="s0",
-                title="Budget day in Wellington", published_at=dt.datetime(2026, 11, 21, 8, tzinfo=dt.timezone.utc),
+                title="Whitfield scraps fuel subsidies", published_at=dt.datetime(2026, 11, 21, 8, tzinfo=dt.timezone.utc),
                 date=DAY, fetched_at=dt.datetime(2026, 11, 21, 9, tzinfo=dt.timezone.utc), text=text,
                 text_sha256=hashlib.sha256(text.encode()).hexdigest(), extractor="test", language="en")
     g = ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), 1)
@@ -433,3 +433,16 @@ def test_a_surname_the_article_gives_in_full_is_asked_by_the_full_name():
     assert ("Who scrapped fuel subsidies for regional airlines, as reported on November 21, 2026?",
             "Sarah Whitfield") in stems, stems
     assert pool.reasons["name_malformed"] == 0
+
+
+def test_a_sentence_the_headline_does_not_touch_is_an_aside():
+    from okgen.generate.extractive import aside, title_keys
+    from okgen.generate.nlp import load_pipeline
+
+    nlp = load_pipeline()
+    title = title_keys("Police raid barbershops suspected of laundering money")
+    # The story's own news shares the headline's words; the local-election date in it does not.
+    news = next(nlp("Officers raided 30 barbershops in Leeds and Bradford on Tuesday.").sents)
+    election = next(nlp("Voters in parts of Yorkshire will elect councillors on 1 May.").sents)
+    assert not aside(news, title) and aside(election, title)
+    assert not aside(election, set())  # an article without a headline keeps its sentences

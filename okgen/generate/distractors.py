@@ -267,6 +267,13 @@ MAX_PROMINENCE = 6  # ... and gets options named in at least a sixth as many art
 MAX_PAST = 0.5  # a name written "former ..." in at least this share of its mentions is out of office
 
 
+# Nouns that say what kind of actor a name is, not what it did: no role for focus ("Which
+# country announced a restriction of films?": "film" and "restriction" say it, "country" not).
+GENERIC_NOUNS = frozenset({"country", "nation", "state", "city", "government", "people", "official", "leader",
+                           "president", "minister", "capital", "region", "world", "year", "week", "day", "time",
+                           "month", "part", "side", "way", "number"})
+
+
 def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequence[str], n: int,
              same_type: Callable[[str], bool] | None = None, evidence: Counter[str] | None = None,
              role: Counter[str] | None = None, question: str = "") -> list[str]:
@@ -288,7 +295,7 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     min_focus = max(MIN_FOCUS, min(FOCUS_SHARE * answer_focus, FOCUS_ENOUGH)) if focus else 1.0
     # A role is the answer's own when the news names it with the role's nouns ("drone",
     # "tariff") day-long; a verb alone ("travel", "question") says too little.
-    nouns = {f[2:] for f in role or () if f[:2] in ("s~", "o~")}
+    nouns = {f[2:] for f in role or () if f[:2] in ("s~", "o~") and f[2:] not in GENERIC_NOUNS}
     noun_focus = {w: v for w, v in focus.items() if w in nouns}
     subject_nouns = {f[2:] for f in role or () if f.startswith("s~")}
     strong = bool(focus) and pool.focus(answer, {w: v for w, v in focus.items() if w in subject_nouns}) >= STRONG_ROLE
@@ -383,7 +390,8 @@ TITLE_FIELDS = {
                  "spokesman", "spokeswoman", "ambassador", "envoy", "premier", "prime", "diplomat",
                  "politician", "speaker", "mp", "democrat", "republican", "king", "queen", "prince",
                  "opposition", "cabinet", "vice"),
-    "law": ("judge", "justice", "prosecutor", "lawyer", "attorney", "defendant", "counsel"),
+    "bench": ("judge", "justice", "magistrate"),  # who questions, not who is questioned
+    "law": ("prosecutor", "lawyer", "attorney", "defendant", "counsel", "solicitor", "barrister"),
     "business": ("ceo", "founder", "executive", "chairman", "chairwoman", "billionaire", "investor",
                  "entrepreneur", "cofounder", "economist", "analyst", "tycoon", "boss"),
     "sport": ("coach", "striker", "player", "captain", "midfielder", "goalkeeper", "defender",
@@ -398,7 +406,7 @@ _FIELD_OF = {w: f for f, words in TITLE_FIELDS.items() for w in words}
 
 
 def title_field(vec: dict[str, float] | Counter[str], extra: Counter[str] | None = None) -> str | None:
-    """The field a person's title words put them in (politics, law, business, sport, arts, media), or
+    """The field a person's title words put them in (politics, bench, law, business, sport, arts, media), or
     None when they say none or no clear one (two fields within a factor of two)."""
     return _clear_title(_FIELD_OF, vec, extra)
 

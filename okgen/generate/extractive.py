@@ -56,7 +56,7 @@ from okgen.generate.sentences import (
     zipf,
 )
 from okgen.generate.stems import Stem, answer_kind, make_stem
-from okgen.generate.text import format_date, normalize
+from okgen.generate.text import contains, format_date, normalize
 from okgen.hashing import sha256_text
 from okgen.schema import AgentInfo, Article, Decoding
 
@@ -241,6 +241,9 @@ class ExtractiveGenerator:
             if off_topic(sent, ctx.topic, ctx.title_keys):
                 pool.reasons["sentence_off_topic"] += 1
                 continue
+            if aside(sent, ctx.title_keys):
+                pool.reasons["sentence_aside"] += 1
+                continue
             for ent in sent.ents:
                 ent = whole_sum(ent)
                 kind = answer_kind(ent)
@@ -288,6 +291,9 @@ class ExtractiveGenerator:
             if item.sentence_index in used_sentences or key in used_answers or per_kind[st.kind] >= self.max_per_kind:
                 continue
             kind = st.kind
+            if kind == "place" and _leader_of(st.answer, st.question, pool.names) is not None:
+                pool.reasons["answer_country_in_stem"] += 1  # "for talks with Vladimir Putin": Russia
+                continue
             want = self.option_label(st.answer)
             ds = dis.pick(st.answer, kind, pool=pool.names, article_id=article.id, article_norm=article_norm,
                           question=st.question, rng=rng, year=article.date.year,
@@ -307,6 +313,19 @@ class ExtractiveGenerator:
                 rationale=f"{article.source_name or article.source} reported on {date_s}: {item.sentence}",
             ))
         return out
+
+
+def _leader_of(answer: str, question: str, names: dis.Pool) -> str | None:
+    """A person the stem names whose title the day's news gives with the answer's country
+    ("talks with Vladimir Putin", the Russian president, for Russia), or None."""
+    country = pr.country_of(answer)
+    if country is None:
+        return None
+    q_norm = normalize(question)
+    for key, (text, _) in names.names.get("person", {}).items():
+        if contains(q_norm, text) and dis.title_country(names.roles.get(key, {})) == country:
+            return text
+    return None
 
 
 @dataclass
@@ -456,6 +475,14 @@ def off_topic(sent: Any, topic: Counter[str], title_keys: set[str]) -> bool:
     if len(keys) < 3:
         return False
     return not any(topic[k] > 1 or k in title_keys for k in keys)
+
+
+def aside(sent: Any, title_keys: set[str]) -> bool:
+    """Whether a sentence is an aside of its story: none of its nouns and names is in the
+    headline (a local-election date in a story on police raids, a party's budget figure in a
+    governor's story). The headline says what the day's news of the article is; reviewers
+    judged questions on such asides background, not the day's news."""
+    return bool(title_keys) and not set(topic_keys(sent)) & title_keys
 
 
 def common_word(name: str, cased: Counter[str]) -> bool:
