@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 import re
+from collections import Counter
 
 import pytest
 
@@ -446,3 +447,7 @@ def test_a_sentence_the_headline_does_not_touch_is_an_aside():
     election = next(nlp("Voters in parts of Yorkshire will elect councillors on 1 May.").sents)
     assert not aside(news, title) and aside(election, title)
     assert not aside(election, set())  # an article without a headline keeps its sentences
+    # An aside that reports the day's big news (its words in many of the day's headlines) stays.
+    tariffs = next(nlp("Canada raised tariffs on American steel imports to 50% on Tuesday.").sents)
+    assert aside(tariffs, title) and aside(tariffs, title, Counter({"tariff": 1, "steel": 9}))
+    assert not aside(tariffs, title, Counter({"tariff": 12, "steel": 4, "election": 5}))

@@ -241,7 +241,7 @@ class ExtractiveGenerator:
             if off_topic(sent, ctx.topic, ctx.title_keys):
                 pool.reasons["sentence_off_topic"] += 1
                 continue
-            if aside(sent, ctx.title_keys):
+            if aside(sent, ctx.title_keys, day.headlines):
                 pool.reasons["sentence_aside"] += 1
                 continue
             for ent in sent.ents:
@@ -477,12 +477,21 @@ def off_topic(sent: Any, topic: Counter[str], title_keys: set[str]) -> bool:
     return not any(topic[k] > 1 or k in title_keys for k in keys)
 
 
-def aside(sent: Any, title_keys: set[str]) -> bool:
+NEWS_HEADLINES = 3  # a word in at least this many of the day's headlines is the day's news ...
+NEWS_WORDS = 2  # ... and a sentence with this many such words reports it, whatever its story
+
+
+def aside(sent: Any, title_keys: set[str], headlines: Counter[str] | None = None) -> bool:
     """Whether a sentence is an aside of its story: none of its nouns and names is in the
     headline (a local-election date in a story on police raids, a party's budget figure in a
-    governor's story). The headline says what the day's news of the article is; reviewers
-    judged questions on such asides background, not the day's news."""
-    return bool(title_keys) and not set(topic_keys(sent)) & title_keys
+    governor's story), nor does it report the day's news of other stories (two of its words in
+    at least three of the day's headlines: China's tariffs inside a story on TikTok). The
+    headline says what the day's news of the article is; reviewers judged questions on such
+    asides background, not the day's news."""
+    keys = set(topic_keys(sent))
+    if not title_keys or keys & title_keys:
+        return False
+    return sum(headlines[k] >= NEWS_HEADLINES for k in keys) < NEWS_WORDS if headlines else True
 
 
 def common_word(name: str, cased: Counter[str]) -> bool:
@@ -644,6 +653,8 @@ class _DayNames:
             self.names.update({t.text for t in doc if t.pos_ == "PROPN"})
             self.orgs.update({normalize(e.text) for e in doc.ents if e.label_ == "ORG"})
         self.outlets = {x for a in articles for x in (a.source, a.source_name or "") if x}
+        self.headlines: Counter[str] = Counter(k for a in articles for k in title_keys(a.title or ""))
+        """In how many of the day's headlines each word occurs ("tariff": 40)."""
 
 
 NEAREST = 15
