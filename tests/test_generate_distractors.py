@@ -276,10 +276,16 @@ def _article(i: int, title: str, text: str) -> Article:
                    text_sha256=sha256_text(text), extractor="test")
 
 
-def test_a_name_written_with_jr_is_offered_with_it(nlp):
+def _day_pool(texts: list[str], title: str):
+    """The extractive generator's pool of a day of these article texts."""
     from okgen.generate.agents import load_agent, packaged_agents_dir
     from okgen.generate.extractive import ExtractiveGenerator
 
+    arts = [_article(i, f"{title} {i}", t) for i, t in enumerate(texts)]
+    return ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), 1).build_pool(arts, DAY)
+
+
+def test_a_name_written_with_jr_is_offered_with_it(nlp):
     # The tagger cuts "Jr." off after a comma ("Robert F. Kennedy, Jr."): the option keeps it.
     texts = [
         "Health Secretary Robert F. Kennedy, Jr. announced a review of vaccine rules in Washington on Monday. "
@@ -289,9 +295,7 @@ def test_a_name_written_with_jr_is_offered_with_it(nlp):
         "Defense Secretary Pete Hegseth announced new rules for the Pentagon in Washington on Monday. "
         "Pete Hegseth said the rules would take effect soon.",
     ]
-    arts = [_article(i, f"Officials announce rules {i}", t) for i, t in enumerate(texts)]
-    gen = ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), 1)
-    pool = gen.build_pool(arts, DAY)
+    pool = _day_pool(texts, "Officials announce rules")
     people = {t for t, _ in pool.names.names["person"].values()}
     assert "Robert F. Kennedy Jr." in people and "Robert F. Kennedy" not in people, people
     # The suffixed name keeps the words and roles of its mentions.
@@ -300,9 +304,6 @@ def test_a_name_written_with_jr_is_offered_with_it(nlp):
 
 
 def test_a_father_is_not_named_with_his_sons_suffix(nlp):
-    from okgen.generate.agents import load_agent, packaged_agents_dir
-    from okgen.generate.extractive import ExtractiveGenerator
-
     # One article names the son with "Jr." after a comma (the tagger cuts it off); three name the
     # father: the father keeps his own name in the pool.
     texts = [
@@ -311,8 +312,5 @@ def test_a_father_is_not_named_with_his_sons_suffix(nlp):
         "President Donald Trump signed an order on shipbuilding. Donald Trump spoke in the Oval Office.",
         "Donald Trump, Jr. spoke at a fundraiser in Florida. Donald Trump, Jr. praised the new rules.",
     ]
-    arts = [_article(i, f"Leaders discuss trade {i}", t) for i, t in enumerate(texts)]
-    gen = ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), 1)
-    pool = gen.build_pool(arts, DAY)
-    people = {t for t, _ in pool.names.names["person"].values()}
+    people = {t for t, _ in _day_pool(texts, "Leaders discuss trade").names.names["person"].values()}
     assert "Donald Trump" in people and "Donald Trump Jr." not in people, people
