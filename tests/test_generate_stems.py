@@ -296,3 +296,10 @@ def test_a_standing_total_needs_its_date_and_a_sum_keeps_what_it_is_of(nlp):
         "How much did US goods exports to Brazil total in 2025, as reported on April 12, 2025?")
     assert _stem(nlp, "Northwind's portfolio companies can qualify for $90,000 in cloud credits, Google said.",
                  "90,000") is None
+
+
+def test_a_close_with_its_direction_is_a_change(nlp):
+    q = _stem(nlp, "The Nikkei 225 index closed up 3.2% on the week after a volatile Friday.", "3.2%")
+    assert q == "By what percentage did the Nikkei 225 index close up on the week, as reported on April 12, 2025?"
+    q = _stem(nlp, "The FTSE 100 ended down 2.1% on Wednesday after the tariff announcement.", "2.1%")
+    assert q == "By what percentage did the FTSE 100 end down after the tariff announcement, as reported on April 12, 2025?"

@@ -63,6 +63,9 @@ RELATIVE_DAY = re.compile(r"\b(?:today|yesterday|tomorrow|tonight|this (?:week|m
 CHANGE_VERBS = frozenset({"rise", "fall", "grow", "drop", "increase", "decrease", "jump", "climb", "slide",
                           "surge", "plunge", "gain", "lose", "decline", "sink", "soar", "slip", "tumble",
                           "rebound", "shrink", "expand", "cut", "raise", "lower", "boost", "reduce"})
+# A market's close with its direction ("closed up 4.9%", "ended down 2%"): a change too.
+CLOSING_VERBS = frozenset({"close", "finish", "end", "open", "trade"})
+DIRECTION_WORDS = frozenset({"up", "down", "higher", "lower"})
 # Prepositions that ask naturally for a person or an organisation ("With whom did X meet").
 NAME_PREPS = frozenset({"with", "to", "against", "from", "by", "for"})
 MAX_STEM_TOKENS = 24
@@ -366,9 +369,11 @@ def _clause_verb(ent: Any) -> Any | None:
 _NAMED_DAY = re.compile(r"\b(?:Palm|Good|Black|Super|Easter|Holy|Ash|Cyber|Bloody|Maundy|Shrove|Whit|Giving)\s$")
 
 
-# A relative day goes with the preposition and bound that lead to it ("at least through Sunday").
+# A relative day goes with the preposition, bound and description that lead to it ("at least
+# through Sunday", "after a volatile Friday").
 _DAY_PHRASE = re.compile(r"\b(?:(?:at least|at most|as early as|as late as|as soon as)\s+)?"
-                         r"(?:(?:until|till|through|by|since|from|over|before|after|during|for)\s+)?"
+                         r"(?:(?:until|till|through|by|since|from|over|before|after|during|for)\s+"
+                         r"(?:(?:a|an|the)\s+(?:[a-z]+\s+)?)?)?"  # "after a volatile Friday" goes whole
                          r"(?P<day>" + RELATIVE_DAY.pattern.removeprefix(r"\b") + ")", re.IGNORECASE)
 
 
@@ -716,6 +721,11 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         if kind == "percent" and holder.i == ent.root.i and holder.dep_ in ("dobj", "npadvmod", "obj") \
                 and base_form(verb) in CHANGE_VERBS:
             body = f"By what percentage {aux} {s} {vform} {tail}"
+            form = "amount"
+        elif kind == "percent" and holder.dep_ == "advmod" and holder.lower_ in DIRECTION_WORDS \
+                and ent.root.head.i == holder.i and base_form(verb) in CLOSING_VERBS:
+            # "The Dow closed up 4.9% on the week": "did the Dow close up on the week".
+            body = f"By what percentage {aux} {s} {vform} {holder.lower_} {tail}"
             form = "amount"
         elif kind != "date" and holder.dep_ in ("dobj", "obj") and (holder.i == ent.root.i or (kind == "count" and ent.root.head.i == holder.i)):
             if kind == "count":
