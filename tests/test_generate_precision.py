@@ -31,7 +31,8 @@ def test_vague_stems_are_refused():
     assert not pr.vague("By what percentage did the Dow Jones industrial average gain" + SUFFIX)
     assert not pr.vague("How much does a new Senate proposal aim to cut from Medicaid over the next decade" + SUFFIX)
     # What one qualifies for is the question's subject ("For how much can its start-ups qualify?").
-    assert pr.vague("For how much can the fund's robotics start-ups qualify" + SUFFIX)
+    assert pr.vague("For how much can the venture fund's robotics and biotech start-ups qualify" + SUFFIX)
+    assert not pr.vague("For how much can the venture fund's robotics and biotech start-ups apply" + SUFFIX)
     assert not pr.vague("How much can the fund's robotics start-ups qualify for in server credits" + SUFFIX)
 
 
