@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 
 import pytest
@@ -143,3 +144,35 @@ def test_a_replay_signs_the_feed_list_of_its_capture(site, tmp_path):
     assert replayed.returncode == 0, replayed.stderr
     sig = Signature.parse(replayed.stdout.strip().splitlines()[-1])
     assert sig.feeds_hash == captured.feeds_hash and sig.content_hash == captured.content_hash
+
+
+QUIET_TEXT = ("Bread needs only flour, water, salt and time. Mix the flour with the water and leave it to rest "
+              "for half an hour, then add the salt and knead the dough until it is smooth and springs back. "
+              "Let it rise somewhere warm until it has doubled, shape it gently into a round loaf and let it rise "
+              "again. Bake it in a very hot oven until the crust is deep brown and the loaf sounds hollow when "
+              "tapped underneath. Leave it to cool on a rack before cutting it, or the crumb turns gummy. ")
+
+
+def test_a_quiet_day_is_done_without_a_snapshot_and_is_no_failure(tmp_path):
+    """A day whose articles give no question: exit 0, one warning that says why, nothing on stdout
+    (no signature), the run recorded as done with the reason, and a rerun that does not retry it."""
+    dump = tmp_path / "quiet.jsonl"
+    dump.write_text(json.dumps({"title": "Baking bread at home", "text": QUIET_TEXT * 2, "url": "https://bakery.example/1",
+                                "date": f"{DAY}T08:00:00Z", "source": "bakery"}) + "\n")
+    ws = Workspace(tmp_path / "ws")
+    out = okgen(ws, "daily", "--date", str(DAY), "--import", str(dump), "--retrievers", "")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == ""  # no signature to print
+    warn = [ln for ln in out.stderr.splitlines() if "has no snapshot" in ln]
+    assert len(warn) == 1 and "no question kept" in warn[0] and "0 candidates from 1 article)" in warn[0], out.stderr
+    assert not list(ws.snapshots_dir.glob("*/manifest.json"))
+    runs = json.loads(okgen(ws, "--json", "status").stdout)["runs"]
+    assert [r["status"] for r in runs] == ["done"] and runs[0]["signature"] is None
+    assert "no question kept" in runs[0]["error"]
+    assert {s["stage"]: s["status"] for s in runs[0]["stages"]} == {
+        "ingest": "done", "generate": "done", "snapshot": "skipped", "index": "skipped", "publish": "skipped"}
+    again = okgen(ws, "--json", "daily", "--date", str(DAY), "--import", str(dump))
+    assert again.returncode == 0, again.stderr
+    res = json.loads(again.stdout)
+    assert res["status"] == "empty" and res["already_done"] and res["signature"] is None
+    assert "no question kept" in res["error"]

@@ -161,3 +161,28 @@ def test_schedule_cli_stops_cleanly_on_sigterm(workspace):
     assert "Traceback" not in err
     assert "scheduler stopped" in log.read_text()
     assert sch.next_run_time(workspace) is not None
+
+
+def test_a_quiet_day_is_caught_up_once_and_returns_no_signature(workspace, clock, monkeypatch, caplog):
+    """A day finished with no snapshot (no question kept) counts as done: the job logs it, returns
+    only the days with signatures, and the next day's run does not catch the quiet one up again."""
+    from okgen.daily.state import RunState
+
+    runs: list[dt.date] = []
+
+    def quiet_then_busy(date, ws):
+        runs.append(date)
+        with RunState(ws.db_path) as st:
+            run_id, _ = st.start_or_resume(date)
+            sig = None if date == dt.date(2026, 11, 19) else f"sig-{date}"
+            st.finish_run(run_id, "done", signature=sig, error=None if sig else "no question kept")
+        return sig
+
+    monkeypatch.setattr(sch, "run_one", quiet_then_busy)
+    clock.set(dt.datetime(2026, 11, 20, 6, 0, 1, tzinfo=UTC))
+    with caplog.at_level("WARNING", logger=sch.log.name):
+        assert sch.scheduled_run(str(workspace.home)) == []
+    assert any("2026-11-19 has no snapshot" in r.getMessage() for r in caplog.records)
+    clock.set(dt.datetime(2026, 11, 21, 6, 0, 1, tzinfo=UTC))
+    assert sch.scheduled_run(str(workspace.home)) == ["sig-2026-11-20"]
+    assert runs == [dt.date(2026, 11, 19), dt.date(2026, 11, 20)]  # the quiet day is not retried

@@ -80,7 +80,7 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
         else:
             for r in results:
                 click.echo(f"{r.date}  {r.status:7}  {r.signature or r.error}")
-        failed = [r for r in results if r.status != "done"]
+        failed = [r for r in results if r.status not in ("done", "empty")]  # a quiet day is no failure
         if failed:
             raise OkgenError(f"{len(failed)} of {len(results)} date(s) failed (first: {failed[0].date}: {failed[0].error})")
         return
@@ -90,6 +90,11 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
         return
     if result.already_done:
         note(f"okgen: {result.date} was already built (run {result.run_id}); --force rebuilds it")
+    if result.signature is None:
+        # A quiet day: nothing failed, so no error and exit 0; stdout stays empty (no signature).
+        note(f"okgen: warning: {result.date} has no snapshot: {result.error}; "
+             f"`okgen generate --date {result.date}` prints the funnel")
+        return
     note(f"snapshot: {result.snapshot}")
     note(f"short:    {Signature.parse(result.signature).short}")
     click.echo(result.signature)
@@ -100,10 +105,12 @@ def _brief(stage: str, c: dict) -> str:
         return f"{c.get('stored_total', 0)} articles for the date, {c.get('stored', 0)} new; feeds ok {c.get('feeds_ok', 0)}/{c.get('feeds_total', 0)}"
     if stage == "generate":
         return f"{c.get('kept', 0)} questions kept of {c.get('candidates', 0)} candidates"
+    if "reason" in c:
+        return c["reason"]
     if stage == "snapshot":
         return f"{c.get('questions')} questions, {c.get('articles')} corpus articles"
     if stage == "index":
-        return ", ".join(c.get("indexes", {})) or c.get("reason", "")
+        return ", ".join(c.get("indexes", {}))
     if stage == "publish":
-        return c.get("dest") or c.get("reason", "")
+        return c.get("dest", "")
     return ""

@@ -186,9 +186,11 @@ def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions 
         run = state.runs(limit=1, date=date)[0]
         result = DailyResult(date=date, run_id=run_id, status="running", resumed=resumed)
         if run.status == "done" and not force:
-            result.status, result.signature, result.already_done = "done", run.signature, True
+            result.status, result.signature, result.already_done = ("done" if run.signature else "empty"), run.signature, True
             result.stages = {s.stage: {"status": s.status, "counts": s.counts} for s in run.stages}
             result.snapshot = result.stages.get("snapshot", {}).get("counts", {}).get("path")
+            if run.signature is None:
+                result.error = result.stages.get("snapshot", {}).get("counts", {}).get("reason")
             log.info("%s is already done (run %d); use --force to rebuild", date, run_id)
             return result
         ctx = _RunContext(workspace, state, run_id, date, opts, progress, dt.datetime.fromtimestamp(int(run.started_at), dt.timezone.utc))
@@ -217,10 +219,12 @@ def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions 
             state.finish_run(run_id, "failed" if not isinstance(e, KeyboardInterrupt) else "interrupted",
                              error=str(e) if isinstance(e, OkgenError) else f"{type(e).__name__}: {e}")
             raise
-        result.signature = ctx.counts["snapshot"]["signature"]
-        result.snapshot = ctx.counts["snapshot"]["path"]
-        result.status = "done"
-        state.finish_run(run_id, "done", signature=result.signature)
+        result.signature = ctx.counts["snapshot"].get("signature")
+        result.snapshot = ctx.counts["snapshot"].get("path")
+        result.status = "done" if result.signature else "empty"
+        if result.signature is None:
+            result.error = ctx.counts["snapshot"].get("reason")
+        state.finish_run(run_id, "done", signature=result.signature, error=result.error)
         return result
 
 
@@ -305,8 +309,8 @@ class _RunContext:
                              "finished ones are kept: rerun (with a larger budget) to continue")
         if not res.complete:
             raise OkgenError(f"{res.pending} article(s) could not be finished ({res.stopped or 'errors'}); rerun to retry them")
-        if not res.questions:
-            raise OkgenError(f"no question survived the checks for {self.date} ({f.get('candidates', 0)} candidates)")
+        # A quiet day (no candidate survives the checks) is no failure: the day is done, with no
+        # snapshot, and the later stages say why; a rerun does not retry it (--force does).
         return "done", {"kept": len(res.questions), "candidates": f.get("candidates"), "articles": f.get("articles"),
                         "generator": res.generator.model, "validator": res.validator.model if res.validator else None,
                         "usage": f.get("usage"), "run_key": res.run_key}
@@ -321,11 +325,23 @@ class _RunContext:
             use_cache=o.use_cache, seed=o.seed if o.seed is not None else DEFAULT_SEED, progress=self.progress,
         )
 
+    def _quiet(self) -> dict[str, Any] | None:
+        """The reason the later stages have nothing to do (no question kept), or None."""
+        g = self.counts.get("generate", {})
+        if g.get("kept", 1):
+            return None
+        n = (g.get("articles") or {}).get("total", 0)
+        c = g.get("candidates") or 0
+        return {"reason": f"no question kept ({c} candidate{'s' * (c != 1)} from {n} article{'s' * (n != 1)})"}
+
     # -- snapshot -------------------------------------------------------------------------
     def stage_snapshot(self) -> tuple[str, dict[str, Any]]:
         from okgen.signature import format_timestamp
         from okgen.snapshot.from_store import build_from_store
         from okgen.snapshot.store import Snapshot
+
+        if (quiet := self._quiet()) is not None:
+            return "skipped", quiet
 
         # A run killed after the build but before its checkpoint finds its own folder again.
         for p in sorted(self.ws.snapshots_dir.glob(f"{self.date}_{format_timestamp(self.timestamp)}_*")):
@@ -348,6 +364,8 @@ class _RunContext:
         from okgen.retrieval.windows import EmptyWindowError
         from okgen.snapshot.store import Snapshot
 
+        if (quiet := self._quiet()) is not None:
+            return "skipped", quiet
         if not self.opts.retrievers:
             return "skipped", {"reason": "no retrievers configured"}
         snap = Snapshot(self.counts["snapshot"]["path"])
@@ -368,6 +386,8 @@ class _RunContext:
         from okgen.snapshot.store import Snapshot
 
         o = self.opts
+        if (quiet := self._quiet()) is not None:
+            return "skipped", quiet
         if not o.publish_to:
             return "skipped", {"reason": "no publish_to configured"}
         snap = Snapshot(self.counts["snapshot"]["path"])

@@ -96,9 +96,14 @@ def scheduled_run(home: str, tz: str = "UTC", catch_up_days: int = 1) -> list[st
     for d in todo:
         log.info("scheduled run for %s", d)
         try:
-            out.append(run_one(d, ws))
+            sig = run_one(d, ws)
         except Exception:  # keep the scheduler alive; the failure is in the run's state and the log
             log.exception("daily run for %s failed", d)
+            continue
+        if sig is None:
+            log.warning("%s has no snapshot: no question kept (okgen status says more)", d)
+        else:
+            out.append(sig)
     return out
 
 
