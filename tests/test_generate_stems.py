@@ -303,3 +303,22 @@ def test_a_close_with_its_direction_is_a_change(nlp):
     assert q == "By what percentage did the Nikkei 225 index close up on the week, as reported on April 12, 2025?"
     q = _stem(nlp, "The FTSE 100 ended down 2.1% on Wednesday after the tariff announcement.", "2.1%")
     assert q == "By what percentage did the FTSE 100 end down after the tariff announcement, as reported on April 12, 2025?"
+
+
+def test_the_level_a_change_reached_is_asked_with_to(nlp):
+    # news-dev 2025-04-11: "Trump has raised total tariffs on China to 145%, while ..." (shortened).
+    q = _stem(nlp, "Trump has raised total tariffs on China to 145%, while China responded on Friday.", "145%")
+    assert q == "To what percentage has Trump raised total tariffs on China, as reported on April 12, 2025?"
+    assert _stem(nlp, "The Bank of England cut interest rates to 4.5% on Thursday.", "4.5%").startswith(
+        "To what percentage did the Bank of England cut interest rates")
+    q = _stem(nlp, "Congress slashed NASA's funding to $3.9 billion from $7.3 billion.", "$3.9 billion")
+    assert q == "To how much did Congress slash NASA's funding from $7.3 billion, as reported on April 12, 2025?"
+    # "to" after a verb of no change names no level: "sold the stake to 5% of investors".
+    assert _stem(nlp, "The company offered the shares to 5% of its employees on Monday.", "5%") is None
+
+
+def test_a_count_keeps_a_short_of_phrase_that_says_what_is_counted(nlp):
+    q = _stem(nlp, "Germany will send 100,000 rounds of artillery ammunition to Ukraine, the ministry said.", "100,000")
+    assert q is not None and q.startswith("How many rounds of artillery ammunition will Germany send to Ukraine")
+    # A name in the phrase, or a long one, is more than what is counted: no question.
+    assert _stem(nlp, "The Kremlin freed 12 members of Alexei Navalny's party on Thursday.", "12") is None

@@ -63,6 +63,8 @@ RELATIVE_DAY = re.compile(r"\b(?:today|yesterday|tomorrow|tonight|this (?:week|m
 CHANGE_VERBS = frozenset({"rise", "fall", "grow", "drop", "increase", "decrease", "jump", "climb", "slide",
                           "surge", "plunge", "gain", "lose", "decline", "sink", "soar", "slip", "tumble",
                           "rebound", "shrink", "expand", "cut", "raise", "lower", "boost", "reduce"})
+# Verbs of a change asked by the level it reached ("slashed ... to $3.9 billion").
+LEVEL_VERBS = frozenset({"slash", "hike", "lift", "bring", "push", "trim"})
 # A market's close with its direction ("closed up 4.9%", "ended down 2%"): a change too.
 CLOSING_VERBS = frozenset({"close", "finish", "end", "open", "trade"})
 DIRECTION_WORDS = frozenset({"up", "down", "higher", "lower"})
@@ -732,8 +734,14 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
                 noun = holder
                 mods = [t for t in noun.children if t.dep_ in ("amod", "compound") and t.i not in ent_ids
                         and t.lower_ not in EVALUATIVE]
-                if any(c.dep_ not in ("nummod", "amod", "compound", "det") for c in noun.children):
-                    return None
+                for c in noun.children:
+                    if c.dep_ == "prep" and c.i > noun.i and c.lower_ == "of":
+                        phrase = _subtree_tokens(c)  # "100,000 rounds [of artillery ammunition]": what is counted
+                        if len(phrase) > 4 or not _self_contained(phrase) or any(t.ent_type_ for t in phrase):
+                            return None
+                        mods += phrase
+                    elif c.dep_ not in ("nummod", "amod", "compound", "det"):
+                        return None
                 head = _text(sorted(mods + [noun], key=lambda t: t.i))
                 body = f"How many {head} {aux} {s} {vform} {tail}"
                 form = "count"
@@ -759,6 +767,12 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
                 form = "amount"
             elif kind == "percent" and prep == "by":
                 body = f"By what percentage {aux} {s} {vform} {tail}"
+                form = "amount"
+            elif kind in ("percent", "money") and prep == "to" and base_form(verb) in CHANGE_VERBS | LEVEL_VERBS:
+                # "raised total tariffs on China to 145%", "would slash NASA's funding to $3.9 billion":
+                # the level a change reached.
+                wh = "To what percentage" if kind == "percent" else "To how much"
+                body = f"{wh} {aux} {s} {vform} {tail}"
                 form = "amount"
             elif kind in ("person", "org") and prep in NAME_PREPS:
                 wh = "whom" if kind == "person" else "which organisation"
