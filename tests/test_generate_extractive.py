@@ -350,8 +350,8 @@ def test_a_sum_keeps_its_currency_sign_and_unit():
     ent = whole_sum(next(e for e in sent.ents if e.label_ == "MONEY"))
     stem = make_stem(sent, ent, answer_kind(ent), "April 12, 2025")
     assert stem is not None and stem.answer == "£13,000"
-    assert stem.question == ("How much was former postmaster Alan Bates awarded following the Horizon scandal, "
-                             "as reported on April 12, 2025?")
+    assert stem.question == ("How much was former postmaster Alan Bates awarded following the Horizon scandal "
+                             "on April 7, 2025?")  # "on Monday" of a Saturday's news
     place = next(e for e in nlp("Chile signed the deal.").ents if e.text == "Chile")
     assert whole_sum(place) is place
 
@@ -384,8 +384,8 @@ def test_geonames_cities_are_known_places_where_the_day_agrees():
     g = ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), 1)
     pool = g.build_pool(arts, DAY)
     questions = {it.stem.answer: it.stem.question for it in pool.items[arts[0].id]}
-    assert questions.get("Muscat") == ("To which city did US envoy Steve Witkoff fly for nuclear talks with Iran, "
-                                       "as reported on November 21, 2026?")
+    assert questions.get("Muscat") == ("To which city did US envoy Steve Witkoff fly on November 21, 2026, "
+                                       "for nuclear talks with Iran?")
     assert pool.reasons["place_unknown"] == 0  # Henderson (Nevada) is a known city ...
     pool = g.build_pool([*arts, surname], DAY)  # ... unless the same day names a footballer Henderson
     assert pool.reasons["place_unknown"] == 1
@@ -431,7 +431,7 @@ def test_a_surname_the_article_gives_in_full_is_asked_by_the_full_name():
     g = ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), 1)
     pool = g.build_pool([a], DAY)
     stems = {(it.stem.question, it.stem.answer) for it in pool.items[a.id]}
-    assert ("Who scrapped fuel subsidies for regional airlines, as reported on November 21, 2026?",
+    assert ("Who scrapped fuel subsidies for regional airlines on November 17, 2026?",
             "Sarah Whitfield") in stems, stems
     assert pool.reasons["name_malformed"] == 0
 

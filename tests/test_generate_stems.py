@@ -166,7 +166,7 @@ def test_a_common_word_opening_the_sentence_is_not_capitalised_inside_the_questi
 
 def test_the_writers_judgement_is_no_part_of_a_count(nlp):
     q = _stem(nlp, "The new Falcon chip scored an impressive 98,210 points in the test on Tuesday.", "98,210")
-    assert q == "How many points did the new Falcon chip score in the test, as reported on April 12, 2025?"
+    assert q == "How many points did the new Falcon chip score in the test on April 8, 2025?"
 
 
 def test_an_abbreviation_keeps_its_last_full_stop(nlp):
@@ -211,7 +211,7 @@ def test_an_announced_action_of_the_speaker_is_news(nlp):
 def test_an_answer_in_a_phrase_of_the_object_is_asked_with_its_preposition(nlp):
     # Modelled on news-dev 2025-04-10 ("urged ... to impose a weapons ban on" a country).
     assert _stem(nlp, "Trump imposed new tariffs on China on Wednesday.", "China") == \
-        "On which country did Trump impose new tariffs, as reported on April 12, 2025?"
+        "On which country did Trump impose new tariffs on April 9, 2025?"
     assert _stem(nlp, "Oxfam has urged both the French and German governments to place a full weapons ban on Sudan.",
                  "Sudan") == ("On which country has Oxfam urged the French and German governments to place a full "
                               "weapons ban, as reported on April 12, 2025?")
@@ -306,19 +306,45 @@ def test_a_close_with_its_direction_is_a_change(nlp):
 
 
 def test_the_level_a_change_reached_is_asked_with_to(nlp):
-    # news-dev 2025-04-11: "Trump has raised total tariffs on China to 145%, while ..." (shortened).
-    q = _stem(nlp, "Trump has raised total tariffs on China to 145%, while China responded on Friday.", "145%")
-    assert q == "To what percentage has Trump raised total tariffs on China, as reported on April 12, 2025?"
+    # As news-dev 2025-04-11 reported the tariff war (paraphrased).
+    q = _stem(nlp, "Prime Minister Mark Carney has raised total levies on US steel to 25%, while Washington answered "
+                   "on Friday.", "25%")
+    assert q == "To what percentage has Prime Minister Mark Carney raised total levies on US steel, as reported on April 12, 2025?"
     assert _stem(nlp, "The Bank of England cut interest rates to 4.5% on Thursday.", "4.5%").startswith(
         "To what percentage did the Bank of England cut interest rates")
-    q = _stem(nlp, "Congress slashed NASA's funding to $3.9 billion from $7.3 billion.", "$3.9 billion")
-    assert q == "To how much did Congress slash NASA's funding from $7.3 billion, as reported on April 12, 2025?"
+    q = _stem(nlp, "Congress slashed NASA's science budget to $4.1 billion from $6.2 billion.", "$4.1 billion")
+    assert q == "To how much did Congress slash NASA's science budget from $6.2 billion, as reported on April 12, 2025?"
     # "to" after a verb of no change names no level: "sold the stake to 5% of investors".
     assert _stem(nlp, "The company offered the shares to 5% of its employees on Monday.", "5%") is None
 
 
 def test_a_count_keeps_a_short_of_phrase_that_says_what_is_counted(nlp):
-    q = _stem(nlp, "Germany will send 100,000 rounds of artillery ammunition to Ukraine, the ministry said.", "100,000")
-    assert q is not None and q.startswith("How many rounds of artillery ammunition will Germany send to Ukraine")
+    q = _stem(nlp, "Sweden will deliver 20,000 rounds of mortar ammunition to Ukraine, the ministry said.", "20,000")
+    assert q is not None and q.startswith("How many rounds of mortar ammunition will Sweden deliver to Ukraine")
     # A name in the phrase, or a long one, is more than what is counted: no question.
     assert _stem(nlp, "The Kremlin freed 12 members of Alexei Navalny's party on Thursday.", "12") is None
+
+
+def test_a_relative_day_said_of_the_verb_becomes_its_date(nlp):
+    """April 10, 2025 was a Thursday: a past verb's "Wednesday" is April 9, a future verb's
+    "Monday" April 14; a day said of another verb ("said on Friday that ... will") or of a verb
+    whose tense is unclear leaves, and the question is dated by the news day."""
+    def stem(text, answer):
+        from okgen.generate.stems import answer_kind, make_stem
+
+        sent = next(nlp(text).sents)
+        ent = next(e for e in sent.ents if e.text == answer)
+        got = make_stem(sent, ent, answer_kind(ent), "April 10, 2025")
+        return got.question if got else None
+
+    assert stem("Chinese President Xi Jinping raised duties on American soybeans to 84% on Wednesday, in response "
+                "to measures taken by Washington.", "84%") == (
+        "To what percentage did Chinese President Xi Jinping raise duties on American soybeans on April 9, 2025, "
+        "in response to measures?")
+    assert stem("The European Parliament will vote on the tariff package on Monday.", "The European Parliament") == (
+        "Which organisation will vote on the tariff package on April 14, 2025?")
+    assert stem("Boeing shares fell 5% on Thursday.", "5%") == "By what percentage did Boeing shares fall on April 10, 2025?"
+    assert stem("The Kremlin said on Friday that Russia will send 500 troops to Mali.", "500") == (
+        "How many troops will Russia send to Mali, as reported on April 10, 2025?")
+    assert stem("Microsoft is laying off 300 workers on Friday.", "300") == (
+        "How many workers is Microsoft laying off, as reported on April 10, 2025?")

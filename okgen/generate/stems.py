@@ -24,12 +24,13 @@ Everything here is deterministic and works on any spaCy English pipeline with a 
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from okgen.generate import lexicon as lx
-from okgen.generate.text import has_explicit_date
+from okgen.generate.text import format_date, has_explicit_date
 
 # spaCy NER label -> okgen answer kind (the kinds the distractor sampler and the gates know).
 LABEL_KIND = {"PERSON": "person", "ORG": "org", "GPE": "place", "LOC": "region", "MONEY": "money",
@@ -379,9 +380,70 @@ _DAY_PHRASE = re.compile(r"\b(?:(?:at least|at most|as early as|as late as|as so
                          r"(?P<day>" + RELATIVE_DAY.pattern.removeprefix(r"\b") + ")", re.IGNORECASE)
 
 
-def _clean(text: str, date_s: str) -> str | None:
-    """Relative days become the news date's wording; None when the stem is unusable."""
-    text = _DAY_PHRASE.sub(lambda m: m.group(0) if _NAMED_DAY.search(text[:m.start("day")]) else "", text)
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_BARE_DAY = re.compile(r"(?:on\s+)?(?:(?P<which>last|next)\s+)?(?P<name>[a-z]+|yesterday|today|tomorrow)"
+                       r"(?:\s+(?:morning|afternoon|evening|night))?", re.IGNORECASE)
+
+
+def _tense(verb: Any) -> str | None:
+    """"past" or "future" when the verb's form says so plainly, else None ("is meeting")."""
+    auxes = {a.lower_ for a in verb.children if a.dep_ in ("aux", "auxpass")}
+    if auxes & {"will", "'ll", "shall"}:
+        return "future"
+    if verb.tag_ == "VBD" and not auxes - {"was", "were"} or auxes & {"has", "have", "had", "did"} \
+            or verb.tag_ == "VBN" and auxes & {"was", "were"}:
+        return "past"
+    return None
+
+
+def _day_dates(verb: Any, date_s: str) -> dict[str, str]:
+    """The relative days said of ``verb`` itself ("raised tariffs on Wednesday", "will vote on
+    Monday"), each as the date it names from the news day ("April 9, 2025"): a past verb's
+    weekday is the last one on or before the news day, a future verb's the next one on or after
+    it. Days said of another verb, or of a verb whose tense is unclear, are not resolved."""
+    tense = _tense(verb)
+    if tense is None:
+        return {}
+    try:
+        day = dt.datetime.strptime(date_s, "%B %d, %Y").date()
+    except ValueError:
+        return {}
+    out: dict[str, str] = {}
+    for t in verb.children:
+        tok = t
+        if t.dep_ == "prep" and t.lower_ == "on":
+            tok = next((c for c in t.children if c.dep_ == "pobj"), t)
+        elif t.dep_ not in ("npadvmod", "tmod", "obl"):
+            continue
+        w = tok.lower_
+        which = next((c.lower_ for c in tok.children if c.lower_ in ("last", "next")), None)
+        if w in WEEKDAYS:
+            ahead = (WEEKDAYS.index(w) - day.weekday()) % 7
+            if tense == "past":
+                shift = -((day.weekday() - WEEKDAYS.index(w)) % 7) - (7 if which == "last" and ahead == 0 else 0)
+            else:
+                shift = ahead + (7 if which == "next" and ahead == 0 else 0)
+        elif w in ("yesterday", "today", "tomorrow") and (w != "tomorrow" or tense == "future") \
+                and (w != "yesterday" or tense == "past"):
+            shift = {"yesterday": -1, "today": 0, "tomorrow": 1}[w]
+        else:
+            continue
+        out[w] = format_date(day + dt.timedelta(days=shift))
+    return out
+
+
+def _clean(text: str, date_s: str, days: dict[str, str] | None = None) -> str | None:
+    """Relative days become the date they name (``days``, from :func:`_day_dates`) or leave
+    with their phrase, the question then dated by the news day; None when the stem is unusable."""
+    def day_phrase(m: re.Match[str]) -> str:
+        if _NAMED_DAY.search(text[:m.start("day")]):
+            return m.group(0)
+        bare = _BARE_DAY.fullmatch(m.group(0).strip())
+        if days and bare is not None and bare.group("name").lower() in days:
+            return f"on {days[bare.group('name').lower()]},"  # "on April 9, 2025, in retaliation"
+        return ""
+
+    text = _DAY_PHRASE.sub(day_phrase, text)
     text = re.sub(r"\s+([,.;:!?])", r"\1", re.sub(r"\s{2,}", " ", text)).strip(" ,;:-")
     text = re.sub(r",(?=[^\W\d_])", ", ", text)  # "president,Xi Jinping" as extraction left it
     text = re.sub(r",(?:\s*,)+", ",", text)  # "Paul Marchand,, and": an aside cut between two commas
@@ -814,7 +876,7 @@ def _finish(body: str, verb: Any, ent: Any, kind: str, form: str, date_s: str) -
         return None  # "... was looking what for": a clause the parse got wrong
     if re.search(r"[\u201c\u201d\u2018\"]|\w[\u2019']\w{2,}", body):
         return None
-    body = _clean(body, date_s)
+    body = _clean(body, date_s, _day_dates(verb, date_s))
     if body is None or len(body.split()) > MAX_STEM_TOKENS or len(body.split()) < 4:
         return None
     body = body.rstrip(".!?,;: ")
