@@ -475,6 +475,18 @@ def _cumulative(verb: Any) -> bool:
     return perfect or "times" not in m.group(0).lower()
 
 
+def _running_total(verb: Any, sent: Any) -> bool:
+    """A count in the present perfect with no date in the sentence ("has put 18 companies on
+    trade lists", "X and has sent ..." sharing the first verb's "has"): a total so far, which the
+    news may have reached over several rounds; the question could not say which."""
+    own = auxes_of(verb, "aux")
+    if not own and verb.dep_ == "conj":  # the first verb's "has", or "has" itself as the parse made it
+        own = auxes_of(verb.head, "aux") + ([verb.head] if verb.head.lemma_ == "have" else [])
+    if not any(a.lower_ in ("has", "have", "'s", "'ve") for a in own):
+        return False
+    return not any(e.label_ == "DATE" for e in sent.ents)
+
+
 def _locates(ent: Any) -> bool:
     """A place named only to say where another named place is ("Marin County in California",
     "Springfield, Illinois")."""
@@ -673,6 +685,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         return None  # "Then, 22 million visitors ...", "made a visit the same year": an earlier sentence's time
     if _cumulative(verb):
         return None  # "has struck Iraq dozens of times", "previous meetings": a tally or history
+    if kind == "count" and _running_total(verb, sent):
+        return None  # "Beijing has ... put 18 US companies on trade lists": so far, over several rounds
     if kind in ("place", "region") and _locates(ent):
         return None  # "Marin County in [California]": where a named place is is no news
     if verb.lemma_.lower() in ("do", "have", "get") and not any(c.dep_ in ("dobj", "obj") for c in verb.children):
