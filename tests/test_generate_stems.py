@@ -359,3 +359,11 @@ def test_a_count_in_the_present_perfect_without_a_date_is_a_running_total(nlp):
         "How many US firms did Seoul put on export control lists, as reported on April 12, 2025?")
     # A dated one says which round it is.
     assert _stem(nlp, "Seoul has put 22 US firms on export control lists on Friday.", "22") is not None
+
+
+def test_a_verb_the_parse_gave_two_objects_gives_no_question(nlp):
+    # The parse makes "quarterback" and the name two objects of "signed": the question would
+    # keep the title without its name ("Who did the Rivertown Hawks sign quarterback to ...").
+    sent = next(nlp("The Miami Dolphins signed quarterback Joe Flacco to a two-year deal on Tuesday.").sents)
+    assert sum(t.dep_ == "dobj" for t in sent) == 2  # the misparse this test is about
+    assert _stem(nlp, sent.text, "Joe Flacco") is None

@@ -759,6 +759,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             return None if body is None else _finish(body, verb, ent, kind, "place", date_s)
         if not _named(subj_toks) or not _self_contained(subj_toks) or len(subj_toks) > 8:
             return None
+        if sum(c.dep_ in ("dobj", "obj") for c in verb.children) > 1:
+            return None  # two objects: a misparse ("signed [quarterback] [Joe Flacco]"), which would leave a title behind
         forms = _verb_forms(verb)
         if forms is None:
             return None
