@@ -194,3 +194,18 @@ def test_earlier_days_are_compared_by_their_evidence_too():
     other = ("Which country restricted imports of American beef, as reported on April 11, 2025?", "Brazil")
     other_ev = "Brazil announced an immediate curb on imports of American beef as the country hit back."
     assert near_duplicates([other], prior=prior, evidence=[other_ev], prior_evidence=prior_ev) == {}
+
+
+def test_a_numeric_answer_is_the_shared_figure_of_one_fact():
+    # Two days' outlets giving one tariff level in other words (news-dev, April 11 and 12, 2025,
+    # paraphrased): the answer is the figure both state; "percent" is its unit, no fact word.
+    prior = [("To what percentage has Ottawa raised total levies on US steel, as reported on April 11, 2025?", "45%")]
+    prior_ev = ["In a tit-for-tat move, Ottawa has raised total levies on US steel to 45%, while Washington "
+                "answered on Friday."]
+    item = ("To what percentage has the total levy on American steel been lifted, as reported on April 12, 2025?", "45%")
+    ev = "The total levy on American steel has been lifted to 45%."
+    assert near_duplicates([item], prior=prior, evidence=[ev], prior_evidence=prior_ev) == {0: -1}
+    # The same figure for another fact stays: shares of a carmaker fell 45% in a year.
+    other = ("By what percentage did shares in Kestrel Motors fall over the year, as reported on April 12, 2025?", "45%")
+    other_ev = "Shares in Kestrel Motors fell 45% over the year as sales of its electric cars slowed."
+    assert near_duplicates([other], prior=prior, evidence=[other_ev], prior_evidence=prior_ev) == {}

@@ -157,16 +157,22 @@ def evidence_facts(evidence: str, answer: str) -> frozenset[str]:
     return frozenset(_SUFFIX.sub("", w) if len(w) > 4 else w for w in content_tokens(text) if w not in drop)
 
 
-def same_fact(facts: frozenset[str], other: frozenset[str]) -> bool:
+def same_fact(facts: frozenset[str], other: frozenset[str], same_figure: bool = False) -> bool:
     """Whether two evidence sentences with the same answer state one fact: most of the smaller
     set of fact words repeated, or a good part of them and the same figure ("Brazil retaliated
-    with a 40 percent levy", "Brazil is imposing a 40% duty on US ethanol")."""
+    with a 40 percent levy", "Brazil is imposing a 40% duty on US ethanol"). With
+    ``same_figure`` (the answer itself is that figure: "145%" both times) the figure is shared
+    already, and "percent", its unit, is no fact word ("raised total levies on steel to 45%",
+    "the total levy on steel was lifted to 45%")."""
+    if same_figure:
+        facts, other = facts - {"percent"}, other - {"percent"}
     small = min(len(facts), len(other))
     if small < 3:
         return False
     shared = facts & other
     share = len(shared) / small
-    return share >= EVIDENCE_OVERLAP or (share >= EVIDENCE_OVERLAP_NUMBER and any(_FIGURE.match(w) for w in shared))
+    return share >= EVIDENCE_OVERLAP or (share >= EVIDENCE_OVERLAP_NUMBER
+                                         and (same_figure or any(_FIGURE.match(w) for w in shared)))
 
 
 def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5,
@@ -204,13 +210,14 @@ def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5,
         else:
             facts = evidence_facts(prior_evidence[i + n_prior], a) if prior_evidence is not None else frozenset()
         found = by_text.get(qn)
+        figure = bool(_FIGURE.match(re.sub(r"\D", "", key)))  # a numeric answer: the same figure
         if found is None:
             for j, other, other_facts in by_answer.get(key, ()):
                 union = toks | other
                 if union and len(toks & other) / len(union) >= threshold:
                     found = j
                     break
-                if same_fact(facts, other_facts):
+                if same_fact(facts, other_facts, same_figure=figure):
                     found = j
                     break
         if found is not None:
