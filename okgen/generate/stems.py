@@ -381,8 +381,9 @@ _DAY_PHRASE = re.compile(r"\b(?:(?:at least|at most|as early as|as late as|as so
 
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_BARE_DAY = re.compile(r"(?:on\s+)?(?:(?P<which>last|next)\s+)?(?P<name>[a-z]+|yesterday|today|tomorrow)"
-                       r"(?:\s+(?:morning|afternoon|evening|night))?", re.IGNORECASE)
+# A relative day with "on" (or alone): the only kind :func:`_day_dates` resolves ("through Monday" is not).
+_BARE_DAY = re.compile(r"(?:on\s+)?(?:(?:last|next)\s+)?(?P<name>[a-z]+)(?:\s+(?:morning|afternoon|evening|night))?",
+                       re.IGNORECASE)
 
 
 def _tense(verb: Any) -> str | None:
