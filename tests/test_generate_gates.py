@@ -116,6 +116,29 @@ def test_giveaway(nlp):
     assert "giveaway" not in failed(c)
 
 
+
+def test_a_leader_titled_with_the_answers_country_gives_it_away_for_every_generator(nlp):
+    # An LLM's question as the offline generator once wrote one: the source titles the person
+    # with the answer's country, so the name alone answers "which country".
+    ev = "Envoy Joe Lindqvist sat down with Russian President Ivan Petrov for four hours in Kazan."
+    c = gate(nlp, question="In which country did the envoy Joe Lindqvist meet Ivan Petrov in November 2026?",
+             choices=["Russia", "Turkey", "Hungary", "Serbia"], answer="Russia", answer_type="GPE", evidence=ev)
+    assert failed(c)["giveaway"] == "the stem's 'Ivan Petrov' is titled with the answer's country"
+    # So does it for the country's capital among other capitals ...
+    c = gate(nlp, question="In which city did the envoy Joe Lindqvist meet Ivan Petrov in November 2026?",
+             choices=["Moscow", "Ankara", "Budapest", "Belgrade"], answer="Moscow", answer_type="GPE", evidence=ev)
+    assert failed(c)["giveaway"] == "the stem's 'Ivan Petrov' is titled with the answer's country"
+    # ... not among options all of that country.
+    from okgen.generate.precision import leader_giveaway
+
+    assert leader_giveaway("Where did Lindqvist meet Ivan Petrov?", "Moscow", ev, ["Russia", "Moscow", "Russian"]) is None
+    # A person the source titles with another country is no clue.
+    c = gate(nlp, question="In which country did the envoy Joe Lindqvist meet Emre Kaya in November 2026?",
+             choices=["Russia", "Turkey", "Hungary", "Serbia"], answer="Russia", answer_type="GPE",
+             evidence="Envoy Joe Lindqvist sat down with Turkish President Emre Kaya for four hours in Kazan.")
+    assert "giveaway" not in failed(c)
+
+
 def test_type_agreement(nlp):
     c = gate(nlp, question="Which company said in November 2026 that its restructuring was painful but necessary?",
              choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",

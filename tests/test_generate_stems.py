@@ -367,3 +367,37 @@ def test_a_verb_the_parse_gave_two_objects_gives_no_question(nlp):
     sent = next(nlp("The Miami Dolphins signed quarterback Joe Flacco to a two-year deal on Tuesday.").sents)
     assert sum(t.dep_ == "dobj" for t in sent) == 2  # the misparse this test is about
     assert _stem(nlp, sent.text, "Joe Flacco") is None
+
+
+def test_a_size_given_to_the_object_is_asked_how_high_or_how_large(nlp):
+    # "imposed a 10% tariff on all UK imports" (news-dev 2025-04-10, paraphrased): the percentage
+    # is the tariff's size, asked with the noun and its own phrase.
+    assert _stem(nlp, "The EU will impose a 25% levy on US steel.", "25%") == (
+        "How high a levy on US steel will the EU impose, as reported on April 12, 2025?")
+    assert _stem(nlp, "Nvidia bought a 5% stake in the chip designer Arm on Monday.", "5%") == (
+        "How large a stake in the chip designer Arm did Nvidia buy on April 7, 2025?")
+    assert _stem(nlp, "Meta agreed a $725 million settlement with users over the data scandal.", "$725 million") == (
+        "How large a settlement with users over the data scandal did Meta agree, as reported on April 12, 2025?")
+    # A change says nothing without what changed; a tariff nothing without what it is on.
+    assert _stem(nlp, "Nvidia announced a 5% increase.", "5%") is None
+    assert _stem(nlp, "Canada imposed a 25% tariff.", "25%") is None
+    # A size compared with another's, or told as background, is no question of its own.
+    assert _stem(nlp, "Oracle boss Dana Reyes got a $2 million bonus from the board.", "$2 million") == (
+        "How large a bonus did Oracle boss Dana Reyes get from the board, as reported on April 12, 2025?")
+    assert _stem(nlp, "Oracle boss Dana Reyes got a slightly smaller $2 million bonus from the board.", "$2 million") is None
+    assert _stem(nlp, "Samsung targeted a 20% increase in chip output in Vietnam.", "20%") == (
+        "How large an increase in chip output in Vietnam did Samsung target, as reported on April 12, 2025?")
+    assert _stem(nlp, "Samsung had targeted a 20% increase in chip output in Vietnam.", "20%") is None
+    # The scale of a sum written apart from it ("£300m": "300" and "m") stays out of the noun's phrase.
+    assert _stem(nlp, "Tata rejected a £300m offer of support.", "300") is None
+    # A price is no size of the thing priced ("How large a watch").
+    assert _stem(nlp, "Apple launched a $500 watch in Europe.", "500") is None
+
+
+def test_the_size_question_asks_for_an_amount(nlp):
+    from okgen.generate.gates import type_disagreement
+
+    stem = "How high a levy on US steel will the EU impose in April 2025?"
+    assert type_disagreement(stem, "PERCENT") is None and type_disagreement(stem, "MONEY") is None
+    assert type_disagreement(stem, "PERSON") == "the question asks for an amount but the answer is PERSON"
+    assert type_disagreement(stem, "CARDINAL") is not None

@@ -410,3 +410,17 @@ def test_store_prune_working_state_and_old_articles(tmp_path):
         assert store.count() == 6 and store.item_states(D - dt.timedelta(days=2)) == {}
         assert len(store.fetch_log(run_id="r")) == 6
 
+
+
+def test_a_page_is_dated_by_its_metadata_not_by_dates_in_its_text():
+    # An undated page naming a year or an event's date: htmldate's extensive search dated it by
+    # the text (2019-01-01 for "in 2019", the event's date), and the day's article fell out of
+    # the day (out_of_window).
+    text = ("Sales fell in 2019 and the talks began on March 3, 2025 in Geneva. The trade body named Monterrey "
+            "as the host of its next summit. Local business groups welcomed the announcement. ") * 4
+    page = extract_page(article_html("Monterrey to host the summit", text).encode(), "https://example.org/a", None)
+    assert page["text"] and page["date"] is None
+    dated = extract_page(article_html("Monterrey to host the summit", text,
+                                      published=dt.datetime(2026, 3, 4, 9, tzinfo=dt.timezone.utc)).encode(),
+                         "https://example.org/b", None)
+    assert dated["date"] == "2026-03-04"

@@ -40,7 +40,7 @@ from okgen.generate.overlap import (
     longest_shared_run,
     name_mask,
 )
-from okgen.generate.precision import country_giveaway, seat_giveaway
+from okgen.generate.precision import country_giveaway, leader_giveaway, seat_giveaway
 from okgen.generate.records import Candidate
 from okgen.schema import Article
 
@@ -93,6 +93,7 @@ _QWORDS: tuple[tuple[re.Pattern[str], frozenset[str], str], ...] = tuple(
     (re.compile(p, re.IGNORECASE), labels, what) for p, labels, what in [
         (r"\bhow many\b", COUNT, "a count"),
         (r"\bhow much\b", MONEY | COUNT | frozenset(["PERCENT"]), "an amount"),
+        (r"\bhow (?:high|large|big) an?\b", MONEY | frozenset(["PERCENT"]), "an amount"),
         (r"\b(?:what|which) (?:percentage|percent|share|proportion)\b", frozenset(["PERCENT"]), "a percentage"),
         (r"\b(?:on|by) (?:what|which) (?:date|day)\b|\bin (?:what|which) (?:year|month)\b|"
          r"\b(?:what|which) (?:date|day|year|month)\b|^\W*when\b|\bwhen (?:did|will|does|is|was|were|are|do)\b",
@@ -410,6 +411,9 @@ def giveaway(c: Candidate) -> str | None:
     word = country_giveaway(c.question, answer, others)
     if word is not None:  # "Egyptian mediators" with the answer "Egypt" or "Cairo"
         return f"the stem's {word!r} names the answer's country"
+    leader = leader_giveaway(c.question, answer, c.evidence, others)
+    if leader is not None:  # "met Vladimir Putin", with "Russian President Vladimir Putin" in the source
+        return f"the stem's {leader!r} is titled with the answer's country"
     seat = seat_giveaway(c.question, answer, c.evidence)
     if seat is not None:  # "met ... in the Oval Office" with the answer "Donald Trump"
         return f"the stem's {seat!r} names the answer's office"

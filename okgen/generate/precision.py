@@ -338,6 +338,27 @@ def seat_giveaway(question: str, answer: str, evidence: str) -> str | None:
     return m.group(1) if titled else None
 
 
+# Titles of office a country word puts before a name ("Russian President Vladimir Putin",
+# "Chinese Premier Li Qiang", "Indian Trade Minister ...").
+_OFFICE = (r"(?:(?:Deputy|Vice|Prime|Foreign|Defen[cs]e|Trade|Finance|Interior|Commerce|Economy|Supreme|First|Acting)\s+)*"
+           r"(?:President|Minister|PM|Chancellor|Premier|King|Queen|[Ll]eader|Secretary|Ambassador|Envoy|Emir|Prince)")
+_TITLED = re.compile(_COUNTRY_WORD.pattern + r"\s+" + _OFFICE + r"\s+((?:[A-Z][\w'\u2019-]+\s?){1,3})")
+
+
+def leader_giveaway(question: str, answer: str, evidence: str, distractors: Iterable[str] = ()) -> str | None:
+    """The person the stem names whom the evidence titles with the answer's country ("Russian
+    President Vladimir Putin" for the answer Russia or Moscow), or None: the name gives the
+    country away (not among options all of that country)."""
+    target = country_of(answer)
+    if target is None or not evidence or distractors and all(country_of(d) == target for d in distractors):
+        return None
+    for m in _TITLED.finditer(evidence):
+        name = m.group(2).strip()
+        if lx.COUNTRY_OF[m.group(1)] == target and re.search(rf"\b{re.escape(name)}\b", question):
+            return name
+    return None
+
+
 # Verbs that report a contested claim: the clause under them is someone's assertion, not a fact.
 CLAIM_VERBS = frozenset({"claim", "allege", "insist", "deny", "argue", "suggest", "believe", "think", "contend",
                          "assert", "maintain", "speculate", "accuse", "doubt", "hope", "fear", "expect"})

@@ -808,6 +808,12 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             # "The Dow closed up 4.9% on the week": "did the Dow close up on the week".
             body = f"By what percentage {aux} {s} {vform} {holder.lower_} {tail}"
             form = "amount"
+        elif kind in ("percent", "money") and holder.dep_ in ("dobj", "obj") and ent.root.head.i == holder.i \
+                and ent.end <= holder.i and (size := _size_question(holder, ent, kind)) is not None \
+                and (len(size.split()) > 4 or tail) and not _pluperfect(verb):  # "How high a tariff did Canada impose": on what?
+            # "imposed a 10% tariff on all UK imports": "How high a tariff on all UK imports did ... impose".
+            body = f"{size} {aux} {s} {vform} {tail}"
+            form = "amount"
         elif kind != "date" and holder.dep_ in ("dobj", "obj") and (holder.i == ent.root.i or (kind == "count" and ent.root.head.i == holder.i)):
             if kind == "count":
                 noun = holder
@@ -879,6 +885,47 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         else:
             return None
     return _finish(body, verb, ent, kind, form, date_s)
+
+
+# Nouns whose size a percentage or a sum modifying them gives ("imposed a 10% tariff on UK
+# imports"): asked "How high a tariff on UK imports did ... impose?". A rate is high, a deal large.
+HIGH_NOUNS = frozenset({"tariff", "tax", "levy", "duty", "surcharge", "fee", "rate"})
+LARGE_NOUNS = frozenset({"deal", "contract", "package", "fine", "settlement", "investment", "loan", "grant",
+                         "bailout", "budget", "acquisition", "takeover", "bid", "offer", "penalty", "payout",
+                         "donation", "fund", "round", "bonus", "extension", "order", "sale", "purchase"})
+# Nouns of a change or a part, which say nothing without what they are of ("a 20% cut [in the budget]").
+CHANGE_NOUNS = frozenset({"stake", "cut", "increase", "rise", "hike", "drop", "fall", "decline", "reduction",
+                          "boost", "jump", "gain", "loss", "share", "discount", "raise"})
+SIZE_MARKS = frozenset({"%", "percent", "per", "cent", "$", "\u00a3", "\u20ac", "\u00a5"})  # $ £ € ¥
+SCALE_WORDS = frozenset({"m", "bn", "b", "k", "mn", "tn", "million", "billion", "trillion", "thousand"})
+
+
+def _size_question(noun: Any, ent: Any, kind: str) -> str | None:
+    """"How high a tariff on UK imports" for an answer that gives the size of ``noun`` (the
+    object, singular, with "a", "an" or "another"), with the noun's own phrase; None when the
+    noun is no size noun, says nothing alone, or its phrase is too long or points back."""
+    lemma = noun.lemma_.lower()
+    if noun.tag_ != "NN" or not any(c.dep_ == "det" and c.lower_ in ("a", "an", "another") for c in noun.children):
+        return None
+    if kind == "percent" and lemma not in HIGH_NOUNS | CHANGE_NOUNS or kind == "money" and lemma not in HIGH_NOUNS | LARGE_NOUNS:
+        return None
+    ent_ids = set(range(ent.start, ent.end))
+    phrase = [t for t in _subtree_tokens(noun) if t.i not in ent_ids and t.head.i not in ent_ids
+              and not (t.dep_ == "det" and t.head.i == noun.i) and t.lower_ not in EVALUATIVE]
+    phrase.sort(key=lambda t: t.i)
+    after = [t for t in phrase if t.i > noun.i]
+    if lemma in CHANGE_NOUNS and not any(t.dep_ == "prep" and t.head.i == noun.i and t.lower_ in ("in", "of", "on", "to", "for")
+                                         for t in after):
+        return None  # "announced an increase": of what?
+    if len(phrase) > 8 or not _self_contained(phrase) or any(t.like_num or t.text in SIZE_MARKS for t in phrase) \
+            or any(t.tag_ in ("JJR", "RBR", "JJS", "RBS") or t.ent_type_ in ("MONEY", "PERCENT") or t.lower_ in SCALE_WORDS
+                   for t in phrase) \
+            or any(t.i < ent.start for t in phrase if t.i < noun.i and t.dep_ not in ("amod", "compound")):
+        return None
+    text = _text(phrase)
+    how = "How high" if lemma in HIGH_NOUNS else "How large"
+    article = "an" if re.match(r"[aeio]|u(?!ni|s[aeu]|S)", text) else "a"
+    return f"{how} {article} {text}"
 
 
 def _finish(body: str, verb: Any, ent: Any, kind: str, form: str, date_s: str) -> Stem | None:

@@ -49,10 +49,18 @@ class ExtractOptions:
     shingle_size: int = 5
 
     def trafilatura_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for ``trafilatura.bare_extraction``/``extract``."""
+        """Keyword arguments for ``trafilatura.bare_extraction``/``extract``.
+
+        The page's date comes from its structured metadata only (meta tags, JSON-LD, ``<time>``,
+        the URL): htmldate's extensive search also reads dates in the text, which are often the
+        dates of the events told ("a summit on December 25, 2026" made an undated page one of
+        2026-01-01, and a day's article fell out of the day). A page without such a date is
+        dated by the feed, else by its fetch."""
+        from trafilatura.settings import set_date_params
+
         return {"with_metadata": True, "include_comments": self.include_comments,
                 "include_tables": self.include_tables, "favor_precision": self.favor_precision,
-                "favor_recall": self.favor_recall}
+                "favor_recall": self.favor_recall, "date_extraction_params": set_date_params(extensive=False)}
 
 
 def extractor_name() -> str:
