@@ -156,6 +156,8 @@ def test_type_agreement(nlp):
 def test_self_contained(nlp):
     c = gate(nlp, question="How many jobs did he say would go at the ports in November 2026?")
     assert "refers to no one named" in failed(c)["self_contained"]
+    c = gate(nlp, question="How many points did the upcoming Falcon graphics card by Norvik score in November 2026?")
+    assert failed(c)["self_contained"] == "'the upcoming' names a thing only as not yet out"
     c = gate(nlp, question="It said how many jobs would go at European ports in November 2026?")
     assert "opens with the pronoun" in failed(c)["self_contained"]
     c = gate(nlp, question="How many jobs did the company say it would cut at its ports in November 2026?")

@@ -381,6 +381,8 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
     stem = make_stem(sent, ent, kind, ctx.date_s)
     if stem is None:
         return "no_question_form", None
+    if kind in ("person", "org", "place") and stem.form == "subject" and pr.shared_stance(ent) is not None:
+        return "stance_shared", None  # "Who called for an investigation into ...?": others did too
     if kind == "person":
         full = ctx.full_names.get(ent.text)
         if full is None:

@@ -40,7 +40,7 @@ from okgen.generate.overlap import (
     longest_shared_run,
     name_mask,
 )
-from okgen.generate.precision import country_giveaway, leader_giveaway, seat_giveaway
+from okgen.generate.precision import UNRELEASED, country_giveaway, leader_giveaway, seat_giveaway
 from okgen.generate.records import Candidate
 from okgen.schema import Article
 
@@ -379,6 +379,9 @@ def unresolved_reference(stem: str, doc: Any) -> str | None:
     dangling = _DANGLING.search(body)
     if dangling:
         return f"{dangling.group(0).strip(' ,?.!;:')!r} points at nothing in the question"
+    unreleased = UNRELEASED.search(body)
+    if unreleased:  # "the upcoming Blackwell GPU": which one? its article named it elsewhere
+        return f"{unreleased.group(0)!r} names a thing only as not yet out"
     p = _PRONOUN.search(stem)
     if p and not names:  # a name after the pronoun may resolve it too ("As part of his routine, X ...")
         return f"{p.group(0)!r} refers to no one named in the question"

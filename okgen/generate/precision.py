@@ -90,10 +90,17 @@ _NEEDS_COMPLEMENT = re.compile(r"\b(?:accused|accuses|accuse|accusing)\b(?![^?]*
                                r"|\bqualif(?:y|ies|ied|ying)\b(?![^?]*\bfor\b)", re.IGNORECASE)
 
 
+# A thing named by its not being out yet ("the upcoming Blackwell GPU": which card?), as the
+# article named it elsewhere.
+UNRELEASED = re.compile(r"\bthe (?:upcoming|forthcoming|unreleased|unannounced|rumou?red|next-gen)\b", re.IGNORECASE)
+
+
 def vague(question: str) -> bool:
     """Whether a stem has too few content words to pin one event down, or asks who was accused
-    without saying of what, or what one can qualify for without saying what."""
-    return len(content_words(question)) < MIN_CONTENT_WORDS or bool(_NEEDS_COMPLEMENT.search(question))
+    without saying of what, or what one can qualify for without saying what, or names a thing
+    only as upcoming ("the upcoming Blackwell GPU")."""
+    return len(content_words(question)) < MIN_CONTENT_WORDS or bool(_NEEDS_COMPLEMENT.search(question)) \
+        or bool(UNRELEASED.search(question))
 
 
 def unexplained_name(sent: Any, question: str, answer: Any, name_articles: dict[str, int]) -> str | None:
@@ -259,6 +266,25 @@ def speculative(question: str) -> bool:
     """Whether the stem asks about a guess ("Which company may eat some cost ...") rather than
     something that happened or was decided: no option is right on the day."""
     return bool(SPECULATIVE.search(question))
+
+
+# Verbs of a stance (a call, praise, criticism): many take the same stance on a day's news, so
+# "Who called for an investigation into ...?" has more than one right answer.
+STANCE_VERBS = frozenset({"urge", "demand", "criticise", "criticize", "condemn", "praise", "welcome", "slam",
+                          "blast", "denounce", "decry", "applaud", "hail", "endorse", "oppose", "lambast", "commend"})
+
+
+def shared_stance(ent: Any) -> str | None:
+    """The verb when the answer ``ent`` is the subject of a stance ("called for", "urged",
+    "praised", "hit back at"), which others share; else None."""
+    if ent.root.dep_ != "nsubj":
+        return None
+    verb = ent.root.head
+    lemma = verb.lemma_.lower()
+    parts = {c.lower_ for c in verb.children if c.dep_ in ("prep", "prt", "advmod")}
+    if lemma in STANCE_VERBS or lemma == "call" and parts & {"for", "on"} or lemma == "hit" and "back" in parts:
+        return verb.text
+    return None
 
 
 # Words before a number that make it a bound, not the figure: "well over $5 trillion" is
