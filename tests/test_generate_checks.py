@@ -209,3 +209,15 @@ def test_a_numeric_answer_is_the_shared_figure_of_one_fact():
     other = ("By what percentage did shares in Kestrel Motors fall over the year, as reported on April 12, 2025?", "45%")
     other_ev = "Shares in Kestrel Motors fell 45% over the year as sales of its electric cars slowed."
     assert near_duplicates([other], prior=prior, evidence=[other_ev], prior_evidence=prior_ev) == {}
+
+
+def test_a_percentage_written_two_ways_is_one_answer():
+    # news-dev 2025-04-11 and 04-12 (paraphrased): one tariff level as "125 percent" and "125%".
+    prior = [("How high a tariff on Canadian timber did Washington retaliate with, as reported on April 11, 2025?",
+              "35 percent")]
+    prior_ev = ["Washington retaliated Thursday with a 35 percent tariff on Canadian timber."]
+    item = ("How high a tariff on Canadian timber did Washington impose, as reported on April 12, 2025?", "35%")
+    ev = "In response, Washington imposed a 35% tariff on Canadian timber, while criticising Ottawa's rules."
+    assert near_duplicates([item], prior=prior, evidence=[ev], prior_evidence=prior_ev) == {0: -1}
+    british = ("How high a tariff on Canadian timber did Washington impose, as reported on April 12, 2025?", "35 per cent")
+    assert near_duplicates([british], prior=prior, evidence=[ev], prior_evidence=prior_ev) == {0: -1}

@@ -378,6 +378,10 @@ def test_a_size_given_to_the_object_is_asked_how_high_or_how_large(nlp):
         "How large a stake in the chip designer Arm did Nvidia buy on April 7, 2025?")
     assert _stem(nlp, "Meta agreed a $725 million settlement with users over the data scandal.", "$725 million") == (
         "How large a settlement with users over the data scandal did Meta agree, as reported on April 12, 2025?")
+    # The same size in a "with" phrase: "retaliated with a 25 percent tariff on US steel".
+    assert _stem(nlp, "Canada retaliated on Tuesday with a 25 percent tariff on US steel.", "25 percent") == (
+        "How high a tariff on US steel did Canada retaliate with on April 8, 2025?")
+    assert _stem(nlp, "Brazil was hit with a 30% levy.", "30%") is None
     # A change says nothing without what changed; a tariff nothing without what it is on.
     assert _stem(nlp, "Nvidia announced a 5% increase.", "5%") is None
     assert _stem(nlp, "Canada imposed a 25% tariff.", "25%") is None

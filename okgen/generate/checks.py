@@ -139,7 +139,11 @@ def dedup_features(question: str, answer: str) -> tuple[str, frozenset[str], str
     the normalised answer. Cached, so a run computes them as each article finishes, not all
     at the end of the run."""
     qn = normalize(question)
-    return qn, content_tokens(qn, normalized=True), normalize(answer)
+    return qn, content_tokens(qn, normalized=True), normalize(_PERCENT.sub(" percent", answer))
+
+
+# "125%", "125 percent" and "125 per cent" are one answer.
+_PERCENT = re.compile(r"(?<=\d)\s*(?:%|per\s?cent\b)", re.IGNORECASE)
 
 
 EVIDENCE_OVERLAP = 0.6  # share of the smaller evidence's fact words the other evidence repeats

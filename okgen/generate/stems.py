@@ -865,6 +865,14 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
                 form = "agent" if prep == "by" else "prep"
             else:
                 return None
+        elif kind in ("percent", "money") and holder.dep_ == "prep" and holder.lower_ == "with" \
+                and pp.dep_ == "pobj" and pp.head.i == holder.i and ent.end <= pp.i \
+                and (size := _size_question(pp, ent, kind)) is not None and not _pluperfect(verb) \
+                and (len(size.split()) > 4 or tail):
+            # "China retaliated with a 125 percent tariff on US goods": "How high a tariff on US
+            # goods did China retaliate with".
+            body = f"{size} {aux} {s} {vform} with {tail}"
+            form = "amount"
         elif nested and holder.i == pp.head.i and kind in ("place", "region", "org", "person"):
             if kind == "place" and pp.lower_ in ACTOR_PREPS and wh_word(kind, ent.text) != "Which country" \
                     or kind in ("org", "person") and pp.lower_ not in ACTOR_PREPS | {"from", "to"} or _pluperfect(verb):
