@@ -928,7 +928,7 @@ def _size_question(noun: Any, ent: Any, kind: str) -> str | None:
     if len(phrase) > 8 or not _self_contained(phrase) or any(t.like_num or t.text in SIZE_MARKS for t in phrase) \
             or any(t.tag_ in ("JJR", "RBR", "JJS", "RBS") or t.ent_type_ in ("MONEY", "PERCENT") or t.lower_ in SCALE_WORDS
                    for t in phrase) \
-            or any(t.i < ent.start for t in phrase if t.i < noun.i and t.dep_ not in ("amod", "compound")):
+            or any(t.i < ent.start and t.dep_ not in ("amod", "compound") for t in phrase):
         return None
     text = _text(phrase)
     how = "How high" if lemma in HIGH_NOUNS else "How large"
