@@ -221,3 +221,18 @@ def test_a_percentage_written_two_ways_is_one_answer():
     assert near_duplicates([item], prior=prior, evidence=[ev], prior_evidence=prior_ev) == {0: -1}
     british = ("How high a tariff on Canadian timber did Washington impose, as reported on April 12, 2025?", "35 per cent")
     assert near_duplicates([british], prior=prior, evidence=[ev], prior_evidence=prior_ev) == {0: -1}
+
+
+def test_one_figure_for_measures_aimed_at_two_countries_is_two_facts():
+    # news-dev 2025-04-10 and 04-11 (paraphrased, other countries): a tariff level one side set
+    # and the same level the other side answered with are two facts, not one asked twice.
+    prior = [("To what percentage did Ottawa lift duties on Mexican steel on April 9, 2025, in answer to new fees?",
+              "60%")]
+    prior_ev = ["On Wednesday Ottawa lifted its duties on Mexican steel to 60%, answering the fees Mexico City set."]
+    item = ("How high a duty on Canadian steel did Mexico hit back with, as reported on April 11, 2025?", "60 percent")
+    ev = "Mexico hit back on Friday with a 60 percent duty on Canadian steel, in answer to the duties Ottawa set."
+    assert near_duplicates([item], prior=prior, evidence=[ev], prior_evidence=prior_ev) == {}
+    # The same measure asked again in other words is still one fact.
+    again = ("How high a duty on Mexican steel did Canada set, as reported on April 11, 2025?", "60 percent")
+    again_ev = "Canada set a 60 percent duty on Mexican steel, answering the fees Mexico City had set on Wednesday."
+    assert near_duplicates([again], prior=prior, evidence=[again_ev], prior_evidence=prior_ev) == {0: -1}

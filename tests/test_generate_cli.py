@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import re
 import shutil
 from pathlib import Path
 
@@ -49,7 +50,7 @@ def test_cli_generates_with_the_offline_default(workspace, capsys, articles_file
     code, stdout, _ = run_cli(capsys, "--json", "generate", "--date", str(DAY), "--articles", str(articles_file), "--out", str(out))
     assert code == 0
     data = json.loads(stdout)
-    assert data["complete"] and data["generator"]["model"].startswith("extractive-v2+en_core_web_sm") and data["validator"] is None
+    assert data["complete"] and re.match(r"extractive-v2\.[0-9a-f]{8}\+en_core_web_sm", data["generator"]["model"]) and data["validator"] is None
     qs = read_jsonl(out, Question)
     # The six fixture articles offer few plausible distractors (no gazetteer fill-in): one question.
     assert len(qs) == data["questions"] == data["funnel"]["kept"] >= 1
@@ -177,7 +178,7 @@ def test_result_feeds_build_snapshot(workspace):
                           funnel=res.funnel, workspace=workspace)
     m = snap.manifest
     assert m.funnel["kept"] == len(res.questions) == m.counts["questions"]
-    assert snap.signature.generator.startswith("extractive-v2+") and snap.signature.seed == 77
+    assert re.match(r"extractive-v2\.[0-9a-f]{8}\+", snap.signature.generator) and snap.signature.seed == 77
     assert snap.signature.prompt_hash == res.prompt_hash[:12]
     counts = m.counts["answer_positions"]
     assert max(counts.values()) - min(counts.values()) <= 1

@@ -6,13 +6,15 @@ import datetime as dt
 import random
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
+from okgen.generate import extractive
 from okgen.generate.agents import load_agent, packaged_agents_dir
 from okgen.generate.checks import check_candidate
 from okgen.generate.distractors import _dates, _numbers, _percents, place_scale
-from okgen.generate.extractive import ExtractiveGenerator
+from okgen.generate.extractive import RULE_MODULES, ExtractiveGenerator, rules_hash
 from okgen.generate.spans import find_spans, kind_of_choice
 from okgen.generate.text import (
     has_explicit_date,
@@ -200,10 +202,27 @@ def test_number_and_date_distractors_keep_the_format():
 def test_generator_identity():
     g = ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), 7)
     info = g.info
-    # the spaCy pipeline and its version are part of the generator id
-    assert info.model.startswith("extractive-v2+en_core_web_sm") and info.model.endswith("-3.8.0")
+    # the rules' hash, the spaCy pipeline and its version are part of the generator id
+    assert re.fullmatch(r"extractive-v2\.[0-9a-f]{8}\+en_core_web_sm\S*-3\.8\.0", info.model), info.model
+    assert info.model.split("+")[0] == f"extractive-v2.{rules_hash()}"
     assert len(info.spec_hash) == 64 and info.decoding.seed == 7
     assert info.decoding.max_tokens == 0
+
+
+def test_the_generator_id_changes_with_its_rules_and_nothing_else(tmp_path):
+    # A snapshot made by other rules must not carry the same generator id: the id hashes the
+    # source of every rule module, whatever its line ends.
+    src = Path(extractive.__file__).parent
+    crlf, edited = tmp_path / "crlf", tmp_path / "edited"
+    for d in (crlf, edited):
+        d.mkdir()
+        for m in RULE_MODULES:
+            (d / f"{m}.py").write_bytes((src / f"{m}.py").read_bytes().replace(b"\n", b"\r\n"))
+    assert rules_hash(crlf) == rules_hash()
+    stems = edited / "stems.py"
+    stems.write_text(stems.read_text("utf-8") + "\nMAX_STEM_WORDS = 31\n", "utf-8")
+    changed = rules_hash(edited)
+    assert re.fullmatch(r"[0-9a-f]{8}", changed) and changed != rules_hash()
 
 
 def test_awkward_text_never_breaks_the_generator(articles):

@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from okgen.generate import lexicon as lx
 from okgen.generate.records import Candidate
 from okgen.generate.spans import kind_of_choice
 from okgen.generate.text import (
@@ -179,6 +180,15 @@ def same_fact(facts: frozenset[str], other: frozenset[str], same_figure: bool = 
                                          and (same_figure or any(_FIGURE.match(w) for w in shared)))
 
 
+_TARGET = re.compile(r"\b(?:on|against|into)\s+(?:the\s+)?(?:imports\s+from\s+)?" + lx.COUNTRY_WORD.pattern)
+
+
+def targets(text: str) -> frozenset[str]:
+    """The countries a measure is aimed at ("tariffs on Chinese goods", "levies against the US",
+    "duties on imports from Canada"): China, the United States, Canada."""
+    return frozenset(lx.COUNTRY_OF[m.group(1)] for m in _TARGET.finditer(text))
+
+
 def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5,
                     prior: Sequence[tuple[str, str]] = (), evidence: Sequence[str] | None = None,
                     prior_evidence: Sequence[str] | None = None) -> dict[int, int]:
@@ -188,7 +198,9 @@ def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5,
     the same answer and their content words overlap by at least ``threshold`` (Jaccard), or,
     with ``evidence`` (one per item), when they have the same answer and their evidence
     sentences state it with the same words (at least :data:`EVIDENCE_OVERLAP` of the smaller
-    set: two outlets reporting one fact, "the envoy traveled to Qatar ..."). The earlier one
+    set: two outlets reporting one fact, "the envoy traveled to Qatar ..."). Questions whose
+    measures aim at different countries (:func:`targets`: "tariffs on Chinese goods", "a tariff
+    on US goods") are never near duplicates: one figure, two facts. The earlier one
     (in the given order) is kept. Comparing only questions with the same answer keeps this
     linear in practice.
 
@@ -203,20 +215,24 @@ def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5,
             a 40% duty") is found by its evidence as within the day.
     """
     by_text: dict[str, int] = {}
-    by_answer: dict[str, list[tuple[int, frozenset[str], frozenset[str]]]] = {}
+    by_answer: dict[str, list[tuple[int, frozenset[str], frozenset[str], frozenset[str]]]] = {}
     dups: dict[int, int] = {}
     n_prior = len(prior)
     for i, (q, a) in enumerate([*prior, *items]):
         i -= n_prior  # prior items get negative indexes: -n_prior .. -1
         qn, toks, key = dedup_features(q, a)
         if i >= 0:
-            facts = evidence_facts(evidence[i], a) if evidence is not None else frozenset()
+            ev_text = evidence[i] if evidence is not None else ""
         else:
-            facts = evidence_facts(prior_evidence[i + n_prior], a) if prior_evidence is not None else frozenset()
+            ev_text = prior_evidence[i + n_prior] if prior_evidence is not None else ""
+        facts = evidence_facts(ev_text, a) if ev_text else frozenset()
         found = by_text.get(qn)
         figure = bool(_FIGURE.match(re.sub(r"\D", "", key)))  # a numeric answer: the same figure
+        aim = targets(q) or targets(ev_text)
         if found is None:
-            for j, other, other_facts in by_answer.get(key, ()):
+            for j, other, other_facts, other_aim in by_answer.get(key, ()):
+                if aim and other_aim and not aim & other_aim:
+                    continue  # one figure for two measures: on Chinese goods, and on US goods
                 union = toks | other
                 if union and len(toks & other) / len(union) >= threshold:
                     found = j
@@ -229,5 +245,5 @@ def near_duplicates(items: Sequence[tuple[str, str]], threshold: float = 0.5,
                 dups[i] = found if found >= 0 else -1 - (found + n_prior)
             continue
         by_text[qn] = i
-        by_answer.setdefault(key, []).append((i, toks, facts))
+        by_answer.setdefault(key, []).append((i, toks, facts, aim))
     return dups

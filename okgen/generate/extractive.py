@@ -24,19 +24,24 @@ itself, one answer of a list), and distractors are ranked by how the news uses e
 words around its mentions), so a coach gets coaches. Every (sentence, answer) pair that became
 no question is counted by reason in the funnel (``extractive_reasons``).
 
-The pipeline's name and version are part of the generator id (``extractive-v2+en_core_web_sm-3.8.0``),
-so a snapshot says which NLP model made it. Its questions then go through the same checks and
+The generator id names the rules and the NLP model that made a snapshot
+(``extractive-v2.1a2b3c4d+en_core_web_sm-3.8.0``): after the version, the first 8 hex digits of the
+SHA-256 of the rule modules' source (:data:`RULE_MODULES`), so any change to what the rules make
+gives another id (a series of snapshots made by two rule sets says so), then the pipeline's name
+and version. Its questions then go through the same checks and
 quality gates as an LLM's.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from okgen.generate import distractors as dis
@@ -62,6 +67,18 @@ from okgen.schema import AgentInfo, Article, Decoding
 
 NAME = "extractive"
 VERSION = "extractive-v2"
+# The modules whose source decides what the generator makes: their hash is part of its id.
+RULE_MODULES = ("extractive", "distractors", "lexicon", "nlp", "overlap", "precision", "sentences", "spans",
+                "stems", "text")
+
+
+@functools.cache
+def rules_hash(root: Path = Path(__file__).parent) -> str:
+    """The first 8 hex digits of the SHA-256 of the rule modules' source in ``root`` (any line ends)."""
+    sources = ("\n".join((root / f"{m}.py").read_text("utf-8").splitlines()) for m in RULE_MODULES)
+    return sha256_text("\0".join(f"{m}\0{src}" for m, src in zip(RULE_MODULES, sources)))[:8]
+
+
 # Entity labels whose mentions feed the distractor pool, by the pool kind they fill.
 POOL_LABELS = {"PERSON": "person", "ORG": "org", "GPE": "place", "LOC": "region", "EVENT": "event"}
 # How much each question form is preferred (object and place questions paraphrase the most).
@@ -125,8 +142,8 @@ class ExtractiveGenerator:
 
     @property
     def info(self) -> AgentInfo:
-        """Identity for the signature: ``extractive-v2+<pipeline>-<version>`` and the spec hash."""
-        return AgentInfo(model=f"{VERSION}+{pipeline_id(self.nlp)}", spec_hash=self.spec.spec_hash,
+        """Identity for the signature: ``extractive-v2.<rules hash>+<pipeline>-<version>`` and the spec hash."""
+        return AgentInfo(model=f"{VERSION}.{rules_hash()}+{pipeline_id(self.nlp)}", spec_hash=self.spec.spec_hash,
                          decoding=Decoding(seed=self.seed))
 
     # -- pool ------------------------------------------------------------------------------
