@@ -213,6 +213,9 @@ def test_title_field_needs_a_clear_majority():
     assert title_field(Counter({"t:president": 1, "t:ceo": 1})) is None
     assert title_field(Counter({"t:coach": 3, "t:minister": 1})) == "sport"
     assert title_field(Counter({"s~coach": 3})) is None  # a noun the verb governs is no title
+    # "named chairman of the House Intelligence Committee": a chairman may be a lawmaker.
+    assert title_field(Counter({"t:chairman": 2})) is None
+    assert title_field(Counter({"t:chairman": 1, "t:rep": 1})) == "politics"
 
 
 def test_a_person_of_another_country_by_title_is_no_option():

@@ -383,7 +383,8 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
 
 
 # Title words by the field of the person they describe ("Defense Secretary Pete Hegseth",
-# "Meta CEO Mark Zuckerberg", "striker Harry Kane"): a person's options share the field.
+# "Meta CEO Mark Zuckerberg", "striker Harry Kane"): a person's options share the field. A
+# chairman is in none: a committee's chairs are lawmakers, a board's business people.
 TITLE_FIELDS = {
     "politics": ("president", "minister", "secretary", "senator", "sen", "governor", "chancellor", "mayor",
                  "lawmaker", "congressman", "congresswoman", "representative", "rep", "spokesperson",
@@ -392,7 +393,7 @@ TITLE_FIELDS = {
                  "opposition", "cabinet", "vice"),
     "bench": ("judge", "justice", "magistrate"),  # who questions, not who is questioned
     "law": ("prosecutor", "lawyer", "attorney", "defendant", "counsel", "solicitor", "barrister"),
-    "business": ("ceo", "founder", "executive", "chairman", "chairwoman", "billionaire", "investor",
+    "business": ("ceo", "founder", "executive", "billionaire", "investor",
                  "entrepreneur", "cofounder", "economist", "analyst", "tycoon", "boss"),
     "sport": ("coach", "striker", "player", "captain", "midfielder", "goalkeeper", "defender",
               "quarterback", "pitcher", "golfer", "boxer", "winger", "forward", "teammate", "rookie",
