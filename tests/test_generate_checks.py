@@ -236,3 +236,41 @@ def test_one_figure_for_measures_aimed_at_two_countries_is_two_facts():
     again = ("How high a duty on Mexican steel did Canada set, as reported on April 11, 2025?", "60 percent")
     again_ev = "Canada set a 60 percent duty on Mexican steel, answering the fees Mexico City had set on Wednesday."
     assert near_duplicates([again], prior=prior, evidence=[again_ev], prior_evidence=prior_ev) == {0: -1}
+
+
+def test_an_answer_glued_to_a_word_by_extraction_is_found_in_the_evidence():
+    # news-dev's text glues words at links ("adapted fromPersuader", "about$1", "$350Ultrahuman";
+    # here invented): the answer, written properly, is found as the evidence writes it.
+    text = ("Season 3 was adapted fromTidewater, the 7th novel. The city pays about$1 in every $7 spent. "
+            "I like the $350Harbour Ring. LongtimeNorvikdataminerLars Bergwith a new video.")
+    norm = normalize(f"Title\n{text}")
+    for answer, evidence in [("Tidewater", "Season 3 was adapted fromTidewater, the 7th novel."),
+                             ("$1 in every $7", "The city pays about$1 in every $7 spent."),
+                             ("$350", "I like the $350Harbour Ring."),
+                             ("Lars Berg", "LongtimeNorvikdataminerLars Bergwith a new video.")]:
+        c = Candidate(article_id="a", index=0, question="Which novel was season 3 adapted from, as of April 12, 2025?",
+                      choices=[answer, "Saltmarsh", "Breakwater", "Lighthouse"], answer=answer, short_answer=answer,
+                      evidence=evidence)
+        check_candidate(c, norm)
+        got = {v.name: v.passed for v in c.verdicts}
+        assert got["answer_in_article"] and got["short_answer"], (answer, c.verdicts)
+    # Not a part of a word ("Tide" inside "Tidewater", "Lars Ber" inside "Bergwith"), nor an
+    # answer the evidence lacks.
+    for answer in ("Tide", "Saltmarsh"):
+        c = Candidate(article_id="a", index=0, question="Which novel was season 3 adapted from, as of April 12, 2025?",
+                      choices=[answer, "Dune", "Breakwater", "Lighthouse"], answer=answer, short_answer=answer,
+                      evidence="Season 3 was adapted fromTidewater, the 7th novel.")
+        check_candidate(c, norm)
+        assert {v.name: v.passed for v in c.verdicts}["answer_in_article"] is False, answer
+    from okgen.generate.text import glued_in
+
+    assert not glued_in("LongtimeNorvikdataminerLars Bergwith a new video.", "Lars Ber")
+    assert not glued_in("Jonas said so.", "Jon") and not glued_in("Jonwith said so.", "jon")
+
+
+def test_a_range_of_days_with_its_year_is_an_explicit_date():
+    from okgen.generate.text import has_explicit_date
+
+    assert has_explicit_date("Over the weekend of May 3\u20134, 2026, who won the regatta?")
+    assert has_explicit_date("Between May 3-4, 2026, who won the regatta?")
+    assert not has_explicit_date("Over the weekend of May 3\u20134, who won the regatta?")

@@ -77,6 +77,13 @@ def test_fluency_in_the_stem_and_every_option(nlp):
     assert "WORLD WORLD A" in failed(c)["fluency"]
     c = gate(nlp, choices=["1,200", "800", "(2,500", "450"])
     assert "unbalanced" in failed(c)["fluency"]
+    # Two capitalised words shout; a hyphen joins two into one acronym (a party's "PDCI-RDA").
+    c = gate(nlp, question="Which NORVIK PORTS manager led the PDCI-RDA delegation to Oslo in November 2026?")
+    assert failed(c)["fluency"] == "all-caps shouting"
+    c = gate(nlp, question="Who led the Norvik PDCI-RDA party's delegation to Oslo in November 2026?",
+             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
+             answer_type="PERSON", evidence="Marta Lindqvist led the PDCI-RDA delegation to Oslo.")
+    assert "fluency" not in failed(c)
     c = gate(nlp, question="Jobs at Norvik Shipping ports in November 2026")
     assert "not a question" in failed(c)["fluency"]
     # CamelCase brands and ordinary words are not run-together.
@@ -374,6 +381,7 @@ def test_headline_pieces_and_bios_are_caught(nlp):
     assert fluency_problems("Crew Finally", nlp, option=True)
     assert not fluency_problems("Reading Borough Council", nlp, option=True)
     assert not fluency_problems("Marta Lindqvist", nlp, option=True)
+    assert not fluency_problems("Ming-Chi Kuo", nlp, option=True)  # a four-letter "-ing" word heads nothing
     c = gate(nlp, question="Who is a politics writer at the Norvik Gazette in Oslo, as reported in November 2026?",
              choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
              answer_type="PERSON", evidence="Marta Lindqvist is a politics writer at the Norvik Gazette.")
@@ -463,3 +471,137 @@ def test_the_gate_worker_imports_spacy_in_the_loops_thread_before_loading(monkey
     out = asyncio.run(asyncio.wait_for(main(), 60))
     assert isinstance(out[0], RuntimeError)
     assert seen == [("import", True), ("load", False)]
+
+
+# Questions as a careful LLM writes them, which the gates once dropped (false alarms found by
+# bench/bench_gates_llm_style.py on news-dev; here on invented sentences), and the flawed
+# ones they once kept.
+def test_a_clause_opening_with_when_asks_no_date(nlp):
+    c = gate(nlp, question="When the Norvik Aurora ferry went on sale on November 20, 2026, what was its price?",
+             choices=["$499", "$399", "$549", "$299"], answer="$499", answer_type="MONEY",
+             evidence="The Norvik Aurora ferry went on sale for $499 a seat.")
+    assert "type_agreement" not in failed(c)
+    c = gate(nlp, question="When did Norvik Shipping's Aurora ferry go on sale in November 2026?",
+             choices=["$499", "$399", "$549", "$299"], answer="$499", answer_type="MONEY",
+             evidence="The Norvik Aurora ferry went on sale for $499 a seat.")
+    assert "asks for a date" in failed(c)["type_agreement"]
+
+
+def test_the_stems_date_and_a_names_short_number_give_nothing_away(nlp):
+    # "12" of "November 12, 2026" is no clue to a 6-12 record.
+    c = gate(nlp, question="What was Lars Berg's win-loss record in his 18 starts for Norvik FC as of November 12, 2026?",
+             choices=["6-12", "9-9", "11-7", "4-14"], answer="6-12", answer_type="CARDINAL",
+             evidence="Berg went 6-12 in his 18 starts for Norvik FC.")
+    assert failed(c) == {}  # nor is a 9-9 tie a repeated word
+    # The "2" of a sequel's name, beside another sequel in the stem, is none either ...
+    c = gate(nlp, question="Which episode did Norvik add to its Harbour + Harbour 2 remaster in November 2026?",
+             choices=["Tidewater 2", "Saltmarsh 3", "Breakwater 4", "Lighthouse 5"], answer="Tidewater 2",
+             answer_type="WORK_OF_ART", evidence="Norvik added Tidewater 2 to the remaster.")
+    assert "giveaway" not in failed(c)
+    # ... while a figure the stem repeats still is.
+    c = gate(nlp, question="How many of its 1,200 port jobs did Norvik Shipping say in November 2026 it would cut?",
+             choices=["1,200", "800", "2,500", "450"])
+    assert failed(c)["giveaway"] == "the stem contains '1' from the answer"
+    # A unit is no name: "1.5-inch" repeated in the stem gives the size away.
+    c = gate(nlp, question="As of November 12, 2026, what size is the 1.5-inch screen of the Norvik Watch 2?",
+             choices=["1.5-inch", "1.4-inch", "1.3-inch", "1.6-inch"], answer="1.5-inch", answer_type="QUANTITY",
+             evidence="The Norvik Watch 2 has a 1.5-inch screen.")
+    assert failed(c)["giveaway"] == "the stem contains '5' from the answer"
+
+
+def test_options_of_one_form_opening_with_a_preposition_are_no_fragments(nlp):
+    c = gate(nlp, question="When did Norvik Shipping say on November 20, 2026 that its new Rotterdam terminal would open?",
+             choices=["in the fall", "in the spring", "in the summer", "in the winter"], answer="in the fall",
+             answer_type="DATE", evidence="Norvik Shipping said the new terminal would open in the fall.")
+    assert "fluency" not in failed(c)
+    # A lone option so cut is still a fragment, as is a lower-case word ending it.
+    c = gate(nlp, choices=["1,200", "of the 800", "2,500", "450"])
+    assert "starts with a function word" in failed(c)["fluency"]
+    c = gate(nlp, choices=["1,200", "800 of", "2,500", "450"])
+    assert "ends with a function word" in failed(c)["fluency"]
+    # "live" opens a headline only when written as one ("Live: ..."), not "live translation mode".
+    c = gate(nlp, question="Which second option did Norvik say its Harbour app would offer from November 20, 2026?",
+             choices=["live translation mode", "offline map packs", "voice ticket booking", "cabin upgrade alerts"],
+             answer="live translation mode", answer_type=None, evidence="The app will offer live translation mode.")
+    assert "fluency" not in failed(c)
+
+
+def test_a_pronoun_as_the_questions_subject_needs_a_name_before_it(nlp):
+    c = gate(nlp, question="By how many points did he lead Norvik FC's Lars Berg in the league as of November 21, 2026?",
+             choices=["one point", "three points", "13 points", "eight points"], answer="one point",
+             answer_type="CARDINAL", evidence="He leads Lars Berg by one point.")
+    assert failed(c)["self_contained"] == "'he' refers to no one named before it"
+    c = gate(nlp, question="After Marta Lindqvist took over Norvik Shipping, how many jobs did she cut in November 2026?")
+    assert "self_contained" not in failed(c)
+    c = gate(nlp, question="Who said on November 21, 2026 that Norvik Shipping would cut jobs if it lost the contract?",
+             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
+             answer_type="PERSON", evidence="Chief executive Marta Lindqvist told reporters in Rotterdam")
+    assert "self_contained" not in failed(c)
+    # "it" alike, unless it is the dummy subject of "take", "cost", "be" ...
+    c = gate(nlp, question="In which year will it open, according to plans Norvik Parks shared on November 21, 2026?",
+             choices=["2028", "2027", "2029", "2030"], answer="2028", answer_type="DATE",
+             evidence="Norvik Parks said the new pier will open in 2028.")
+    assert failed(c)["self_contained"] == "'it' refers to no one named before it"
+    c = gate(nlp, question="How many years will it take Norvik Parks to build the pier announced on November 21, 2026?",
+             choices=["two years", "three years", "five years", "four years"], answer="two years",
+             answer_type="DATE", evidence="Norvik Parks said it will take two years to build the pier.")
+    assert "self_contained" not in failed(c)
+    c = gate(nlp, question="In which year did Norvik Parks say on November 21, 2026 that it would open its new pier?",
+             choices=["2028", "2027", "2029", "2030"], answer="2028", answer_type="DATE",
+             evidence="Norvik Parks said the new pier will open in 2028.")
+    assert "self_contained" not in failed(c)
+
+
+def test_a_request_for_comment_is_furniture_only_when_asked_about(nlp):
+    ev = "Norvik Shipping, which runs the Rotterdam terminal, ignored our request for comment on Friday."
+    c = gate(nlp, question="Which company runs the Rotterdam container terminal whose cranes failed in November 2026?",
+             choices=["Norvik Shipping", "Baltic Freight", "Atlas Ports", "Hansa Cargo"], answer="Norvik Shipping",
+             answer_type="ORG", evidence=ev)
+    assert "boilerplate" not in failed(c)
+    c = gate(nlp, question="Which company ignored a request for comment on the crane failure in November 2026?",
+             choices=["Norvik Shipping", "Baltic Freight", "Atlas Ports", "Hansa Cargo"], answer="Norvik Shipping",
+             answer_type="ORG", evidence=ev)
+    assert "page furniture" in failed(c)["boilerplate"]
+    # A newsletter's own blurb is furniture.
+    c = gate(nlp, question="Who writes the weekly shipping newsletter that Norvik promoted in November 2026?",
+             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
+             answer_type="PERSON", evidence="A weekly newsletter by Marta Lindqvist telling you all you need to know.")
+    assert "page furniture" in failed(c)["boilerplate"]
+
+
+def test_question_words_that_name_no_type(nlp):
+    # "For how many years": a duration is a DATE entity.
+    c = gate(nlp, question="For how many years had Norvik Shipping run the Rotterdam terminal as of November 21, 2026?",
+             choices=["six years", "four years", "nine years", "two years"], answer="six years", answer_type="DATE",
+             evidence="Norvik Shipping has run the terminal for six years.")
+    assert "type_agreement" not in failed(c)
+    # A type noun inside a name is not the question's: "which Harbour Authority adviser" asks for a person.
+    c = gate(nlp, question="Which Harbour Agency adviser told reporters in Rotterdam on November 21, 2026 that cuts would come?",
+             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
+             answer_type=None, evidence="Chief executive Marta Lindqvist told reporters in Rotterdam")
+    assert "type_agreement" not in failed(c)
+    c = gate(nlp, question="Which agency told reporters in Rotterdam on November 21, 2026 that cuts would come?",
+             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
+             answer_type=None, evidence="Chief executive Marta Lindqvist told reporters in Rotterdam")
+    assert "organisation but the answer is PERSON" in failed(c)["type_agreement"]
+
+
+def test_names_with_particles_and_titles_asked_for_keep_their_form(nlp):
+    # "al-Mawasi" is as capitalised a name as the others.
+    c = gate(nlp, question="To which coastal area did Norvik Shipping move its ferries on November 21, 2026?",
+             choices=["al-Qasra", "Rafiq Bay", "Port Selim", "Deir Halab"], answer="al-Qasra", answer_type="GPE",
+             evidence="Norvik Shipping moved its ferries to al-Qasra.")
+    assert "giveaway" not in failed(c)
+    # Titles asked for may read like headlines ("Killing Floor", "Making AI Work Harder ...").
+    c = gate(nlp, question="What was the title of the Norvik Shipping blog post announcing the cuts on November 21, 2026?",
+             choices=["Sailing Into Calmer Waters", "Charting a New Course", "Steering Through the Storm",
+                      "Keeping Europe Moving"], answer="Sailing Into Calmer Waters", answer_type="WORK_OF_ART",
+             evidence="Norvik Shipping announced the cuts in a post titled Sailing Into Calmer Waters.")
+    assert "fluency" not in failed(c)
+    c = gate(nlp, choices=["1,200", "Sailing Into Calmer", "2,500", "450"])  # a name expected: a headline piece
+    assert "headline piece" in failed(c)["fluency"]
+
+
+def test_a_figure_glued_to_a_word_is_run_together(nlp):
+    c = gate(nlp, choices=["1,200", "800", "25%tariff", "450"])
+    assert "run-together word '5%tariff'" in failed(c)["fluency"]

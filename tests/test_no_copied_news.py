@@ -2,7 +2,8 @@
 ``../shared/data/news-dev/``, never copy their text into the repository).
 
 Every string literal and comment of the Python files under tests/, bench/ and okgen/, every
-text fixture under tests/, and the Markdown of docs/, README.md and bench/README.md is checked for a run of
+text fixture under tests/, the question files of bench/data/, and the Markdown of docs/, README.md
+and bench/README.md is checked for a run of
 :data:`RUN` characters (whitespace squeezed) found verbatim in an article's title or text.
 Skipped where the news sample is absent.
 """
@@ -65,6 +66,7 @@ def _checked_files() -> list[Path]:
     files = [p for d in ("tests", "bench", "okgen") for p in sorted((ROOT / d).rglob("*.py"))]
     files += [p for p in sorted((ROOT / "tests").rglob("*")) if p.suffix in (".json", ".txt", ".html", ".xml", ".md")]
     files += sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md", ROOT / "bench" / "README.md"]
+    files += sorted((ROOT / "bench" / "data").glob("*.jsonl"))  # questions written for news-dev: anchors only
     return [p for p in files if p.is_file() and "__pycache__" not in p.parts]
 
 

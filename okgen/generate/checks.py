@@ -6,7 +6,8 @@ Verdict names (stage ``check``), in the order they are applied:
 * ``question_count``: the item was beyond the number of questions asked for;
 * ``four_distinct_choices``: exactly four non-empty choices, no two the same after normalising;
 * ``answer_in_choices``: the answer is one of the choices;
-* ``answer_in_article``: the answer is found in the article (normalised match);
+* ``answer_in_article``: the answer is found in the article (normalised match), or as written in
+  the evidence where extraction glued it to a word ("fromPersuader");
 * ``evidence_in_article``: the evidence quote is found in the article (fragments around
   ellipses each found);
 * ``no_article_reference``: the question and choices never mention "the article", "the text",
@@ -35,6 +36,7 @@ from okgen.generate.text import (
     contains,
     content_tokens,
     fragments_found,
+    glued_in,
     has_explicit_date,
     normalize,
 )
@@ -92,9 +94,10 @@ def check_candidate(c: Candidate, article_norm: str, limits: Limits = Limits()) 
           reason=None if distinct else f"{len(choices)} choices, {len(set(n for n in norms if n.strip()))} distinct non-empty")
     in_choices = c.answer.strip() in choices
     c.add("answer_in_choices", in_choices, reason=None if in_choices else f"answer {c.answer!r} is not a choice")
-    found = contains(article_norm, c.answer)
-    c.add("answer_in_article", found, reason=None if found else f"answer {c.answer!r} not found in the article")
     ev = fragments_found(article_norm, c.evidence)
+    # An answer glued to a word by extraction ("fromPersuader") is found in the evidence as written.
+    found = contains(article_norm, c.answer) or (ev and glued_in(c.evidence, c.answer.strip()))
+    c.add("answer_in_article", found, reason=None if found else f"answer {c.answer!r} not found in the article")
     c.add("evidence_in_article", ev, reason=None if ev else "evidence quote not found in the article")
     ref = ARTICLE_REF.search(" ".join([c.question, *choices]))
     c.add("no_article_reference", ref is None, reason=None if ref is None else f"mentions {ref.group(0)!r}")
@@ -104,7 +107,7 @@ def check_candidate(c: Candidate, article_norm: str, limits: Limits = Limits()) 
     c.add("length_bounds", not problems, reason="; ".join(problems) or None)
     sa = c.short_answer.strip()
     sa_ok = 0 < len(sa.split()) <= limits.short_answer_max_tokens and (
-        contains(article_norm, sa) or normalize(sa).strip() in normalize(c.answer))
+        contains(article_norm, sa) or normalize(sa).strip() in normalize(c.answer) or (ev and glued_in(c.evidence, sa)))
     c.add("short_answer", sa_ok, reason=None if sa_ok else f"short answer {sa!r} is empty, too long or not grounded")
     others = [x for x in choices if x != c.answer.strip()]
     if in_choices and others:

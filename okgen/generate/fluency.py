@@ -131,6 +131,10 @@ def _glued_by_frequency(token: str) -> bool:
     return any(low.endswith(end) and len(low) - len(end) >= 3 and zipf(low[: -len(end)]) >= 3.5 for end in ends)
 
 
+LEADING_FUNCTION_WORD = "fragment: starts with a function word"
+HEADLINE_PIECE = "fragment: a headline piece, not a name"
+
+
 def fluency_problems(text: str, nlp: Any, *, option: bool = False) -> list[str]:
     """What makes ``text`` disfluent (empty list: nothing).
 
@@ -142,12 +146,15 @@ def fluency_problems(text: str, nlp: Any, *, option: bool = False) -> list[str]:
     lex = _lexicon(nlp)
     out: list[str] = []
     glued = [t for t in re.findall(r"[A-Za-z0-9]+", text) if run_together(t, lex)]
+    glued += re.findall(r"\d%[A-Za-z]+", text)  # "84%tariff"
     if glued:
         out.append(f"run-together word {glued[0]!r}")
-    words = _WORD.findall(text)
+    spans = list(_WORD.finditer(text))
+    words = [m.group(0) for m in spans]
     caps = [w for w in words if _CAPS_WORD.match(w)]
-    if any(_CAPS_WORD.match(a) and _CAPS_WORD.match(b) and max(len(a), len(b)) >= 4
-           for a, b in zip(words, words[1:])):
+    # Two capitalised words in a row shout; a hyphen joins two into one acronym ("PDCI-RDA").
+    if any(_CAPS_WORD.match(a.group(0)) and _CAPS_WORD.match(b.group(0)) and max(len(a.group(0)), len(b.group(0))) >= 4
+           and text[a.end():b.start()] != "-" for a, b in zip(spans, spans[1:])):
         out.append("all-caps shouting")
     elif any(len(w) >= 5 and known(w, lex) for w in caps):
         out.append(f"all-caps word {next(w for w in caps if len(w) >= 5 and known(w, lex))!r}")
@@ -158,12 +165,16 @@ def fluency_problems(text: str, nlp: Any, *, option: bool = False) -> list[str]:
         out.append('unbalanced "')
     if option:
         low = [w.lower() for w in words]
-        if low and (low[0] in _LEAD_JUNK or low[0] in _EDGE_FUNCTION - {"a", "an", "the"} or low[-1] in _EDGE_FUNCTION):
-            out.append("fragment: starts or ends with a function word")
-        if len(low) >= 2 and (low[-1] in _TRAIL_JUNK or (low[0].endswith("ing") and low[0] not in _ING_NAMES
-                                                         and known(low[0], lex))):
-            out.append("fragment: a headline piece, not a name")
-        if any(x == y for x, y in zip(low, low[1:])):
+        # A headline's lead word is capitalised ("Live: ...", "Watch ..."): "live translation mode" is none.
+        if low and ((low[0] in _LEAD_JUNK and words[0][:1].isupper()) or low[0] in _EDGE_FUNCTION - {"a", "an", "the"}):
+            out.append(LEADING_FUNCTION_WORD)
+        if low and low[-1] in _EDGE_FUNCTION:
+            out.append("fragment: ends with a function word")
+        # A gerund heads a headline ("Watching ..."); a four-letter "-ing" word is none ("Ming-Chi Kuo").
+        if len(low) >= 2 and (low[-1] in _TRAIL_JUNK or (low[0].endswith("ing") and len(low[0]) >= 5
+                                                         and low[0] not in _ING_NAMES and known(low[0], lex))):
+            out.append(HEADLINE_PIECE)
+        if any(x == y and not x.isdigit() for x, y in zip(low, low[1:])):  # "World World A", not a 9-9 tie
             out.append("fragment: repeated word")
         if len(words) >= 2 and len(words[-1]) == 1 and words[-1].isalpha() and words[-1].isupper():
             out.append("fragment: dangling initial")

@@ -32,7 +32,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from okgen.generate.fluency import fluency_problems
+from okgen.generate.fluency import HEADLINE_PIECE, LEADING_FUNCTION_WORD, fluency_problems
 from okgen.generate.overlap import (
     MAX_SHARED_RUN,
     ArticleTokens,
@@ -42,10 +42,11 @@ from okgen.generate.overlap import (
 )
 from okgen.generate.precision import UNRELEASED, country_giveaway, leader_giveaway, seat_giveaway
 from okgen.generate.records import Candidate
+from okgen.generate.text import DATE_RE
 from okgen.schema import Article
 
 GATES = ("boilerplate", "fluency", "giveaway", "type_agreement", "self_contained", "stem_overlap")
-GATES_VERSION = 3
+GATES_VERSION = 4
 """Bumped when a gate changes what it drops (part of the generation run key)."""
 DEFAULT_ON = True
 """Whether runs apply the gates when ``[generate] quality_gates`` is not set."""
@@ -57,10 +58,9 @@ _BOILERPLATE = re.compile("|".join([
     r"\bis (?:an? |the )?(?:[\w-]+ ){0,4}(?:writer|reporter|correspondent|editor|producer|contributor|"
     r"journalist|columnist|freelancer|production assistant)s? (?:at|for|with|on)\b|"
     r"\bis an? (?:[\w-]+ ){0,2}(?:writer|reporter|correspondent|editor|journalist|columnist|freelancer)\b|\bwrit(?:es|ing) (?:news |features |reviews )?(?:for|about) |\bfollow (?:him|her|them|us) on\b|\bcan be reached at\b|\bcontributed (?:to )?this\b",
-    r"\breached out to .{0,80}?for (?:a )?comment\b|\brequest(?:s|ed)? for comment\b|"
     r"\badvertisement\b|\bsponsored (?:content|by)\b|\bwe may earn a commission\b|\baffiliate link|\bshop now\b|"
     r"\bpromo code\b",
-    r"\bsign up (?:for|to|now)\b|\bsubscribe (?:to (?:our|the)|now|today)\b|\bour newsletter\b|\bnewsletter sign|"
+    r"\b(?:daily|weekly|monthly) newsletter (?:by|from)\b|\bsign up (?:for|to|now)\b|\bsubscribe (?:to (?:our|the)|now|today)\b|\bour newsletter\b|\bnewsletter sign|"
     r"\b(?:accept|manage) (?:all )?cookies\b|\bcookie (?:policy|settings|preferences)\b|\bprivacy policy\b|"
     r"\bterms of (?:service|use)\b|\balready a subscriber\b|\bin your inbox\b|\benable javascript\b|\bad ?blocker\b",
     r"\bread more\b|\brelated:|\bsee also\b|\bmore on this story\b|\bclick here\b|\btap here\b|\bcontinue reading\b|"
@@ -69,10 +69,22 @@ _BOILERPLATE = re.compile("|".join([
     r"\bnow playing\b|\bskip ad\b|\bclosed captions\b|\bfullscreen\b|\u00a9|\bcopyright \d{4}\b",
 ]), re.IGNORECASE)
 
+# A request for comment is page furniture when the question asks about it; a fact told in the
+# same sentence ("Norvik, which runs the quay, ignored a request for comment") is not.
+_COMMENT = re.compile(r"\breached out to .{0,80}?for (?:a )?comment\b|\brequest(?:s|ed)? for comment\b", re.IGNORECASE)
+_ASKS_TITLE = re.compile(r"\b(?:title|titled|novel|book|film|movie|song|album|episode|series|show|headline|slogan|"
+                         r"motto|statement|phrase|message|post|tweet|quote|catchphrase)\b", re.IGNORECASE)
+_ABOUT_COMMENT = re.compile(r"\b(?:comment|respond|reply|replied|reach|contact)", re.IGNORECASE)
+
 # At the stem's start, or at the start of a quoted statement in it ("...: \"It's now ____\"").
 _PRONOUN_START = re.compile(r"(?:^|:\s*[\"\u201c'\u2018])\W*(?:he|she|they|it|it's|it\u2019s|this|these|those|his|her|their|its|him|them)\b(?!\s+(?:is|was)\s+(?:reported|said))",
                             re.IGNORECASE)
 _PRONOUN = re.compile(r"\b(?:he|she|they|him|them|his|her|hers|their|theirs)\b", re.IGNORECASE)
+# A pronoun as the subject of the question ("did he", "will they"); "Who said he ..." asks of him.
+_SUBJECT_PRONOUN = re.compile(r"\b(?:did|does|do|is|was|were|are|will|would|has|have|had|can|could|should)\s+"
+                              r"(he|she|they|it(?!\s+(?:take|takes|took|cost|costs|be|been|mean|seem|appear)\b))\b",
+                              re.IGNORECASE)  # a dummy "it" ("How long will it take to ...") refers to nothing
+_ASKS_PERSON = re.compile(r"\W*(?:who|whom|whose|which (?:person|man|woman))\b", re.IGNORECASE)
 _DANGLING = re.compile(r"\b(?:this|that|these|those)\s*(?:[,?.!;:]|$)", re.IGNORECASE)
 _META_THIS = re.compile(r"\bthis (?:statement|sentence|question|quote|passage)\b", re.IGNORECASE)
 _PERSON_ROLES = ("minister|president|official|man|woman|boy|girl|victim|suspect|star|player|singer|actor|actress|"
@@ -91,12 +103,15 @@ COUNT, MONEY = frozenset(["CARDINAL", "QUANTITY"]), frozenset(["MONEY"])
 # (pattern, accepted spaCy labels, what the question asks for). The earliest match in a stem wins.
 _QWORDS: tuple[tuple[re.Pattern[str], frozenset[str], str], ...] = tuple(
     (re.compile(p, re.IGNORECASE), labels, what) for p, labels, what in [
+        # "For how many years ...": a duration is a DATE entity ("six years").
+        (r"\bhow many (?:years|months|weeks|days|hours|minutes|decades|centuries|seasons)\b", COUNT | DATE,
+         "a count"),
         (r"\bhow many\b", COUNT, "a count"),
         (r"\bhow much\b", MONEY | COUNT | frozenset(["PERCENT"]), "an amount"),
         (r"\bhow (?:high|large|big) an?\b", MONEY | frozenset(["PERCENT"]), "an amount"),
         (r"\b(?:what|which) (?:percentage|percent|share|proportion)\b", frozenset(["PERCENT"]), "a percentage"),
         (r"\b(?:on|by) (?:what|which) (?:date|day)\b|\bin (?:what|which) (?:year|month)\b|"
-         r"\b(?:what|which) (?:date|day|year|month)\b|^\W*when\b|\bwhen (?:did|will|does|is|was|were|are|do)\b",
+         r"\b(?:what|which) (?:date|day|year|month)\b|\bwhen (?:did|will|does|is|was|were|are|do|has|have|had|can|could|would|should)\b",
          DATE, "a date"),
         (r"\b(?:what|which) (?:amount|sum|price|cost|fee|fine|salary|budget|valuation)\b", MONEY | COUNT, "an amount"),
         (r"\b(?:what|which) (?:company|firm|organi[sz]ation|agency|bank|team|club|body|union|institution|department|"
@@ -105,8 +120,9 @@ _QWORDS: tuple[tuple[re.Pattern[str], frozenset[str], str], ...] = tuple(
         (r"\b(?:what|which) (?:country|nation)\b", frozenset(["GPE"]), "a country"),
         (r"\b(?:what|which) (?:city|town|village|state|province|region|county|capital|place|island|territory|area)\b",
          PLACE, "a place"),
-        # "Where" may be answered by an institution ("at St Mary's Hospital").
-        (r"^\W*where\b|\bwhere (?:did|will|does|is|was|were|are|do|has|have)\b", PLACE | ORG, "a place"),
+        # "Where" may be answered by an institution ("at St Mary's Hospital"). "When" and "Where"
+        # ask only with a verb after them: "When the watch went on sale, what was its price?" asks a price.
+        (r"\bwhere (?:did|will|does|is|was|were|are|do|has|have|had|can|could|would|should)\b", PLACE | ORG, "a place"),
         (r"\b(?:what|which) (?:person|official|minister|president|leader|politician|player|actor|actress|singer|"
          r"executive|ceo|chief|director|manager|coach|judge|senator|lawmaker|spokesperson|spokesman|spokeswoman|author|"
          r"founder|candidate|artist|athlete|footballer|driver|journalist|reporter|envoy|ambassador|secretary|"
@@ -118,6 +134,9 @@ _QWORDS: tuple[tuple[re.Pattern[str], frozenset[str], str], ...] = tuple(
         (r"^\W*(?:who|whom|whose)\b",
          PERSON | ORG | frozenset(["NORP"]), "a person or body"),
     ])
+# Question words always written capitalised at a stem's start ("Which", "What", "How", "When"...):
+# the last word of a match that is one of these is no name.
+_QWORD_HEADS = frozenset(["many", "much", "who", "whom", "whose", "when", "where", "what", "which", "how"])
 # The candidate's own answer_type, when no entity label is found, as spaCy labels.
 _TYPE_LABELS = {"person": "PERSON", "org": "ORG", "organisation": "ORG", "organization": "ORG", "place": "GPE",
                 "gpe": "GPE", "loc": "LOC", "location": "LOC", "country": "GPE", "city": "GPE", "date": "DATE",
@@ -280,14 +299,21 @@ def gate_candidate(c: Candidate, stem_doc: Any, label: str | None, index: Articl
                    fluency: dict[str, list[str]] | None = None) -> None:
     """Apply the gates to one candidate, given its parsed stem and its answer's entity label
     (``fluency``: options' fluency problems already known, filled in)."""
-    hit = _BOILERPLATE.search(c.question) or _BOILERPLATE.search(c.evidence)
+    hit = (_BOILERPLATE.search(c.question) or _BOILERPLATE.search(c.evidence) or _COMMENT.search(c.question)
+           or (_ABOUT_COMMENT.search(c.question) and _COMMENT.search(c.evidence)))
     c.add("boilerplate", hit is None, reason=None if hit is None else f"page furniture: {hit.group(0)!r}")
     problems = stem_problems(c.question, stem_doc, nlp)
     fluency = {} if fluency is None else fluency
+    # Options that all open with one word ("in the fall", "in the spring") share a form, not a cut;
+    # a title or a statement asked for may read like a headline ("Killing Floor", "End copyright now").
+    firsts = {x.split()[0].lower() for x in c.choices if x.split()}
+    titles = _ASKS_TITLE.search(c.question) is not None
     for x in c.choices:
         if x not in fluency:
             fluency[x] = fluency_problems(x, nlp, option=True)
-        problems += [f"option {x!r}: {p}" for p in fluency[x]]
+        problems += [f"option {x!r}: {p}" for p in fluency[x]
+                     if not (p == LEADING_FUNCTION_WORD and len(firsts) == 1 and len(c.choices) > 1)
+                     and not (titles and p == HEADLINE_PIECE)]
     c.add("fluency", not problems, reason="; ".join(problems[:3]) or None)
     why = giveaway(c)
     c.add("giveaway", why is None, reason=why)
@@ -353,16 +379,29 @@ def answer_label(c: Candidate, context_doc: Any = None) -> str | None:
 def asks_type(stem: str) -> bool:
     """True when the stem's question word asks for a type of answer (:func:`type_disagreement`
     reads the answer's label only then)."""
-    return any(rx.search(stem) for rx, _, _ in _QWORDS)
+    return _question_word(stem) is not None
+
+
+def _question_word(stem: str) -> tuple[frozenset[str], str] | None:
+    """The labels the stem's earliest question word accepts and what it asks for, or None. A
+    type noun written capitalised is part of a name, not the question's ("which Office of
+    Budget Review adviser" asks for a person, not an office)."""
+    hits = []
+    for rx, labels, what in _QWORDS:
+        m = next((m for m in rx.finditer(stem) if not m.group(0).split()[-1][:1].isupper()
+                  or m.group(0).split()[-1].lower() in _QWORD_HEADS), None)
+        if m:
+            hits.append((m.start(), labels, what))
+    return min(hits, key=lambda h: h[0])[1:] if hits else None
 
 
 def type_disagreement(stem: str, label: str | None) -> str | None:
     """Why the stem's question word does not fit an answer labelled ``label`` (None: it fits,
     or the stem asks for no particular type, or the label is unknown)."""
-    hits = [(m.start(), labels, what) for rx, labels, what in _QWORDS for m in [rx.search(stem)] if m]
-    if not hits or label is None:
+    got = _question_word(stem) if label is not None else None
+    if got is None:
         return None
-    _, labels, what = min(hits, key=lambda h: h[0])
+    labels, what = got
     if label in labels:
         return None
     return f"the question asks for {what} but the answer is {label}"
@@ -385,6 +424,11 @@ def unresolved_reference(stem: str, doc: Any) -> str | None:
     p = _PRONOUN.search(stem)
     if p and not names:  # a name after the pronoun may resolve it too ("As part of his routine, X ...")
         return f"{p.group(0)!r} refers to no one named in the question"
+    s = _SUBJECT_PRONOUN.search(stem)
+    if s and not _ASKS_PERSON.match(stem) and not any(start < s.start(1) for start, _ in names):
+        # "By how many points did he lead Max Verstappen?": the question is about him, whom no
+        # earlier name introduces (a name after it is another person).
+        return f"{s.group(1)!r} refers to no one named before it"
     labels = {e.label_ for e in getattr(doc, "ents", ())}
     for d in _DEFINITE.finditer(stem):
         kind = next(k for k in ("person", "org", "place") if d.group(k))
@@ -399,11 +443,19 @@ def giveaway(c: Candidate) -> str | None:
     """Why the stem or the options' form gives the answer away (None: they do not)."""
     answer = c.answer.strip()
     others = c.distractors()
-    stem_words = {w.lower() for w in _WORDS.findall(c.question)}
+    # The stem's date says when, not what: its "12" is no giveaway of a 6-12 record (unless the
+    # answer is a date itself).
+    stem = c.question if DATE_RE.search(answer) else DATE_RE.sub(" ", c.question)
+    stem_words = {w.lower() for w in _WORDS.findall(stem)}
     other_words = {w.lower() for x in others for w in _WORDS.findall(x)}
+    # A name's short number ("Sigil 2", with "Doom 2" in the stem) says little; a figure's says
+    # all, with its unit too ("1.5-inch": "inch" names nothing).
+    named = any(len(w) >= 3 and w.isalpha() and w[:1].isupper() for w in _WORDS.findall(answer))
     for w in _WORDS.findall(answer):
         lw = w.lower()
-        if lw not in _STOP and (len(lw) >= 3 or lw.isdigit()) and lw in stem_words and lw not in other_words:
+        number = lw.isdigit() and not (named and len(lw) <= 2)
+        if lw not in _STOP and ((len(lw) >= 3 and not lw.isdigit()) or number) and lw in stem_words \
+                and lw not in other_words:
             return f"the stem contains {w!r} from the answer"
     initials = "".join(w[0] for w in answer.split() if w[:1].isupper() and w.lower() not in _STOP)
     if len(initials) >= 2 and re.search(rf"\b{re.escape(initials)}\b", c.question):
@@ -438,7 +490,11 @@ def giveaway(c: Candidate) -> str | None:
 
 def _shape(text: str) -> tuple[bool, bool, bool]:
     t = text.strip()
-    return (any(ch.isdigit() for ch in t), t[:1].isupper(), t.isupper() and any(ch.isalpha() for ch in t))
+    upper = t[:1].isupper() or _PARTICLE.match(t) is not None  # "al-Mawasi" is a capitalised name
+    return (any(ch.isdigit() for ch in t), upper, t.isupper() and any(ch.isalpha() for ch in t))
+
+
+_PARTICLE = re.compile(r"(?:al|el|ad|as|an|ar|at|de|da|di|du|del|der|van|von|le|la|bin|ibn|ben|abu)[-\s'\u2019][A-Z]")
 
 
 def _describe(shape: tuple[bool, bool, bool]) -> str:

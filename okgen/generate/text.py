@@ -38,6 +38,25 @@ def contains(haystack_norm: str, needle: str) -> bool:
     return n.strip() != "" and n in haystack_norm
 
 
+def glued_in(text: str, needle: str) -> bool:
+    """Whether ``needle`` occurs in raw ``text`` as written, also where extraction glued it to a
+    neighbouring word at a case change or a currency sign ("season 3 fromPersuader, his",
+    "about$1 in every $7", "the $350Ultrahuman Ring"), or a name to the function word after it
+    ("Zullie the Witchhas uploaded"): a fallback for texts :func:`contains`
+    cannot split."""
+    words = needle.split()
+    if not words:
+        return False
+    body = r"\s+".join(re.escape(w) for w in words)
+    left = r"(?:(?<![A-Za-z0-9])|(?<=[a-z])(?=[A-Z$\u20ac\u00a3\u00a50-9]))"
+    # On the right also a function word glued to a name ("Zullie the Witchhas uploaded"): only
+    # after a capital-led word, so "Jon" is never found in "Jonas".
+    right = r"(?:(?![A-Za-z0-9])|(?<=[a-z0-9%])(?=[A-Z])|" + (
+        r"(?<=[a-z])(?=(?:has|had|have|with|was|were|and|said|says|who|which|that|the|for|from|told|will|would)"
+        r"(?![A-Za-z]))" if words[-1][:1].isupper() else r"(?!)") + ")"
+    return re.search(left + body + right, text) is not None
+
+
 def fragments_found(haystack_norm: str, quote: str) -> bool:
     """Whether every fragment of a quote (split at ellipses) occurs in a normalised text."""
     parts = [p for p in re.split(r"\.\.\.|…|\[\.\.\.\]", quote or "") if p.strip()]
@@ -67,14 +86,14 @@ DATE_RE = re.compile(
 
 # A date that pins the time on its own: a day or a month together with its year.
 _DATED_RE = re.compile(
-    rf"\b(?:{_MONTH}\s+{_DAY},?\s+{_YEAR}|{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}|{_MONTH},?\s+{_YEAR})(?![\w])"
+    rf"\b(?:{_MONTH}\s+{_DAY}(?:\s*[-\u2013]\s*{_DAY})?,?\s+{_YEAR}|{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}|{_MONTH},?\s+{_YEAR})(?![\w])"
     rf"|\b{_YEAR}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b"
 )
 
 
 def has_explicit_date(text: str) -> bool:
     """True when ``text`` names a day or a month with its year (``November 21, 2026``,
-    ``21 November 2026``, ``November 2026``, ``2026-11-21``). ``November 21`` (which year?)
+    ``21 November 2026``, ``November 2026``, ``2026-11-21``, a range ``April 12–13, 2025``). ``November 21`` (which year?)
     or a bare year is not enough."""
     return _DATED_RE.search(text or "") is not None
 
