@@ -15,7 +15,9 @@ The data file holds no news text beyond the answers and short anchors: an eviden
 is stored as its first and last characters and found again in the article (news-dev is read
 from ``../shared/data/news-dev/``, the article by its okgen id).
 
-    python bench/bench_gates_llm_style.py [--questions FILE] [--news DIR] [--show]
+    python bench/bench_gates_llm_style.py [--questions FILE] [--news DIR] [--show] [--json]
+
+``--json`` prints the counts as one JSON object instead (the slow test tier reads it).
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ def main() -> int:
     ap.add_argument("--questions", type=Path, default=ROOT / "bench" / "data" / "llm_style_questions.jsonl")
     ap.add_argument("--news", type=Path, default=news_dev_dir())
     ap.add_argument("--show", action="store_true", help="print every dropped good and kept flawed question")
+    ap.add_argument("--json", action="store_true", help="print the counts as one JSON object")
     args = ap.parse_args()
     if not args.news.is_dir():
         print(f"skipped: {args.news} is absent (the shared news sample sits beside the repository)")
@@ -82,8 +85,8 @@ def main() -> int:
     items = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]
     import tempfile
 
-    home = Path(tempfile.mkdtemp(prefix="okgen-bench-gates-"))
-    articles = load_articles(args.news, {it["date"] for it in items}, home)
+    with tempfile.TemporaryDirectory(prefix="okgen-bench-gates-") as home:
+        articles = load_articles(args.news, {it["date"] for it in items}, Path(home))
     nlp = load_pipeline()
     by_article: dict[str, list[tuple[dict, object]]] = {}
     for it in items:
@@ -115,6 +118,9 @@ def main() -> int:
                 flawed.setdefault(it["defect"], Counter())[dropped or "kept"] += 1
                 if args.show and not dropped:
                     print(f"flawed ({it['defect']}), kept: {c.question} {c.choices} [{c.answer}]")
+    if args.json:
+        print(json.dumps(summary(good, flawed, cpu)))
+        return 0
     n_good = good["kept"] + good["dropped"]
     print(f"good questions: {n_good}, kept {good['kept']} ({good['kept'] / max(1, n_good):.0%}); dropped by: "
           + (", ".join(f"{k[3:]} {v}" for k, v in sorted(good.items()) if k.startswith("by ")) or "none"))
@@ -125,6 +131,16 @@ def main() -> int:
         print(f"  {defect:20s} " + ", ".join(f"{k} {v}" for k, v in c.most_common()))
     print(f"gates' CPU: {cpu:.2f} s for {len(items)} questions")
     return 0
+
+
+def summary(good: Counter, flawed: dict[str, Counter], cpu: float) -> dict:
+    """The counts as JSON: good kept/dropped (by gate), flawed caught/kept (by defect)."""
+    return {"good": {"n": good["kept"] + good["dropped"], "kept": good["kept"],
+                     "dropped_by": {k[3:]: v for k, v in sorted(good.items()) if k.startswith("by ")}},
+            "flawed": {"n": sum(sum(c.values()) for c in flawed.values()),
+                       "caught": sum(v for c in flawed.values() for k, v in c.items() if k != "kept"),
+                       "by_defect": {d: dict(c.most_common()) for d, c in sorted(flawed.items())}},
+            "gates_cpu_s": round(cpu, 3)}
 
 
 if __name__ == "__main__":
