@@ -82,7 +82,10 @@ def main() -> int:
     if not args.news.is_dir():
         print(f"skipped: {args.news} is absent (the shared news sample sits beside the repository)")
         return 0
-    items = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]
+    try:
+        items = [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"bench_gates_llm_style: cannot read {args.questions}: {e}") from None
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="okgen-bench-gates-") as home:
@@ -93,8 +96,11 @@ def main() -> int:
         a = articles.get(it["article_id"])
         if a is None:
             raise SystemExit(f"article {it['article_id']} is not in {args.news}")
-        q = {k: it[k] for k in ("question", "choices", "answer", "short_answer")}
-        q["rationale"], q["evidence"] = it.get("rationale", ""), evidence_of(it, a.text)
+        try:
+            q = {k: it[k] for k in ("question", "choices", "answer", "short_answer")}
+            q["rationale"], q["evidence"] = it.get("rationale", ""), evidence_of(it, a.text)
+        except (KeyError, ValueError) as e:
+            raise SystemExit(f"bench_gates_llm_style: question {it.get('n')} of {args.questions}: {e}") from None
         res = ChatResult(text="", parsed=GeneratedQuestions.model_validate({"questions": [q]}))
         cand = parse_outcome(res, a.id, 1).candidates[0]
         check_candidate(cand, normalize(f"{a.title}\n{a.text}"))

@@ -35,6 +35,10 @@ GOOD = dict(
     evidence="Norvik Shipping said on Tuesday that it would cut 1,200 jobs across its European ports",
 )
 
+# A person asked for, with three other people as options.
+PERSON = dict(choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
+              answer_type="PERSON")
+
 
 @pytest.fixture(scope="module")
 def nlp():
@@ -81,8 +85,8 @@ def test_fluency_in_the_stem_and_every_option(nlp):
     c = gate(nlp, question="Which NORVIK PORTS manager led the PDCI-RDA delegation to Oslo in November 2026?")
     assert failed(c)["fluency"] == "all-caps shouting"
     c = gate(nlp, question="Who led the Norvik PDCI-RDA party's delegation to Oslo in November 2026?",
-             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
-             answer_type="PERSON", evidence="Marta Lindqvist led the PDCI-RDA delegation to Oslo.")
+             **PERSON,
+             evidence="Marta Lindqvist led the PDCI-RDA delegation to Oslo.")
     assert "fluency" not in failed(c)
     c = gate(nlp, question="Jobs at Norvik Shipping ports in November 2026")
     assert "not a question" in failed(c)["fluency"]
@@ -93,8 +97,8 @@ def test_fluency_in_the_stem_and_every_option(nlp):
 
 def test_giveaway(nlp):
     c = gate(nlp, question="Who leads Norvik Shipping as its chief executive, Marta or another manager, in November 2026?",
-             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
-             answer_type="PERSON", evidence="Chief executive Marta Lindqvist told reporters")
+             **PERSON,
+             evidence="Chief executive Marta Lindqvist told reporters")
     assert "Marta" in failed(c)["giveaway"]
     c = gate(nlp, question="Which NSL vessel operator announced 1,200 job cuts at its European ports in November 2026?",
              choices=["Norvik Shipping Lines", "Baltic Freight", "Atlas Ports", "Hansa Cargo"],
@@ -383,8 +387,8 @@ def test_headline_pieces_and_bios_are_caught(nlp):
     assert not fluency_problems("Marta Lindqvist", nlp, option=True)
     assert not fluency_problems("Ming-Chi Kuo", nlp, option=True)  # a four-letter "-ing" word heads nothing
     c = gate(nlp, question="Who is a politics writer at the Norvik Gazette in Oslo, as reported in November 2026?",
-             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
-             answer_type="PERSON", evidence="Marta Lindqvist is a politics writer at the Norvik Gazette.")
+             **PERSON,
+             evidence="Marta Lindqvist is a politics writer at the Norvik Gazette.")
     assert "boilerplate" in failed(c)
 
 
@@ -398,8 +402,8 @@ def test_more_unresolved_references_and_glued_dates(nlp):
     c = gate(nlp, question="How many jobs were cut at the ports in November 2026?")
     assert "names no person" in failed(c)["self_contained"]
     c = gate(nlp, question="Who is Deputy Editor at the Norvik Gazette, as reported in November 2026?",
-             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
-             answer_type="PERSON", evidence="Marta Lindqvist is Deputy Editor at the Norvik Gazette.")
+             **PERSON,
+             evidence="Marta Lindqvist is Deputy Editor at the Norvik Gazette.")
     assert "boilerplate" in failed(c)
 
 
@@ -415,8 +419,8 @@ def test_review_misses_are_caught(nlp):
              choices=["2021", "2019", "2018", "2017"], answer="2021", answer_type="DATE", evidence="in 2021")
     assert "the British actor" in failed(c)["self_contained"]
     c = gate(nlp, question="Who has reached out to Norvik Shipping for comment, as reported in November 2026?",
-             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
-             answer_type="PERSON", evidence="Marta Lindqvist has reached out to Norvik Shipping for comment.")
+             **PERSON,
+             evidence="Marta Lindqvist has reached out to Norvik Shipping for comment.")
     assert "boilerplate" in failed(c)
 
 
@@ -534,8 +538,8 @@ def test_a_pronoun_as_the_questions_subject_needs_a_name_before_it(nlp):
     c = gate(nlp, question="After Marta Lindqvist took over Norvik Shipping, how many jobs did she cut in November 2026?")
     assert "self_contained" not in failed(c)
     c = gate(nlp, question="Who said on November 21, 2026 that Norvik Shipping would cut jobs if it lost the contract?",
-             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
-             answer_type="PERSON", evidence="Chief executive Marta Lindqvist told reporters in Rotterdam")
+             **PERSON,
+             evidence="Chief executive Marta Lindqvist told reporters in Rotterdam")
     assert "self_contained" not in failed(c)
     # "it" alike, unless it is the dummy subject of "take", "cost", "be" ...
     c = gate(nlp, question="In which year will it open, according to plans Norvik Parks shared on November 21, 2026?",
@@ -564,8 +568,8 @@ def test_a_request_for_comment_is_furniture_only_when_asked_about(nlp):
     assert "page furniture" in failed(c)["boilerplate"]
     # A newsletter's own blurb is furniture.
     c = gate(nlp, question="Who writes the weekly shipping newsletter that Norvik promoted in November 2026?",
-             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Marta Lindqvist",
-             answer_type="PERSON", evidence="A weekly newsletter by Marta Lindqvist telling you all you need to know.")
+             **PERSON,
+             evidence="A weekly newsletter by Marta Lindqvist telling you all you need to know.")
     assert "page furniture" in failed(c)["boilerplate"]
 
 
