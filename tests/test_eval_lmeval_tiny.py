@@ -63,3 +63,23 @@ def test_okgen_and_lm_eval_agree_on_tiny_models(env, model, scoring, tmp_path):
     assert conv["add_bos"] == "tokenizer default"
     assert conv["target_delimiter"] == ("" if kind == "chat" else " ")
     assert out.record.signature.count("+chat2") == (kind == "chat")
+
+
+def test_okgen_and_lm_eval_agree_with_retrieved_passages(env, model, tmp_path):
+    """The retrieval setting: lm-eval scores okgen's retrieval export (the passages okgen eval
+    retrieved) and answers as okgen does."""
+    from okgen.testing.lmeval import agreement, run_lm_eval
+
+    ws, snap, _ = env
+    kind, path = model
+    export = tmp_path / "export"
+    export_snapshot(snap, "lm-eval", export, "retrieval", retriever="bm25", window=1, k=2, workspace=ws)
+    out = run_eval(snap.name, f"hf/{path},dtype=float32", plan_runs(["retrieval"], ["bm25"], [1], [2]),
+                   EvalOptions(), workspace=ws, out=tmp_path / "run")[0]
+    preds = read_predictions(out.path / "predictions.jsonl")
+    assert all(len(p.retrieved) == 2 for p in preds.values())
+    lm = run_lm_eval(export, task_name(snap, "retrieval", "bm25", 1, 2), path, chat=kind == "chat")
+    assert len(lm.predictions) == len(snap.questions)
+    assert agreement({q: p.pred_index for q, p in preds.items()}, lm.predictions) == 1.0
+    for qid, lls in lm.scores.items():
+        assert list(preds[qid].scores) == pytest.approx(lls, abs=2e-3)

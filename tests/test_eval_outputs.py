@@ -11,6 +11,7 @@ import pytest
 
 from okgen.eval.export import export_snapshot, task_name
 from okgen.eval.report import build_report, load_rows, render_markdown
+from okgen.eval.rundir import read_predictions
 from okgen.eval.runner import EvalOptions, plan_runs, run_eval
 from okgen.eval.templates import get_template
 from okgen.settings import Workspace
@@ -133,14 +134,65 @@ def test_inspect_export(env, tmp_path):
         assert r["input"].endswith("Question: " + q.question) and r["input"].startswith("Article:\n")
 
 
-def test_export_refuses_unknown_format_and_retrieval(env, tmp_path):
+def test_export_refuses_unknown_format_setting_and_misplaced_retrieval_options(env, tmp_path):
     from okgen.errors import ConfigError
 
     ws, snap = env
     with pytest.raises(ConfigError, match="known: lm-eval, hf, inspect"):
         export_snapshot(snap, "helm", tmp_path)
-    with pytest.raises(ConfigError, match="none or oracle"):
-        export_snapshot(snap, "inspect", tmp_path, "retrieval")
+    with pytest.raises(ConfigError, match="known: none, oracle, retrieval"):
+        export_snapshot(snap, "inspect", tmp_path, "ctx:latest")
+    with pytest.raises(ConfigError, match="only to --setting retrieval"):
+        export_snapshot(snap, "inspect", tmp_path, "oracle", k=3)
+    with pytest.raises(ConfigError, match="a 30-day window needs"):
+        export_snapshot(snap, "lm-eval", tmp_path / "w30", "retrieval", window=30, workspace=ws)
+    res = _okgen(ws, "export", "-s", snap.signature.short, "--format", "lm-eval", "--out", str(tmp_path / "x"),
+                 "--k", "2")
+    assert res.returncode != 0 and res.stderr.strip().count("\n") == 0 and "--setting retrieval" in res.stderr
+    assert not (tmp_path / "x").exists() and not (tmp_path / "w30").exists()  # nothing half-written
+
+
+def test_retrieval_export_holds_the_passages_okgen_eval_scores(env, tmp_path):
+    """Another tool given the retrieval export sees what okgen eval --setting retrieval scored:
+    the same articles in the same rank order, laid out by the same template."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    yaml = pytest.importorskip("yaml")
+    ws, snap = env
+    out = run_eval(snap.name, "random/uniform", plan_runs(["retrieval"], ["bm25"], [4], [2]), EvalOptions(),
+                   workspace=ws, out=tmp_path / "run")[0]
+    preds = read_predictions(out.path / "predictions.jsonl")
+    res = _okgen(ws, "export", "-s", snap.signature.short, "--format", "lm-eval", "--out", str(tmp_path / "lm"),
+                 "--setting", "retrieval", "--window", "4", "--k", "2", "--json")
+    assert res.returncode == 0, res.stderr
+    name = json.loads(res.stdout)["task"]
+    assert name == task_name(snap, "retrieval", "bm25", 4, 2) == f"{task_name(snap)}_retrieval_bm25_w4_k2"
+    task = yaml.safe_load((tmp_path / "lm" / f"{name}.yaml").read_text())
+    meta = task["metadata"]
+    assert (meta["okgen_setting"], meta["okgen_retriever"], meta["okgen_window"], meta["okgen_k"]) == ("retrieval", "bm25", 4, 2)
+    assert f"|rspec:{meta['okgen_retriever_hash']}|" in out.record.signature  # the index okgen eval used
+    rows = [json.loads(line) for line in open(task["dataset_kwargs"]["data_files"]["test"], encoding="utf-8")]
+    assert len(rows) == len(snap.questions) == len(preds)
+    arts = snap.articles_by_id
+    for q, r in zip(snap.questions, rows):
+        assert tuple(r["retrieved"]) == preds[q.id].retrieved and len(r["retrieved"]) == 2
+        first, second = (arts[a] for a in r["retrieved"])
+        assert r["prompt"].startswith(f"Passages:\n[1] {first.title} (")
+        assert f"\n\n[2] {second.title} (" in r["prompt"]
+        assert all(arts[a].date <= q.date for a in r["retrieved"])  # nothing from after the question
+        assert r["prompt"].endswith("\n".join([f"Question: {q.question}", *(f"{'ABCD'[i]}. {c}" for i, c in enumerate(q.choices)),
+                                              "Answer:"]))
+    manifest = json.loads((tmp_path / "lm" / "okgen_export.json").read_text())
+    assert (manifest["setting"], manifest["window"], manifest["k"]) == ("retrieval", 4, 2)
+    assert manifest["gold_retrieved"] == sum(p.gold_rank is not None for p in preds.values())
+    export_snapshot(snap, "hf", tmp_path / "hf", "retrieval", window=4, k=2, workspace=ws)
+    qt = pq.read_table(tmp_path / "hf" / "data" / "questions-00000-of-00001.parquet")
+    assert qt.column("retrieved").to_pylist() == [list(r["retrieved"]) for r in rows]
+    assert all(c.startswith("Passages:\n[1] ") for c in qt.column("context").to_pylist())
+    assert "retrieved passages" in (tmp_path / "hf" / "README.md").read_text()
+    ins = export_snapshot(snap, "inspect", tmp_path / "ins", "retrieval", window=4, k=2, workspace=ws)
+    for q, r, line in zip(snap.questions, rows, ins[0].read_text().splitlines()):
+        got = json.loads(line)["input"]
+        assert got.startswith(r["prompt"].split("The following is")[0]) and got.endswith("Question: " + q.question)
 
 
 def test_dataset_card_size_buckets():

@@ -79,6 +79,28 @@ def test_okgen_agrees_with_lm_eval_on_smollm2(smollm2, real_set, setting, scorin
     assert conv["chat_template"] is chat and conv["bos_added_to_plain_prompts"]  # the GGUF tokenizer adds BOS
 
 
+def test_okgen_agrees_with_lm_eval_on_smollm2_with_retrieved_passages(smollm2, real_set, tmp_path):
+    """The retrieval setting (BM25 over the day, two passages): lm-eval scores okgen's retrieval
+    export and must answer as okgen eval does."""
+    from okgen.testing.lmeval import agreement, run_lm_eval
+
+    ws, snap, _ = real_set
+    n = len(snap.questions)
+    export = tmp_path / "export"
+    export_snapshot(snap, "lm-eval", export, "retrieval", retriever="bm25", window=1, k=2, workspace=ws)
+    out = run_eval(snap.name, f"hf/{smollm2},dtype=float32,batch_size=8", plan_runs(["retrieval"], ["bm25"], [1], [2]),
+                   EvalOptions(), workspace=ws, out=tmp_path / "run")[0]
+    preds = read_predictions(out.path / "predictions.jsonl")
+    ours = {q: p.pred_index for q, p in preds.items()}
+    lm = run_lm_eval(export, task_name(snap, "retrieval", "bm25", 1, 2), smollm2, chat=True, batch_size=8)
+    agree = agreement(ours, lm.predictions)
+    print(f"\nretrieval bm25 w1 k2 loglik: agreement {agree:.3f}, okgen {out.record.accuracy:.3f}, "
+          f"lm-eval {lm.accuracy:.3f}, gold retrieved {sum(p.gold_rank is not None for p in preds.values())}/{n}")
+    assert len(lm.predictions) == n and all(len(p.retrieved) == 2 for p in preds.values())
+    assert agree >= 0.95
+    assert abs(out.record.accuracy - lm.accuracy) <= 1 / n + 1e-9
+
+
 def test_generation_parses_smollm2s_free_text(smollm2, real_set, tmp_path):
     ws, snap, _ = real_set
     out = run_eval(snap.name, f"hf/{smollm2},dtype=float32,batch_size=8", plan_runs(["none"]),

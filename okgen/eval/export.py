@@ -14,80 +14,134 @@
   ``metadata``), for ``json_dataset(...)`` with the ``multiple_choice()`` solver.
 
 ``--setting oracle`` puts the source article in the prompt (lm-eval) or the input (inspect),
-untruncated. Every export writes ``okgen_export.json`` with the snapshot signature and the
-SHA-256 of each file.
+untruncated. ``--setting retrieval`` puts the top-k passages of a retriever over a news window
+there instead, retrieved as ``okgen eval --setting retrieval`` retrieves them (same index, same
+rank order, no article dated after the question), so another tool scores the prompts okgen
+scores; the hf export then gives them in ``context`` and their article ids in ``retrieved``.
+Every export writes ``okgen_export.json`` with the snapshot signature, the retriever (name,
+spec hash, window, k) of a retrieval export, and the SHA-256 of each file.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from okgen.errors import ConfigError
-from okgen.eval.contexts import article_passage
+from okgen.eval.contexts import article_passage, retrieve
 from okgen.eval.templates import LETTERS, get_template
 from okgen.files import atomic_write_text, pretty_json, write_jsonl
 from okgen.hashing import sha256_file
 from okgen.registry import require
 
 FORMATS = ("lm-eval", "hf", "inspect")
+SETTINGS = ("none", "oracle", "retrieval")
+DEFAULT_RETRIEVER, DEFAULT_K = "bm25", 5
 
 
-def task_name(snapshot: Any, setting: str = "none") -> str:
-    """The exported task/dataset name: ``okgen_<date>_<hash8>[_oracle]`` (letters, digits, underscores)."""
+def task_name(snapshot: Any, setting: str = "none", retriever: str | None = None, window: int | None = None,
+              k: int | None = None) -> str:
+    """The exported task/dataset name: ``okgen_<date>_<hash8>[_oracle]``, or for retrieval
+    ``okgen_<date>_<hash8>_retrieval_<retriever>_w<window>_k<k>`` (letters, digits, underscores)."""
     m = snapshot.manifest
     base = f"okgen_{m.date:%Y_%m_%d}_{m.content_hash[:8]}"
+    if setting == "retrieval":
+        r = re.sub(r"[^A-Za-z0-9]+", "_", retriever or DEFAULT_RETRIEVER).strip("_")
+        return f"{base}_retrieval_{r}_w{window or max(m.windows)}_k{k or DEFAULT_K}"
     return base if setting == "none" else f"{base}_{setting}"
 
 
-def export_snapshot(snapshot: Any, fmt: str, out_dir: str | Path, setting: str = "none") -> list[Path]:
+def export_snapshot(snapshot: Any, fmt: str, out_dir: str | Path, setting: str = "none", *,
+                    retriever: str | None = None, window: int | None = None, k: int | None = None,
+                    workspace: Any = None) -> list[Path]:
     """Write ``snapshot`` in format ``fmt`` into ``out_dir``; return the files written.
 
+    Args:
+        snapshot: a verified snapshot.
+        fmt: ``lm-eval``, ``hf`` or ``inspect``.
+        out_dir: the folder to write into.
+        setting: ``none``, ``oracle`` (the source article) or ``retrieval`` (the top-``k``
+            passages of ``retriever`` over the ``window``-day window, as ``okgen eval`` gives them).
+        retriever, window, k: the retrieval setting's retriever (default ``bm25``), window in days
+            (default the snapshot's longest) and passages per question (default 5).
+        workspace: where the retrieval index lives (built when missing); default from the environment.
+
     Raises:
-        ConfigError: unknown format or setting, or an oracle export of a snapshot without texts.
+        ConfigError: unknown format or setting, retrieval options without the retrieval setting,
+            a window longer than the snapshot's corpus, or a context export of a snapshot without texts.
     """
     if fmt not in FORMATS:
         raise ConfigError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
-    if setting not in ("none", "oracle"):
-        raise ConfigError("exports support --setting none or oracle (retrieval contexts depend on the retriever)")
-    if setting == "oracle" and not snapshot.manifest.text_included:
-        raise ConfigError(f"{snapshot.name} has no article texts: an oracle export needs them (okgen hydrate)")
+    if setting not in SETTINGS:
+        raise ConfigError(f"unknown export setting {setting!r}; known: {', '.join(SETTINGS)}")
+    m = snapshot.manifest
+    if setting != "retrieval" and (retriever, window, k) != (None, None, None):
+        raise ConfigError("--retriever, --window and --k apply only to --setting retrieval")
+    if setting != "none" and not m.text_included:
+        raise ConfigError(f"{snapshot.name} has no article texts: an {setting} export needs them (okgen hydrate)")
+    found: list[tuple[list, int | None]] | None = None
+    ret: dict[str, Any] = {}
+    if setting == "retrieval":
+        retriever, k = retriever or DEFAULT_RETRIEVER, int(k or DEFAULT_K)
+        window = int(window or max(m.windows))  # checked by the index as for okgen eval
+        if k < 1:
+            raise ConfigError(f"--k must be at least 1, not {k}")
+        from okgen.retrieval.index import open_index
+        from okgen.settings import Workspace
+
+        idx = open_index(snapshot, retriever, window, workspace if workspace is not None else Workspace.from_env())
+        found = retrieve(idx, snapshot.questions, k, snapshot.articles_by_id)
+        ret = {"retriever": idx.name, "retriever_hash": str(idx.spec_hash), "window": window, "k": k,
+               "gold_retrieved": sum(g is not None for _, g in found)}
+    name = task_name(snapshot, setting, retriever, window, k)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    files = {"lm-eval": _lm_eval, "hf": _hf, "inspect": _inspect}[fmt](snapshot, out, setting)
+    contexts = [(_passages(snapshot, q, setting, found, i)) for i, q in enumerate(snapshot.questions)]
+    if fmt == "lm-eval":
+        files = _lm_eval(snapshot, out, setting, name, contexts, ret)
+    else:
+        files = {"hf": _hf, "inspect": _inspect}[fmt](snapshot, out, setting, name, contexts)
     manifest = {
-        "kind": "okgen-export", "format": fmt, "setting": setting, "task": task_name(snapshot, setting),
-        "snapshot": snapshot.name, "signature": snapshot.manifest.signature, "template": "mc-v1",
+        "kind": "okgen-export", "format": fmt, "setting": setting, "task": name, **ret,
+        "snapshot": snapshot.name, "signature": m.signature, "template": "mc-v1",
         "files": {p.relative_to(out).as_posix(): sha256_file(p) for p in files},
     }
     atomic_write_text(out / "okgen_export.json", pretty_json(manifest))
     return files + [out / "okgen_export.json"]
 
 
-def _passages(snapshot: Any, q: Any, setting: str) -> list:
-    return [article_passage(snapshot.articles_by_id[q.article_id])] if setting == "oracle" else []
+def _passages(snapshot: Any, q: Any, setting: str, found: list | None, i: int) -> list:
+    if setting == "oracle":
+        return [article_passage(snapshot.articles_by_id[q.article_id])]
+    if setting == "retrieval" and found is not None:
+        return list(found[i][0])
+    return []
 
 
-def _lm_eval(snapshot: Any, out: Path, setting: str) -> list[Path]:
+def _lm_eval(snapshot: Any, out: Path, setting: str, name: str, contexts: list[list],
+             ret: dict[str, Any]) -> list[Path]:
     yaml = require("yaml", "export", "the lm-eval export")
     tmpl = get_template("mc-v1", "mc")
-    name = task_name(snapshot, setting)
     rows = []
-    for q in snapshot.questions:
-        rows.append({"id": q.id, "prompt": tmpl.render(q, _passages(snapshot, q, setting), setting).plain(),
-                     "choice_labels": list(LETTERS[:len(q.choices)]), "answer_index": q.answer_index,
-                     "question": q.question, "choices": list(q.choices), "source": q.source,
-                     "article_id": q.article_id, "date": q.date.isoformat()})
+    for q, passages in zip(snapshot.questions, contexts):
+        row = {"id": q.id, "prompt": tmpl.render(q, passages, setting).plain(),
+               "choice_labels": list(LETTERS[:len(q.choices)]), "answer_index": q.answer_index,
+               "question": q.question, "choices": list(q.choices), "source": q.source,
+               "article_id": q.article_id, "date": q.date.isoformat()}
+        if setting == "retrieval":
+            row["retrieved"] = [p.article_id for p in passages]
+        rows.append(row)
     data = out / f"{name}.jsonl"
     write_jsonl(data, rows)
-    paths = [_lm_eval_task(yaml, out, name, data, "choice_labels", snapshot, tmpl, setting),
-             _lm_eval_task(yaml, out, f"{name}_full", data, "choices", snapshot, tmpl, setting)]
+    paths = [_lm_eval_task(yaml, out, name, data, "choice_labels", snapshot, tmpl, setting, ret),
+             _lm_eval_task(yaml, out, f"{name}_full", data, "choices", snapshot, tmpl, setting, ret)]
     return [*paths, data]
 
 
 def _lm_eval_task(yaml: Any, out: Path, name: str, data: Path, choices: str, snapshot: Any, tmpl: Any,
-                  setting: str) -> Path:
+                  setting: str, ret: dict[str, Any]) -> Path:
     """One task YAML: letters as continuations (okgen's ``loglik``) or the choices' texts
     (``_full``: okgen's ``loglik-full`` is its ``acc``, ``loglik-norm`` its ``acc_norm``)."""
     task = {
@@ -102,14 +156,15 @@ def _lm_eval_task(yaml: Any, out: Path, name: str, data: Path, choices: str, sna
         "target_delimiter": " ",
         "metric_list": [{"metric": m, "aggregation": "mean", "higher_is_better": True} for m in ("acc", "acc_norm")],
         "metadata": {"version": 1.0, "okgen_signature": snapshot.manifest.signature, "okgen_template": tmpl.name,
-                     "okgen_setting": setting},
+                     "okgen_setting": setting,
+                     **{f"okgen_{k}": v for k, v in ret.items() if k != "gold_retrieved"}},
     }
     path = out / f"{name}.yaml"
     atomic_write_text(path, yaml.safe_dump(task, sort_keys=False, allow_unicode=True, width=1000))
     return path
 
 
-def _hf(snapshot: Any, out: Path, setting: str) -> list[Path]:
+def _hf(snapshot: Any, out: Path, setting: str, name: str, contexts: list[list]) -> list[Path]:
     pa = require("pyarrow", "export", "the hf export")
     pq = require("pyarrow.parquet", "export", "the hf export")
     arts = snapshot.articles_by_id
@@ -126,7 +181,9 @@ def _hf(snapshot: Any, out: Path, setting: str) -> list[Path]:
         "article_id": [q.article_id for q in qs],
         "url": [arts[q.article_id].url for q in qs],
         "title": [arts[q.article_id].title for q in qs],
-        "context": [arts[q.article_id].text if setting == "oracle" else None for q in qs],
+        "context": [_hf_context(arts[q.article_id], setting, c) for q, c in zip(qs, contexts)],
+        **({"retrieved": pa.array([[p.article_id for p in c] for c in contexts], pa.list_(pa.string()))}
+           if setting == "retrieval" else {}),
     })
     corpus = snapshot.corpus
     articles = pa.table({
@@ -149,6 +206,16 @@ def _hf(snapshot: Any, out: Path, setting: str) -> list[Path]:
     return [qp, cp, card]
 
 
+def _hf_context(article: Any, setting: str, passages: list) -> str | None:
+    """The ``context`` column: the source article (oracle), the passages as the prompt gives them
+    (retrieval), else nothing."""
+    if setting == "oracle":
+        return article.text
+    if setting == "retrieval":
+        return get_template("mc-v1", "mc").context_block(passages, setting).strip()
+    return None
+
+
 def _card(snapshot: Any, setting: str) -> str:
     m = snapshot.manifest
     langs = sorted({a.language for a in snapshot.corpus if a.language}) or ["en"]
@@ -168,9 +235,16 @@ def _card(snapshot: Any, setting: str) -> str:
             f"({m.counts.get('questions')} questions, {m.counts.get('articles')} corpus articles).\n\n"
             f"- Signature: `{m.signature}`\n- Content hash: `{m.content_hash}`\n"
             f"- Choice order is fixed (shuffled once with seed {m.seed}); `answer_index` is 0-based.\n"
-            f"- `context` holds the source article{' ' if setting == 'oracle' else ' only in an oracle export'}.\n"
+            f"- `context` holds {_CONTEXT_NOTE.get(setting, _CONTEXT_NOTE['none'])}.\n"
             f"- Config `corpus`: every article of the {max(m.windows)}-day window, for retrieval.\n\n"
             "Generated with `okgen export --format hf`. Article texts remain the property of their publishers.\n")
+
+
+_CONTEXT_NOTE = {
+    "oracle": "the source article",
+    "retrieval": "the retrieved passages as okgen's prompt gives them (their article ids in `retrieved`)",
+    "none": "the source article only in an oracle export, retrieved passages only in a retrieval export",
+}
 
 
 def _size_category(n: int) -> str:
@@ -181,17 +255,19 @@ def _size_category(n: int) -> str:
     return "1M<n<10M"
 
 
-def _inspect(snapshot: Any, out: Path, setting: str) -> list[Path]:
+def _inspect(snapshot: Any, out: Path, setting: str, name: str, contexts: list[list]) -> list[Path]:
     rows = []
-    for q in snapshot.questions:
+    for q, passages in zip(snapshot.questions, contexts):
         text = q.question
         if setting == "oracle":
             a = snapshot.articles_by_id[q.article_id]
             text = f"Article:\n{a.title}\n{a.text}\n\nQuestion: {q.question}"
+        elif setting == "retrieval":
+            text = get_template("mc-v1", "mc").context_block(passages, setting) + f"Question: {q.question}"
         rows.append({"id": q.id, "input": text, "choices": list(q.choices), "target": LETTERS[q.answer_index],
                      "metadata": {"article_id": q.article_id, "source": q.source, "date": q.date.isoformat(),
                                   "short_answer": q.short_answer}})
-    path = out / f"{task_name(snapshot, setting)}.jsonl"
+    path = out / f"{name}.jsonl"
     write_jsonl(path, rows)
     return [path]
 
