@@ -431,6 +431,15 @@ def test_an_outlets_own_promotion_and_programmes_are_no_news():
     assert own_outlet_title(art("Listen to the new Guardian Weekly podcast", "guardian", "The Guardian"))
     assert not own_outlet_title(art("Founders gather in Oakland for AI talks", "techcrunch", "TechCrunch"))
     assert not own_outlet_title(art("Apple unveils a foldable phone", "bbc", None))
+    # news-dev 2025-04-11/13 (paraphrased): the outlet as a source or a witness is news.
+    assert not own_outlet_title(art("Care workers may lose their jobs as councils owe firms millions, BBC told", "bbc", None))
+    assert not own_outlet_title(art("BBC visits the scene of destruction in Kharkiv after a missile strike", "bbc", None))
+    assert not own_outlet_title(art("Actor 'exactly the man' depicted in Guardian's reporting, court hears", "guardian", None))
+    assert not own_outlet_title(art("BBC Visits The Scene Of Destruction In Kharkiv After A Missile Strike", "bbc", None))
+    # Its own newsletter or event, named with a colon, is not.
+    assert own_outlet_title(art("TechCrunch Mobility: Rivian spins off a bike startup and Lucid buys a factory",
+                                "techcrunch", "TechCrunch"))
+    assert own_outlet_title(art("Less than a month left to get your table for TechCrunch Sessions: AI", "techcrunch", None))
     assert not well_formed_name("Jesse Watters Primetime", "PERSON") and well_formed_name("Jesse Watters", "PERSON")
 
 

@@ -444,11 +444,28 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
 
 
 def own_outlet_title(article: Article) -> bool:
-    """Whether an article's headline names its own outlet: the outlet's events, products and
-    promotions ("... for TechCrunch Sessions: AI"), not news."""
-    names = {n.strip().lower() for n in (article.source, article.source_name or "") if n and len(n.strip()) > 2}
-    title = (article.title or "").lower()
-    return any(re.search(rf"\b{re.escape(n)}\b", title) for n in names)
+    """Whether an article's headline is the outlet's own promotion or programme: its events,
+    products and newsletters ("... for TechCrunch Sessions: AI", "the new Guardian Weekly
+    podcast", "TechCrunch Mobility: ..."), not news. The outlet named as a source or a witness
+    ("..., BBC told", "BBC visits Sumy", "depicted in Guardian's reporting") is news: the name
+    must be followed by another capitalised name word (outside a headline written in title
+    case), or the headline must sell something (tickets, a stand, a podcast)."""
+    names = {n.strip() for n in (article.source, article.source_name or "") if n and len(n.strip()) > 2}
+    title = article.title or ""
+    found = [m for n in names for m in re.finditer(rf"\b{re.escape(n)}\b", title, re.IGNORECASE)]
+    if not found:
+        return False
+    if _PROMOTION.search(title):
+        return True
+    long_words = re.findall(r"[A-Za-z][\w'\u2019-]{3,}", title)
+    title_case = len(long_words) >= 3 and sum(w[0].isupper() for w in long_words) >= 0.8 * len(long_words)
+    return not title_case and any(re.match(r"\s+[A-Z][A-Za-z]+\b", title[m.end():]) for m in found)
+
+
+# A headline selling something of the outlet's own.
+_PROMOTION = re.compile(r"\b(?:tickets?|exhibit(?:or)?s?|stand at|register|registration|early[- ]bird|sign up|"
+                        r"subscribe|subscription|discount|promo code|podcast|newsletter|webinar|livestream|quiz|"
+                        r"crossword|(?:days?|weeks?|months?) (?:left|to go)|last chance)\b", re.IGNORECASE)
 
 
 CURRENCY_SIGNS = frozenset("$£€¥₹")
