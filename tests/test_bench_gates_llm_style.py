@@ -16,12 +16,12 @@ from okgen.testing.real_news import news_dev_dir
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "llm_style_questions.jsonl"
 DEFECTS = {"pronoun", "definite_description", "giveaway_word", "wrong_type_word", "boilerplate", "no_date",
-           "article_reference", "long_answer", "fluency"}
+           "article_reference", "long_answer", "fluency", "second_answer"}
 
 
 def test_the_question_set_is_well_formed():
     items = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
-    assert len(items) == 100
+    assert len(items) == 102
     for it in items:
         assert it["kind"] in ("good", "flawed"), it
         assert (it["defect"] is None) == (it["kind"] == "good"), it
@@ -39,7 +39,7 @@ def test_the_gates_keep_good_llm_questions_and_catch_flawed_ones():
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_gates_llm_style.py"), "--json"],
                          capture_output=True, text=True, env=env, cwd=ROOT, check=True).stdout
     got = json.loads(out.strip().splitlines()[-1])
-    # Measured: 65 of 69 good kept, 29 of 31 flawed caught; a change that loses more than two
+    # Measured: 65 of 69 good kept, 31 of 33 flawed caught; a change that loses more than two
     # of either is a regression to look at, not noise (spaCy's parse is deterministic).
     assert got["good"]["n"] == 69 and got["good"]["kept"] >= 63, got["good"]
-    assert got["flawed"]["n"] == 31 and got["flawed"]["caught"] >= 27, got["flawed"]
+    assert got["flawed"]["n"] == 33 and got["flawed"]["caught"] >= 29, got["flawed"]

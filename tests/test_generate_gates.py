@@ -383,6 +383,9 @@ def test_headline_pieces_and_bios_are_caught(nlp):
 
     assert fluency_problems("Playing Elizabeth Bennet", nlp, option=True)
     assert fluency_problems("Crew Finally", nlp, option=True)
+    assert fluency_problems("Markets Rally Today", nlp, option=True)
+    assert not fluency_problems("USA Today", nlp, option=True)  # a newspaper, not "... today"
+    assert fluency_problems("markets today", nlp, option=True)
     assert not fluency_problems("Reading Borough Council", nlp, option=True)
     assert not fluency_problems("Marta Lindqvist", nlp, option=True)
     assert not fluency_problems("Ming-Chi Kuo", nlp, option=True)  # a four-letter "-ing" word heads nothing
@@ -609,3 +612,22 @@ def test_names_with_particles_and_titles_asked_for_keep_their_form(nlp):
 def test_a_figure_glued_to_a_word_is_run_together(nlp):
     c = gate(nlp, choices=["1,200", "800", "25%tariff", "450"])
     assert "run-together word '5%tariff'" in failed(c)["fluency"]
+
+
+def test_a_stance_others_share_has_more_than_one_right_answer(nlp):
+    # news-dev 2025-04-13 (paraphrased): reviewers found a second senator who had called for the
+    # same hearing; the offline generator's stance_shared, now a gate for every generator.
+    ev = "Unions in the Netherlands called a strike for next week."
+    for q in ("Which union leader called for a strike at Norvik Shipping's Dutch ports on November 21, 2026?",
+              "On November 21, 2026, who urged Norvik Shipping to reverse its job cuts?",
+              "Which country's government strongly condemned Norvik Shipping's job cuts on November 21, 2026?",
+              "Which minister hit back at Norvik Shipping over its 1,200 job cuts on November 21, 2026?"):
+        c = gate(nlp, question=q, evidence=ev, **PERSON)
+        assert "one_answer" in failed(c) and not c.kept, (q, failed(c))
+    # The stance's object, or a stance verb not of the one asked for, has one answer.
+    for q in ("Whom did Marta Lindqvist praise for the Rotterdam talks on November 21, 2026?",
+              "Who did Norvik Shipping's board praise on November 21, 2026, for its cost cuts?",
+              "At which port did Marta Lindqvist urge unions on November 21, 2026, to accept the cuts?",
+              "Who announced on November 21, 2026 that Norvik Shipping would cut 1,200 jobs?"):
+        c = gate(nlp, question=q, evidence=ev, **PERSON)
+        assert "one_answer" not in failed(c), (q, failed(c))

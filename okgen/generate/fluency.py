@@ -171,7 +171,9 @@ def fluency_problems(text: str, nlp: Any, *, option: bool = False) -> list[str]:
         if low and low[-1] in _EDGE_FUNCTION:
             out.append("fragment: ends with a function word")
         # A gerund heads a headline ("Watching ..."); a four-letter "-ing" word is none ("Ming-Chi Kuo").
-        if len(low) >= 2 and (low[-1] in _TRAIL_JUNK or (low[0].endswith("ing") and len(low[0]) >= 5
+        # Two capitalised words ending in "Today" name a title ("USA Today", "Psychology Today").
+        titled = len(words) == 2 and low[-1] == "today" and all(w[:1].isupper() for w in words)
+        if len(low) >= 2 and (low[-1] in _TRAIL_JUNK and not titled or (low[0].endswith("ing") and len(low[0]) >= 5
                                                          and low[0] not in _ING_NAMES and known(low[0], lex))):
             out.append(HEADLINE_PIECE)
         if any(x == y and not x.isdigit() for x, y in zip(low, low[1:])):  # "World World A", not a 9-9 tie

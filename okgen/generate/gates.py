@@ -18,6 +18,8 @@ candidate of one article, so the funnel counts each gate's failures. Gates, in o
 * ``self_contained``: no unresolved pronoun (a stem opening with "He"/"It"/"This", or a
   he/she/they with no name before it) and no bare definite description ("the company",
   "the minister") in a stem that names no one;
+* ``one_answer``: the stem asks who took a stance others share ("Who called for an
+  investigation into ...?", "Which country welcomed ...?"): more than one option may be right;
 * ``stem_overlap``: the stem shares at most :data:`~okgen.generate.overlap.MAX_SHARED_RUN`
   consecutive ordinary (non-name) tokens with its article.
 
@@ -45,8 +47,8 @@ from okgen.generate.records import Candidate
 from okgen.generate.text import DATE_RE
 from okgen.schema import Article
 
-GATES = ("boilerplate", "fluency", "giveaway", "type_agreement", "self_contained", "stem_overlap")
-GATES_VERSION = 4
+GATES = ("boilerplate", "fluency", "giveaway", "type_agreement", "self_contained", "one_answer", "stem_overlap")
+GATES_VERSION = 5
 """Bumped when a gate changes what it drops (part of the generation run key)."""
 DEFAULT_ON = True
 """Whether runs apply the gates when ``[generate] quality_gates`` is not set."""
@@ -95,6 +97,17 @@ _PLACE_ROLES = "country|city|town|region"
 # "the company", "the British actor": a definite description needing a name of its kind in the stem.
 _DEFINITE = re.compile(rf"\bthe (?:[a-z]+ |[A-Z][a-z]+ )?(?:(?P<person>{_PERSON_ROLES})|(?P<org>{_ORG_ROLES})|"
                        rf"(?P<place>{_PLACE_ROLES}))\b(?!\s+(?:of|in|at|for)\s+[A-Z])", re.IGNORECASE)
+# "Who called for a hearing into ...?", "Which senator urged ...": the asked-for one is the subject
+# of a stance others share (the offline generator's ``stance_shared``); reviewers found the second
+# right answer. "Whom did Trump praise?" asks for the stance's object: one answer.
+_STANCE = (r"urge[ds]?|demand(?:s|ed)?|critici[sz](?:es|ed|e)|condemn(?:s|ed)?|prais(?:es|ed|e)|welcom(?:es|ed|e)|"
+           r"slam(?:s|med)?|blast(?:s|ed)?|denounc(?:es|ed|e)|decri(?:es|ed)|decry|applaud(?:s|ed)?|hail(?:s|ed)?|"
+           r"endors(?:es|ed|e)|oppos(?:es|ed|e)|lambast(?:s|ed)?|commend(?:s|ed)?|call(?:s|ed)?\s+(?:for|on)|"
+           r"hit(?:s)?\s+back")
+_STANCE_SUBJECT = re.compile(
+    r"^\W*(?:(?:on|as of|in|by|after|before|following)\b[^?]{0,80}?,\s*)?(?:who|which(?:\s+[\w'\u2019-]+){1,3}?)\s+"
+    r"(?:(?:has|have|had|also|publicly|openly|strongly|sharply|repeatedly|first|later|then)\s+)*"
+    rf"(?P<verb>{_STANCE})\b", re.IGNORECASE)
 _ROLE_LABELS = {"person": frozenset(["PERSON"]), "org": frozenset(["ORG", "NORP"]), "place": frozenset(["GPE", "LOC"])}
 _NAME_LABELS = frozenset(["PERSON", "ORG", "GPE", "NORP", "LOC", "FAC", "EVENT", "PRODUCT", "WORK_OF_ART", "LAW"])
 
@@ -321,9 +334,18 @@ def gate_candidate(c: Candidate, stem_doc: Any, label: str | None, index: Articl
     c.add("type_agreement", why is None, reason=why)
     why = unresolved_reference(c.question, stem_doc)
     c.add("self_contained", why is None, reason=why)
+    why = shared_stance(c.question)
+    c.add("one_answer", why is None, reason=why)
     run = longest_shared_run(c.question, index, doc=stem_doc)
     c.add("stem_overlap", run <= MAX_SHARED_RUN,
           reason=None if run <= MAX_SHARED_RUN else f"shares {run} consecutive non-name tokens with the article")
+
+
+def shared_stance(stem: str) -> str | None:
+    """Why a stem may have more than one right answer: it asks who took a stance ("called for",
+    "urged", "praised", "condemned", "hit back at") that others may share; else None."""
+    m = _STANCE_SUBJECT.match(stem)
+    return None if m is None else f"asks who took a stance others may share ({m.group('verb')!r}): more than one option may be right"
 
 
 def stem_problems(stem: str, doc: Any, nlp: Any) -> list[str]:
