@@ -43,3 +43,5 @@ def test_the_gates_keep_good_llm_questions_and_catch_flawed_ones():
     # of either is a regression to look at, not noise (spaCy's parse is deterministic).
     assert got["good"]["n"] == 69 and got["good"]["kept"] >= 63, got["good"]
     assert got["flawed"]["n"] == 33 and got["flawed"]["caught"] >= 29, got["flawed"]
+    # The questions with a second right answer are caught by the gate made for them.
+    assert got["flawed"]["by_defect"]["second_answer"] == {"one_answer": 2}, got["flawed"]

@@ -144,12 +144,16 @@ def test_export_refuses_unknown_format_setting_and_misplaced_retrieval_options(e
         export_snapshot(snap, "inspect", tmp_path, "ctx:latest")
     with pytest.raises(ConfigError, match="only to --setting retrieval"):
         export_snapshot(snap, "inspect", tmp_path, "oracle", k=3)
+    with pytest.raises(ConfigError, match="at least 1"):
+        export_snapshot(snap, "lm-eval", tmp_path / "k0", "retrieval", k=0, workspace=ws)
+    with pytest.raises(ConfigError, match="whole number of days"):
+        export_snapshot(snap, "lm-eval", tmp_path / "w0", "retrieval", window=0, workspace=ws)
     with pytest.raises(ConfigError, match="a 30-day window needs"):
         export_snapshot(snap, "lm-eval", tmp_path / "w30", "retrieval", window=30, workspace=ws)
     res = _okgen(ws, "export", "-s", snap.signature.short, "--format", "lm-eval", "--out", str(tmp_path / "x"),
                  "--k", "2")
     assert res.returncode != 0 and res.stderr.strip().count("\n") == 0 and "--setting retrieval" in res.stderr
-    assert not (tmp_path / "x").exists() and not (tmp_path / "w30").exists()  # nothing half-written
+    assert not any((tmp_path / d).exists() for d in ("x", "w30", "k0", "w0"))  # nothing half-written
 
 
 def test_retrieval_export_holds_the_passages_okgen_eval_scores(env, tmp_path):
@@ -181,6 +185,13 @@ def test_retrieval_export_holds_the_passages_okgen_eval_scores(env, tmp_path):
         assert all(arts[a].date <= q.date for a in r["retrieved"])  # nothing from after the question
         assert r["prompt"].endswith("\n".join([f"Question: {q.question}", *(f"{'ABCD'[i]}. {c}" for i, c in enumerate(q.choices)),
                                               "Answer:"]))
+    # The whole prompt: the hits' own passage texts, laid out by the eval's template.
+    from okgen.eval.contexts import retrieve
+    from okgen.retrieval.index import open_index
+
+    hits = retrieve(open_index(snap, "bm25", 4, ws), snap.questions, 2, arts)
+    tmpl = get_template("mc-v1", "mc")
+    assert [r["prompt"] for r in rows] == [tmpl.render(q, p, "retrieval").plain() for q, (p, _) in zip(snap.questions, hits)]
     manifest = json.loads((tmp_path / "lm" / "okgen_export.json").read_text())
     assert (manifest["setting"], manifest["window"], manifest["k"]) == ("retrieval", 4, 2)
     assert manifest["gold_retrieved"] == sum(p.gold_rank is not None for p in preds.values())
@@ -216,3 +227,19 @@ def test_report_lists_answers_counted_wrong_only_for_runs_that_have_them(env, tm
     row = next(line for line in md.splitlines() if line.endswith("| 3 | 1 | 0 |"))
     assert f"| {hurt[0].setting} |" in row
     assert sum(line.endswith(" | 0 | 0 | 0 |") for line in md.splitlines()) == 0  # the clean run has no row
+
+
+def test_a_retriever_spec_file_names_the_task_by_its_name_and_hash_not_its_path(env, tmp_path):
+    import shutil
+    from pathlib import Path
+
+    import okgen
+
+    ws, snap = env
+    spec = tmp_path / "specs" / "my-bm25.toml"
+    spec.parent.mkdir()
+    shutil.copy(Path(okgen.__file__).parent / "data" / "retrievers" / "bm25.toml", spec)
+    export_snapshot(snap, "lm-eval", tmp_path / "lm", "retrieval", retriever=str(spec), window=4, k=2, workspace=ws)
+    manifest = json.loads((tmp_path / "lm" / "okgen_export.json").read_text())
+    assert manifest["task"] == f"{task_name(snap)}_retrieval_{manifest['retriever'].replace('-', '_')}_{manifest['retriever_hash'][:8]}_w4_k2"
+    assert "specs" not in manifest["task"] and "tmp" not in manifest["task"]

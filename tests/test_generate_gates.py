@@ -385,6 +385,8 @@ def test_headline_pieces_and_bios_are_caught(nlp):
     assert fluency_problems("Crew Finally", nlp, option=True)
     assert fluency_problems("Markets Rally Today", nlp, option=True)
     assert not fluency_problems("USA Today", nlp, option=True)  # a newspaper, not "... today"
+    assert not fluency_problems("Psychology Today", nlp, option=True)
+    assert fluency_problems("Markets Today", nlp, option=True) and fluency_problems("Gaza Today", nlp, option=True)
     assert fluency_problems("markets today", nlp, option=True)
     assert not fluency_problems("Reading Borough Council", nlp, option=True)
     assert not fluency_problems("Marta Lindqvist", nlp, option=True)
@@ -617,6 +619,8 @@ def test_a_figure_glued_to_a_word_is_run_together(nlp):
 def test_a_stance_others_share_has_more_than_one_right_answer(nlp):
     # news-dev 2025-04-13 (paraphrased): reviewers found a second senator who had called for the
     # same hearing; the offline generator's stance_shared, now a gate for every generator.
+    from okgen.generate.gates import shared_stance
+
     ev = "Unions in the Netherlands called a strike for next week."
     for q in ("Which union leader called for a strike at Norvik Shipping's Dutch ports on November 21, 2026?",
               "On November 21, 2026, who urged Norvik Shipping to reverse its job cuts?",
@@ -624,10 +628,26 @@ def test_a_stance_others_share_has_more_than_one_right_answer(nlp):
               "Which minister hit back at Norvik Shipping over its 1,200 job cuts on November 21, 2026?"):
         c = gate(nlp, question=q, evidence=ev, **PERSON)
         assert "one_answer" in failed(c) and not c.kept, (q, failed(c))
-    # The stance's object, or a stance verb not of the one asked for, has one answer.
-    for q in ("Whom did Marta Lindqvist praise for the Rotterdam talks on November 21, 2026?",
-              "Who did Norvik Shipping's board praise on November 21, 2026, for its cost cuts?",
-              "At which port did Marta Lindqvist urge unions on November 21, 2026, to accept the cuts?",
-              "Who announced on November 21, 2026 that Norvik Shipping would cut 1,200 jobs?"):
-        c = gate(nlp, question=q, evidence=ev, **PERSON)
-        assert "one_answer" not in failed(c), (q, failed(c))
+    shared = ("On November 21, 2026 which union called for a strike at Norvik Shipping?",
+              "Which union, on November 21, 2026, called for a strike at Norvik Shipping?",
+              "What organisation condemned Norvik Shipping's job cuts on November 21, 2026?",
+              "Who among the ministers called for talks with Norvik Shipping on November 21, 2026?",
+              "Which Dutch minister broke ranks and called for talks with Norvik Shipping on November 21, 2026?",
+              "Which union is calling for a strike at Norvik Shipping, as of November 21, 2026?",
+              "Which minister was quick to condemn Norvik Shipping's cuts on November 21, 2026?")
+    one = ("Whom did Marta Lindqvist praise for the Rotterdam talks on November 21, 2026?",
+           "Who did Norvik Shipping's board praise on November 21, 2026, for its cost cuts?",
+           "At which port did Marta Lindqvist urge unions on November 21, 2026, to accept the cuts?",
+           "Who announced on November 21, 2026 that Norvik Shipping would cut 1,200 jobs?",
+           # the asked-for one is the stance's target, or the verb is no stance
+           "Which chief executive faced calls for her resignation on November 21, 2026?",
+           "Who was called on to resign by Dutch unions on November 21, 2026?",
+           "Which storm slammed into Rotterdam's port on November 21, 2026?",
+           "Which club blasted five goals past Ajax on November 21, 2026?",
+           "Which zoo welcomed a baby elephant on November 21, 2026?",
+           "Who demanded $5 million from Norvik Shipping in a ransomware attack on November 21, 2026?")
+    for q in shared + one:
+        doc = nlp(q, disable=["parser", "lemmatizer", "attribute_ruler"])
+        assert (shared_stance(q, doc) is not None) is (q in shared), q
+    for q in one[:4]:
+        assert "one_answer" not in failed(gate(nlp, question=q, evidence=ev, **PERSON)), q

@@ -49,7 +49,8 @@ def task_name(snapshot: Any, setting: str = "none", retriever: str | None = None
     base = f"okgen_{m.date:%Y_%m_%d}_{m.content_hash[:8]}"
     if setting == "retrieval":
         r = re.sub(r"[^A-Za-z0-9]+", "_", retriever or DEFAULT_RETRIEVER).strip("_")
-        return f"{base}_retrieval_{r}_w{window or max(m.windows)}_k{k or DEFAULT_K}"
+        w = snapshot.signature.window if window is None else window
+        return f"{base}_retrieval_{r}_w{w}_k{DEFAULT_K if k is None else k}"
     return base if setting == "none" else f"{base}_{setting}"
 
 
@@ -84,17 +85,22 @@ def export_snapshot(snapshot: Any, fmt: str, out_dir: str | Path, setting: str =
     found: list[tuple[list, int | None]] | None = None
     ret: dict[str, Any] = {}
     if setting == "retrieval":
-        retriever, k = retriever or DEFAULT_RETRIEVER, int(k or DEFAULT_K)
-        window = int(window or max(m.windows))  # checked by the index as for okgen eval
+        k = DEFAULT_K if k is None else int(k)
+        # The default window is okgen eval's (the signature's, the longest); the index checks it.
+        window = snapshot.signature.window if window is None else int(window)
         if k < 1:
             raise ConfigError(f"--k must be at least 1, not {k}")
         from okgen.retrieval.index import open_index
         from okgen.settings import Workspace
 
-        idx = open_index(snapshot, retriever, window, workspace if workspace is not None else Workspace.from_env())
+        idx = open_index(snapshot, retriever or DEFAULT_RETRIEVER, window,
+                         workspace if workspace is not None else Workspace.from_env())
         found = retrieve(idx, snapshot.questions, k, snapshot.articles_by_id)
         ret = {"retriever": idx.name, "retriever_hash": str(idx.spec_hash), "window": window, "k": k,
                "gold_retrieved": sum(g is not None for _, g in found)}
+        # The task is named by the retriever's spec name; a spec given as a file adds its hash
+        # (two files may share a name), never the machine's path.
+        retriever = idx.name if not str(retriever or "").endswith(".toml") else f"{idx.name}_{str(idx.spec_hash)[:8]}"
     name = task_name(snapshot, setting, retriever, window, k)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -37,6 +37,7 @@ _EDGE_FUNCTION = frozenset(["the", "of", "and", "or", "to", "in", "on", "for", "
 # Words that end a headline fragment, not a name ("Crew Finally", "UK Get").
 _TRAIL_JUNK = frozenset(["finally", "get", "gets", "got", "now", "then", "today", "yesterday", "here", "there", "told",
                          "added", "say", "just", "still", "again", "after", "before", "over", "amid", "despite"])
+_TODAY_TITLES = frozenset(["india", "psychology", "russia", "science", "physics", "nursing"])
 # Towns and names that look like gerunds.
 _ING_NAMES = frozenset(["reading", "ealing", "epping", "dorking", "woking", "tring", "sterling", "king", "ring", "spring"])
 _HYPHEN_ADJ = re.compile(r"-(?:led|based|backed|mediated|owned|run|made|born|linked|funded|style|related)$", re.I)
@@ -171,8 +172,10 @@ def fluency_problems(text: str, nlp: Any, *, option: bool = False) -> list[str]:
         if low and low[-1] in _EDGE_FUNCTION:
             out.append("fragment: ends with a function word")
         # A gerund heads a headline ("Watching ..."); a four-letter "-ing" word is none ("Ming-Chi Kuo").
-        # Two capitalised words ending in "Today" name a title ("USA Today", "Psychology Today").
-        titled = len(words) == 2 and low[-1] == "today" and all(w[:1].isupper() for w in words)
+        # An acronym or a known title word before "Today" names a title ("USA Today", "Psychology
+        # Today"); "Markets Today" is a headline piece.
+        titled = len(words) == 2 and words[-1] == "Today" and (
+            (words[0].isupper() and len(words[0]) >= 2) or low[0] in _TODAY_TITLES)
         if len(low) >= 2 and (low[-1] in _TRAIL_JUNK and not titled or (low[0].endswith("ing") and len(low[0]) >= 5
                                                          and low[0] not in _ING_NAMES and known(low[0], lex))):
             out.append(HEADLINE_PIECE)
