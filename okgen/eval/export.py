@@ -82,7 +82,6 @@ def export_snapshot(snapshot: Any, fmt: str, out_dir: str | Path, setting: str =
         raise ConfigError("--retriever, --window and --k apply only to --setting retrieval")
     if setting != "none" and not m.text_included:
         raise ConfigError(f"{snapshot.name} has no article texts: an {setting} export needs them (okgen hydrate)")
-    found: list[tuple[list, int | None]] | None = None
     ret: dict[str, Any] = {}
     if setting == "retrieval":
         k = DEFAULT_K if k is None else int(k)
@@ -100,15 +99,17 @@ def export_snapshot(snapshot: Any, fmt: str, out_dir: str | Path, setting: str =
                "gold_retrieved": sum(g is not None for _, g in found)}
         # The task is named by the retriever's spec name; a spec given as a file adds its hash
         # (two files may share a name), never the machine's path.
-        retriever = idx.name if not str(retriever or "").endswith(".toml") else f"{idx.name}_{str(idx.spec_hash)[:8]}"
+        from_file = str(retriever or "").endswith(".toml")
+        retriever = f"{idx.name}_{str(idx.spec_hash)[:8]}" if from_file else idx.name
+        contexts = [list(passages) for passages, _ in found]
+    elif setting == "oracle":
+        contexts = [[article_passage(snapshot.articles_by_id[q.article_id])] for q in snapshot.questions]
+    else:
+        contexts = [[] for _ in snapshot.questions]
     name = task_name(snapshot, setting, retriever, window, k)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    contexts = [(_passages(snapshot, q, setting, found, i)) for i, q in enumerate(snapshot.questions)]
-    if fmt == "lm-eval":
-        files = _lm_eval(snapshot, out, setting, name, contexts, ret)
-    else:
-        files = {"hf": _hf, "inspect": _inspect}[fmt](snapshot, out, setting, name, contexts)
+    files = {"lm-eval": _lm_eval, "hf": _hf, "inspect": _inspect}[fmt](snapshot, out, setting, name, contexts, ret)
     manifest = {
         "kind": "okgen-export", "format": fmt, "setting": setting, "task": name, **ret,
         "snapshot": snapshot.name, "signature": m.signature, "template": "mc-v1",
@@ -116,14 +117,6 @@ def export_snapshot(snapshot: Any, fmt: str, out_dir: str | Path, setting: str =
     }
     atomic_write_text(out / "okgen_export.json", pretty_json(manifest))
     return files + [out / "okgen_export.json"]
-
-
-def _passages(snapshot: Any, q: Any, setting: str, found: list | None, i: int) -> list:
-    if setting == "oracle":
-        return [article_passage(snapshot.articles_by_id[q.article_id])]
-    if setting == "retrieval" and found is not None:
-        return list(found[i][0])
-    return []
 
 
 def _lm_eval(snapshot: Any, out: Path, setting: str, name: str, contexts: list[list],
@@ -170,7 +163,7 @@ def _lm_eval_task(yaml: Any, out: Path, name: str, data: Path, choices: str, sna
     return path
 
 
-def _hf(snapshot: Any, out: Path, setting: str, name: str, contexts: list[list]) -> list[Path]:
+def _hf(snapshot: Any, out: Path, setting: str, name: str, contexts: list[list], ret: dict[str, Any]) -> list[Path]:
     pa = require("pyarrow", "export", "the hf export")
     pq = require("pyarrow.parquet", "export", "the hf export")
     arts = snapshot.articles_by_id
@@ -261,7 +254,8 @@ def _size_category(n: int) -> str:
     return "1M<n<10M"
 
 
-def _inspect(snapshot: Any, out: Path, setting: str, name: str, contexts: list[list]) -> list[Path]:
+def _inspect(snapshot: Any, out: Path, setting: str, name: str, contexts: list[list],
+             ret: dict[str, Any]) -> list[Path]:
     rows = []
     for q, passages in zip(snapshot.questions, contexts):
         text = q.question
