@@ -12,13 +12,18 @@ template applied by both (okgen's default; lm-eval's ``--apply_chat_template``):
   (model load and task building included).
 
 Before either is timed, both tools' model code is imported and the weights read once, so the tool
-timed first does not pay Python's imports for both. The set is the real-news questions of one
-news-dev day (the offline generator keeps about 20 a day).
+timed first does not pay Python's imports for both. Two sets (``--set``):
+
+* ``offline`` (default): the offline generator's questions on one news-dev day's articles (it
+  keeps few, mostly one per article);
+* ``llm-style``: the hand-written questions of ``bench/data/llm_style_questions.jsonl``, two or
+  three per real news-dev article, as an LLM generator writes a snapshot (its default is up to 5
+  per article); in the oracle setting okgen reads each article once for all its questions.
 
 Prints both wall times, their ratio and the per-question agreement, per scoring mode, with the
 machine's load average before and after each mode (on a shared machine the ratio moves with it).
 
-Run: ``python bench/bench_eval_lmeval.py [--setting oracle] [--scoring loglik,loglik-full] [--n 40]
+Run: ``python bench/bench_eval_lmeval.py [--set offline|llm-style] [--setting oracle] [--scoring loglik,loglik-full] [--n 40]
 [--batch-size 8] [--threads 2]``. On a GPU machine add ``--device cuda``.
 """
 
@@ -37,6 +42,8 @@ os.environ.setdefault("OKGEN_NO_PROGRESS", "1")
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--set", dest="qset", choices=["offline", "llm-style"], default="offline",
+                    help="offline: the offline generator's questions of a day; llm-style: several per article")
     ap.add_argument("--setting", choices=["none", "oracle"], default="oracle")
     ap.add_argument("--scoring", default="loglik,loglik-full", help="okgen scoring modes, comma-separated")
     ap.add_argument("--n", type=int, default=40, help="questions")
@@ -54,7 +61,7 @@ def main() -> None:
     from okgen.eval.runner import EvalOptions, plan_runs, run_eval
     from okgen.settings import Workspace
     from okgen.testing.lmeval import agreement, run_lm_eval
-    from okgen.testing.real_news import real_news_snapshot
+    from okgen.testing.real_news import llm_style_snapshot, real_news_snapshot
     from okgen.testing.smollm2 import smollm2_folder
 
     if args.threads:
@@ -64,11 +71,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace.from_env(os.path.join(tmp, "ws"))
         # The offline generator keeps ~20 questions of a news-dev day: take the whole day's articles.
-        snap = real_news_snapshot(ws, n_questions=args.n, n_articles=400, per_article=3, min_chars=300,
-                                  max_chars=args.max_chars)
+        if args.qset == "llm-style":
+            snap = llm_style_snapshot(ws, n_questions=args.n, max_chars=args.max_chars)
+        else:
+            snap = real_news_snapshot(ws, n_questions=args.n, n_articles=400, per_article=3, min_chars=300,
+                                      max_chars=args.max_chars)
         export = os.path.join(tmp, "export")
         export_snapshot(snap, "lm-eval", export, args.setting)
-        print(f"set: {len(snap.questions)} real-news questions ({snap.name}), setting {args.setting}, "
+        per = len(snap.questions) / max(1, len({q.article_id for q in snap.questions}))
+        print(f"set: {args.qset}, {len(snap.questions)} real-news questions ({per:.1f} per article; {snap.name}), "
+              f"setting {args.setting}, "
               f"model {model.name}, batch size {args.batch_size}, device {args.device}, torch threads "
               f"{torch.get_num_threads()}, load average {_load()}")
         for scoring in [s.strip() for s in args.scoring.split(",") if s.strip()]:

@@ -45,3 +45,29 @@ def test_the_gates_keep_good_llm_questions_and_catch_flawed_ones():
     assert got["flawed"]["n"] == 33 and got["flawed"]["caught"] >= 29, got["flawed"]
     # The questions with a second right answer are caught by the gate made for them.
     assert got["flawed"]["by_defect"]["second_answer"] == {"one_answer": 2}, got["flawed"]
+
+
+def test_the_set_makes_a_snapshot_with_several_questions_per_article(tmp_path):
+    # bench/bench_eval_lmeval.py --set llm-style scores it: an LLM's snapshot, several questions
+    # of one article, where okgen reads the article once for all of them.
+    if not news_dev_dir().is_dir():
+        pytest.skip(f"{news_dev_dir()} is absent (the shared news sample sits beside the repository)")
+    from collections import Counter
+
+    from okgen.settings import Workspace
+    from okgen.testing.real_news import llm_style_snapshot
+
+    items = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
+    snap = llm_style_snapshot(Workspace(tmp_path), n_questions=30)
+    want = {it["question"]: it for it in items[:30]}
+    assert sorted(q.question for q in snap.questions) == sorted(want)
+    per_article = Counter(q.article_id for q in snap.questions)
+    assert len(per_article) < 20 and max(per_article.values()) >= 3
+    assert {a.id for a in snap.corpus} == set(per_article)
+    for q in snap.questions:
+        it = want[q.question]
+        assert q.article_id == it["article_id"] and q.answer == it["answer"]
+        assert sorted(q.choices) == sorted(it["choices"])
+    assert max(Counter(q.answer_index for q in snap.questions).values()) <= 8  # positions balanced
+    short = llm_style_snapshot(Workspace(tmp_path / "short"), max_chars=3000)
+    assert short.questions and all(len(a.text) <= 3000 for a in short.corpus)

@@ -243,3 +243,44 @@ def test_a_retriever_spec_file_names_the_task_by_its_name_and_hash_not_its_path(
     manifest = json.loads((tmp_path / "lm" / "okgen_export.json").read_text())
     assert manifest["task"] == f"{task_name(snap)}_retrieval_{manifest['retriever'].replace('-', '_')}_{manifest['retriever_hash'][:8]}_w4_k2"
     assert "specs" not in manifest["task"] and "tmp" not in manifest["task"]
+
+
+def test_exports_sharing_a_folder_are_all_listed_and_none_overwrites_another(env, tmp_path):
+    from okgen.errors import ConfigError
+    from okgen.hashing import sha256_file
+
+    ws, snap = env
+    out = tmp_path / "lm"
+    export_snapshot(snap, "lm-eval", out)
+    export_snapshot(snap, "lm-eval", out, "oracle")
+    export_snapshot(snap, "inspect", out, "retrieval", k=2)
+    manifest = json.loads((out / "okgen_export.json").read_text())
+    none, oracle, ret = task_name(snap), task_name(snap, "oracle"), task_name(snap, "retrieval", k=2)
+    # The latest export at the top level, as before; every one under "exports", with its files' hashes.
+    assert (manifest["task"], manifest["format"], manifest["setting"]) == (ret, "inspect", "retrieval")
+    assert sorted(manifest["exports"]) == sorted([f"lm-eval:{none}", f"lm-eval:{oracle}", f"inspect:{ret}"])
+    assert set(manifest["exports"][f"lm-eval:{none}"]["files"]) == {f"{none}.yaml", f"{none}_full.yaml", f"{none}.jsonl"}
+    assert manifest["exports"][f"inspect:{ret}"]["k"] == 2
+    for rec in manifest["exports"].values():
+        for f, digest in rec["files"].items():
+            assert sha256_file(out / f) == digest
+    # The same export again replaces its own record, never another's.
+    export_snapshot(snap, "lm-eval", out)
+    again = json.loads((out / "okgen_export.json").read_text())
+    assert sorted(again["exports"]) == sorted(manifest["exports"]) and again["task"] == none
+    # inspect samples of the oracle setting are <task>.jsonl, as the lm-eval task's data: refused,
+    # and the lm-eval data stays whole.
+    data = out / f"{oracle}.jsonl"
+    before = sha256_file(data)
+    with pytest.raises(ConfigError, match=f"already holds the lm-eval export {oracle}, whose {oracle}.jsonl"):
+        export_snapshot(snap, "inspect", out, "oracle")
+    assert sha256_file(data) == before
+    # An hf folder holds one dataset: another hf task is refused and the first one stays whole.
+    hf = tmp_path / "hf"
+    export_snapshot(snap, "hf", hf)
+    before = sha256_file(hf / "data" / "questions-00000-of-00001.parquet")
+    with pytest.raises(ConfigError, match=f"already holds the hf export {none}.*another --out"):
+        export_snapshot(snap, "hf", hf, "oracle")
+    assert sha256_file(hf / "data" / "questions-00000-of-00001.parquet") == before
+    assert json.loads((hf / "okgen_export.json").read_text())["task"] == none
+    export_snapshot(snap, "hf", hf)  # the same dataset again: fine

@@ -294,8 +294,20 @@ def test_sentences_that_are_page_furniture_or_broken_are_not_used():
            "MAYOR SLAMS COUNCIL OVER BUDGET CUTS in the city.",
            "Politics Business Science Health Sports Travel Opinion Video Weather Tech.",
            "Ajax beat Feyenoord 2-1 in a match watched by adecentralized crowd of 40,000."]
+    bad += ["Readers who shop via these pages may help us earn an affiliate commission at no cost.",
+            "Copyright \u00a92025 Veldoria Broadcasting Inc.",
+            "A Halvorsen Energy spokesperson didn't respond to questions sent on Monday."]
     good = ["The Dutch government approved a plan to build 30,000 homes in Utrecht on Monday.",
-            "Halvorsen Energy agreed to buy Nordlys Power for $2.3 billion."]
+            "Halvorsen Energy agreed to buy Nordlys Power for $2.3 billion.",
+            # news that only sounds like page furniture: a commission, subscribers, a sponsor,
+            # copyright, an affiliate station, app stores, a video game
+            "The Tariff Commission of Veldoria said on Friday that duties on Marlish goods will rise to 84%.",
+            "Netflix added 19 million subscribers in the first quarter, the company said on Tuesday.",
+            "A nonprofit that co-sponsored the safety bill filed a brief in the case on Monday.",
+            "Authors sued the startup on Monday over copyrighted books used to train its models.",
+            "Students walked out on Thursday, according to the NBC affiliate in Orlando.",
+            "The app reached the top of both Apple and Android app stores this week.",
+            "The video game sold 2 million copies in its first week, the publisher said."]
     for text in bad:
         assert not usable_sentence(next(nlp(text).sents)), text
     for text in good:

@@ -405,3 +405,17 @@ def test_the_size_question_asks_for_an_amount(nlp):
     assert type_disagreement(stem, "PERCENT") is None and type_disagreement(stem, "MONEY") is None
     assert type_disagreement(stem, "PERSON") == "the question asks for an amount but the answer is PERSON"
     assert type_disagreement(stem, "CARDINAL") is not None
+
+
+def test_a_measure_its_announcer_takes_is_not_asked_without_the_announcer(nlp):
+    # "X said that tariffs will be raised to 84%": the stem made of the clause would drop X, the
+    # one raising them ("To what percentage will duties on Marlish goods be raised?": by whom?).
+    said = "The Tariff Board of Veldoria said on Friday that duties on Marlish goods will be raised to 84%."
+    assert _stem(nlp, said, "84%") is None
+    # Said in the active voice, the actor is in the stem.
+    q = _stem(nlp, "The Tariff Board of Veldoria raised duties on Marlish goods to 84% on Friday.", "84%")
+    assert q is not None and "Tariff Board of Veldoria" in q
+    # A passive whose agent is not the one reporting it stays a question ("the ministry said 40
+    # people were killed": the ministry killed no one).
+    q = _stem(nlp, "Kerala's health ministry said on Tuesday that 40 people were killed in the flooding in Kerala.", "40")
+    assert q == "How many people were killed in the flooding in Kerala, as reported on April 12, 2025?"

@@ -151,6 +151,8 @@ def test_bad_options_and_paths_are_config_errors(llama, tmp_path):
         load_backend(f"hf/{tmp_path}/missing")
     with pytest.raises(ConfigError, match="no chat template"):
         load_backend(f"hf/{llama},chat=yes")
+    with pytest.raises(ConfigError, match="max_padding must be a share between 0 and 1"):
+        load_backend(f"hf/{llama},max_padding=2")
 
 
 @pytest.mark.parametrize("fixture", ["llama", "gpt2"])
@@ -163,12 +165,19 @@ def test_several_groups_of_different_lengths_batched_together(fixture, request, 
             prompts.append(Prompt(({"role": "user", "content": f"{art}\n\nQuestion {j}: which one?\nA. x{j}\nB. y\nC. z"},),
                                   "Answer:", group=f"g{g}"))
             labels.append(["A", "B", "C"])
-    grouped = load_backend(f"hf/{path},batch_size=4,chat=no")
+    # max_padding=1 (a GPU's default): the three prefixes left-padded into one forward.
+    grouped = load_backend(f"hf/{path},batch_size=4,chat=no,max_padding=1")
     got = grouped.letter_logprobs(prompts, labels)
     assert grouped.counters["prefix_groups"] == 3 and grouped.counters["forward_passes"] == 2
     ref = load_backend(f"hf/{path},batch_size=1,prefix_cache=no,chat=no").letter_logprobs(prompts, labels)
     for a, b in zip(got, ref):
         assert a.scores == pytest.approx(b.scores, abs=1e-4)
+    # A CPU's default (max_padding=0.1): prefixes this unequal run apart, each with its members.
+    apart = load_backend(f"hf/{path},batch_size=4,chat=no")
+    assert apart.max_padding == 0.1
+    for a, b in zip(apart.letter_logprobs(prompts, labels), ref):
+        assert a.scores == pytest.approx(b.scores, abs=1e-4)
+    assert apart.counters["prefix_groups"] == 3 and apart.counters["forward_passes"] == 6
     conts = [[" x", " y y", " z"]] * len(prompts)
     full = grouped.loglik(prompts, conts)
     plain = load_backend(f"hf/{path},batch_size=2,prefix_cache=no,chat=no").loglik(prompts, conts)

@@ -19,7 +19,10 @@ there instead, retrieved as ``okgen eval --setting retrieval`` retrieves them (s
 rank order, no article dated after the question), so another tool scores the prompts okgen
 scores; the hf export then gives them in ``context`` and their article ids in ``retrieved``.
 Every export writes ``okgen_export.json`` with the snapshot signature, the retriever (name,
-spec hash, window, k) of a retrieval export, and the SHA-256 of each file.
+spec hash, window, k) of a retrieval export, and the SHA-256 of each file; exports into one
+folder (the lm-eval tasks of several settings) are all listed under ``exports``, the latest also
+at the top level. An export that would overwrite another's file (a second hf dataset, inspect
+samples beside the lm-eval task of the same name) is refused before anything is written.
 """
 
 from __future__ import annotations
@@ -108,15 +111,55 @@ def export_snapshot(snapshot: Any, fmt: str, out_dir: str | Path, setting: str =
         contexts = [[] for _ in snapshot.questions]
     name = task_name(snapshot, setting, retriever, window, k)
     out = Path(out_dir)
+    earlier = _earlier_exports(out)
+    key = f"{fmt}:{name}"
+    planned = _planned_files(fmt, name)
+    for other, rec in sorted(earlier.items()):
+        # Two exports writing one file (two hf datasets; an lm-eval task and inspect samples of
+        # one setting, both <task>.jsonl): the second would overwrite the first.
+        clash = sorted(planned & set(rec.get("files", {}))) if other != key else []
+        if clash:
+            raise ConfigError(f"{out} already holds the {other.replace(':', ' export ', 1)}, whose {clash[0]} "
+                              f"this export would overwrite: export {fmt} {name} into another --out")
     out.mkdir(parents=True, exist_ok=True)
     files = {"lm-eval": _lm_eval, "hf": _hf, "inspect": _inspect}[fmt](snapshot, out, setting, name, contexts, ret)
-    manifest = {
-        "kind": "okgen-export", "format": fmt, "setting": setting, "task": name, **ret,
-        "snapshot": snapshot.name, "signature": m.signature, "template": "mc-v1",
-        "files": {p.relative_to(out).as_posix(): sha256_file(p) for p in files},
-    }
+    this = {"format": fmt, "setting": setting, "task": name, **ret, "snapshot": snapshot.name,
+            "signature": m.signature, "template": "mc-v1",
+            "files": {p.relative_to(out).as_posix(): sha256_file(p) for p in files}}
+    # Several exports may share a folder (lm-eval tasks of each setting, side by side): the
+    # manifest describes the latest at its top level and every export of the folder under
+    # "exports" ("<format>:<task>").
+    earlier[key] = this
+    manifest = {"kind": "okgen-export", **this, "exports": dict(sorted(earlier.items()))}
     atomic_write_text(out / "okgen_export.json", pretty_json(manifest))
     return files + [out / "okgen_export.json"]
+
+
+def _planned_files(fmt: str, name: str) -> set[str]:
+    """The files (relative to the folder) an export of ``fmt`` and task ``name`` writes."""
+    if fmt == "lm-eval":
+        return {f"{name}.yaml", f"{name}_full.yaml", f"{name}.jsonl"}
+    if fmt == "hf":
+        return {"data/questions-00000-of-00001.parquet", "data/corpus-00000-of-00001.parquet", "README.md"}
+    return {f"{name}.jsonl"}
+
+
+def _earlier_exports(out: Path) -> dict[str, dict[str, Any]]:
+    """The exports an earlier ``okgen export`` recorded in ``out``, by ``<format>:<task>``
+    (none when it holds no okgen export)."""
+    try:
+        old = read_export_manifest(out)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(old, dict) or old.get("kind") != "okgen-export":
+        return {}
+    exports = old.get("exports")
+    if isinstance(exports, dict):
+        return {str(k): v for k, v in exports.items() if isinstance(v, dict)}
+    # A manifest written before "exports" describes its one export at the top level.
+    if old.get("task") and old.get("format"):
+        return {f"{old['format']}:{old['task']}": {k: v for k, v in old.items() if k != "kind"}}
+    return {}
 
 
 def _lm_eval(snapshot: Any, out: Path, setting: str, name: str, contexts: list[list],

@@ -52,8 +52,8 @@ from okgen.signature import EvalSignature, looks_like_signature, parse_any
 log = logging.getLogger(__name__)
 
 # Options that change speed or location, never a score: left out of a run's identity.
-SPEED_OPTIONS = {"batch_size", "max_batch_tokens", "concurrency", "timeout", "max_retries", "cache", "device",
-                 "gpu_memory_utilization", "max_num_seqs", "tensor_parallel_size", "pipeline_parallel_size",
+SPEED_OPTIONS = {"batch_size", "max_batch_tokens", "max_padding", "concurrency", "timeout", "max_retries", "cache",
+                 "device", "gpu_memory_utilization", "max_num_seqs", "tensor_parallel_size", "pipeline_parallel_size",
                  "data_parallel_size", "distributed_executor_backend", "prefix_cache", "api_key_env", "base_url",
                  "enforce_eager", "min_prefix"}
 

@@ -44,6 +44,7 @@ from okgen.generate.overlap import (
 )
 from okgen.generate.precision import UNRELEASED, country_giveaway, leader_giveaway, seat_giveaway
 from okgen.generate.records import Candidate
+from okgen.generate.sentences import PAGE_FURNITURE
 from okgen.generate.text import DATE_RE
 from okgen.schema import Article
 
@@ -53,23 +54,7 @@ GATES_VERSION = 5
 DEFAULT_ON = True
 """Whether runs apply the gates when ``[generate] quality_gates`` is not set."""
 
-_BOILERPLATE = re.compile("|".join([
-    r"\b(?:photo|photograph|image|picture|illustration|video)s?\s*(?:by|credit|courtesy|:)",
-    r"\b(?:getty images|ap photo|afp via getty|shutterstock|epa-efe|pa media|alamy|reuters/)",
-    r"\((?:left|right|centre|center|pictured|file)\)|\bpictured (?:above|below|left|right|here|on)\b|\bfile photo\b",
-    r"\bis (?:an? |the )?(?:[\w-]+ ){0,4}(?:writer|reporter|correspondent|editor|producer|contributor|"
-    r"journalist|columnist|freelancer|production assistant)s? (?:at|for|with|on)\b|"
-    r"\bis an? (?:[\w-]+ ){0,2}(?:writer|reporter|correspondent|editor|journalist|columnist|freelancer)\b|\bwrit(?:es|ing) (?:news |features |reviews )?(?:for|about) |\bfollow (?:him|her|them|us) on\b|\bcan be reached at\b|\bcontributed (?:to )?this\b",
-    r"\badvertisement\b|\bsponsored (?:content|by)\b|\bwe may earn a commission\b|\baffiliate link|\bshop now\b|"
-    r"\bpromo code\b",
-    r"\b(?:daily|weekly|monthly) newsletter (?:by|from)\b|\bsign up (?:for|to|now)\b|\bsubscribe (?:to (?:our|the)|now|today)\b|\bour newsletter\b|\bnewsletter sign|"
-    r"\b(?:accept|manage) (?:all )?cookies\b|\bcookie (?:policy|settings|preferences)\b|\bprivacy policy\b|"
-    r"\bterms of (?:service|use)\b|\balready a subscriber\b|\bin your inbox\b|\benable javascript\b|\bad ?blocker\b",
-    r"\bread more\b|\brelated:|\bsee also\b|\bmore on this story\b|\bclick here\b|\btap here\b|\bcontinue reading\b|"
-    r"\bmost read\b|\btrending now\b|\bfollow (?:our )?live\b",
-    r"\bvideo (?:player|unavailable|playback)\b|\bbrowser does not support\b|\bautoplay\b|\bplay video\b|"
-    r"\bnow playing\b|\bskip ad\b|\bclosed captions\b|\bfullscreen\b|\u00a9|\bcopyright \d{4}\b",
-]), re.IGNORECASE)
+_BOILERPLATE = PAGE_FURNITURE
 
 # A request for comment is page furniture when the question asks about it; a fact told in the
 # same sentence ("Norvik, which runs the quay, ignored a request for comment") is not.

@@ -20,16 +20,37 @@ from typing import Any
 
 from okgen.generate import lexicon as lx
 
-BOILERPLATE = re.compile(
-    r"\b(?:click here|sign up|subscribe|newsletter|cookie|read more|related:|watch:|listen:|"
-    r"getty images|istock|ap photo|reuters/|afp via|photo:|image:|file photo|\bcredit:|"
-    r"contributed to this report|reached out to|for comment|declined to comment|(?:did not|didn.t) (?:immediately )?respond|"
-    r"is a (?:\w+ )?(?:reporter|writer|editor|correspondent|contributor|producer|journalist)\b|"
-    r"follow (?:him|her|us|them) on|all rights reserved|terms of (?:use|service)|privacy policy|"
-    r"advertisement|sponsored|affiliate|commission|download the|app store|play store|"
-    r"this story (?:has been|was) updated|copyright|\bvideo\b|\bpodcast\b|\bplaylist\b|"
-    r"you can (?:now )?(?:watch|listen|stream)|best deals?|promo code)",
-    re.IGNORECASE)
+# Page furniture: captions and credits, author bios, ads and affiliate notes, newsletter and
+# cookie prompts, related links, video-player text. The quality gates drop a question whose stem
+# or evidence has it, whoever wrote the question (okgen.generate.gates).
+PAGE_FURNITURE = re.compile("|".join([
+    r"\b(?:photo|photograph|image|picture|illustration|video)s?\s*(?:by|credit|courtesy|:)",
+    r"\b(?:getty images|ap photo|afp via getty|shutterstock|epa-efe|pa media|alamy|reuters/)",
+    r"\((?:left|right|centre|center|pictured|file)\)|\bpictured (?:above|below|left|right|here|on)\b|\bfile photo\b",
+    r"\bis (?:an? |the )?(?:[\w-]+ ){0,4}(?:writer|reporter|correspondent|editor|producer|contributor|"
+    r"journalist|columnist|freelancer|production assistant)s? (?:at|for|with|on)\b|"
+    r"\bis an? (?:[\w-]+ ){0,2}(?:writer|reporter|correspondent|editor|journalist|columnist|freelancer)\b|\bwrit(?:es|ing) (?:news |features |reviews )?(?:for|about) |\bfollow (?:him|her|them|us) on\b|\bcan be reached at\b|\bcontributed (?:to )?this\b",
+    r"\badvertisement\b|\bsponsored (?:content|by)\b|\bwe may earn a commission\b|\baffiliate link|\bshop now\b|"
+    r"\bpromo code\b",
+    r"\b(?:daily|weekly|monthly) newsletter (?:by|from)\b|\bsign up (?:for|to|now)\b|\bsubscribe (?:to (?:our|the)|now|today)\b|\bour newsletter\b|\bnewsletter sign|"
+    r"\b(?:accept|manage) (?:all )?cookies\b|\bcookie (?:policy|settings|preferences)\b|\bprivacy policy\b|"
+    r"\bterms of (?:service|use)\b|\balready a subscriber\b|\bin your inbox\b|\benable javascript\b|\bad ?blocker\b",
+    r"\bread more\b|\brelated:|\bsee also\b|\bmore on this story\b|\bclick here\b|\btap here\b|\bcontinue reading\b|"
+    r"\bmost read\b|\btrending now\b|\bfollow (?:our )?live\b",
+    r"\bvideo (?:player|unavailable|playback)\b|\bbrowser does not support\b|\bautoplay\b|\bplay video\b|"
+    r"\bnow playing\b|\bskip ad\b|\bclosed captions\b|\bfullscreen\b|\u00a9|\bcopyright \d{4}\b",
+]), re.IGNORECASE)
+# What else the offline generator never asks about: requests for comment and their answers,
+# "Watch:"/"Listen:" labels, stock-photo credits, update notes, deals, and video and podcast
+# pages (a video game is news).
+BOILERPLATE = re.compile(PAGE_FURNITURE.pattern + "|" + "|".join([
+    r"\bfor (?:a )?comment\b|\breached out to\b|\bdeclined to comment\b|"
+    r"\b(?:did not|didn.t) (?:immediately )?(?:respond|return)\b",
+    r"\b(?:watch|listen|photo|image|credit|related):|\bistock\b|\bcontributed to this report\b|\ball rights reserved\b",
+    r"\bthis story (?:has been|was) updated\b|\byou can (?:now )?(?:watch|listen|stream)\b|\bbest deals?\b|"
+    r"\bdownload the (?:[\w-]+ )?app\b|\baffiliate commission\b|\bsign up\b|\bsubscribe\b|\bnewsletter\b|\bcookies?\b",
+    r"\bvideo\b(?!\s+games?\b)|\bpodcast\b|\bplaylist\b",
+]), re.IGNORECASE)
 # "LONDON (Reuters) - ...", "NAIROBI, Kenya — ...": the statement is glued to a dateline.
 DATELINE = re.compile(r"^[A-Z][A-Z .'-]{2,}(?:,\s*[A-Z][A-Za-z .]+)?\s*(?:\([^)]{1,40}\))?\s*[-\u2013\u2014]\s+")
 FUNCTION_WORDS = ("the", "a", "an", "at", "in", "on", "of", "to", "for", "and", "with", "from", "by", "is")

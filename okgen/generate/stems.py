@@ -658,6 +658,27 @@ def _where_subject(sent: Any, verb: Any, subj: Any, subj_toks: list[Any], ent: A
     return f"In {wh} {forms[0]} {_inside(who, sent)} {forms[1]} {_text(rest)}"
 
 
+# Verbs of a measure its announcer takes itself (a tariff raised, a ban imposed, a rate cut).
+MEASURE_VERBS = CHANGE_VERBS | LEVEL_VERBS | frozenset({
+    "raise", "impose", "set", "lift", "cut", "reduce", "lower", "increase", "extend", "suspend", "delay", "approve",
+    "introduce", "scrap", "halt", "pause", "cap", "freeze", "double", "triple", "expand"})
+
+
+def _announced_agentless(verb: Any) -> bool:
+    """Whether a passive verb without its agent ("tariffs will be raised") is what a named
+    actor said or announced: the actor is the announcer, whom a stem made of the clause leaves
+    out ("To what percentage will tariffs on US goods be raised?": by whom?)."""
+    if verb.lemma_.lower() not in MEASURE_VERBS or any(c.dep_ == "agent" for c in verb.children):
+        return False  # "40 people were killed", as the ministry said: the ministry did not kill them
+    head = verb
+    while head.dep_ == "conj" and head.head.i != head.i:
+        head = head.head
+    say = head.head
+    if head.dep_ != "ccomp" or say.lemma_.lower() not in REPORTING | ANNOUNCE_VERBS:
+        return False
+    return any(c.dep_ == "nsubj" and c.ent_type_ in ("PERSON", "ORG", "GPE", "NORP") for c in say.children)
+
+
 def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
     """A question asking for ``ent`` (an entity of ``sent``), or None when no good one exists."""
     verb = _clause_verb(ent)
@@ -677,6 +698,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
     if passive and not auxes_of(verb, "aux") and all(a.lower_ in ("is", "are") for a in passive) \
             and verb.lemma_.lower() not in INTENT_VERBS | SCHEDULED:
         return None  # "80% of iPhones are made in China": a standing state, not the day's event
+    if passive and _announced_agentless(verb):
+        return None  # "[China's tariff commission said] tariffs on US goods will be raised to 125%": by whom?
     if verb.i in _quoted(sent) or verb.dep_ == "conj" and verb.head.i in _quoted(sent):
         return None  # 'X was "committing a grave crime ..."': a quoted charge, not a reported fact
     if any(t.lower_ in ("then", "back") and t.dep_ == "advmod" and (t.i < verb.i or any(

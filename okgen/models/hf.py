@@ -48,7 +48,7 @@ from okgen.registry import require
 log = logging.getLogger(__name__)
 
 OPTIONS = {"device", "dtype", "batch_size", "max_length", "chat", "add_bos", "prefix_cache", "revision",
-           "trust_remote_code", "max_batch_tokens", "min_prefix", "truncation"}
+           "trust_remote_code", "max_batch_tokens", "max_padding", "min_prefix", "truncation"}
 _HUGE = 10**7
 _DEFAULT_MAX_LENGTH = 2048  # lm-evaluation-harness's, for a model whose config names no length
 
@@ -96,6 +96,9 @@ class HFBackend(LocalTokenizerMixin, Backend):
         self.torch, self.device, self.tokenizer, self.model = load_causal_lm(
             spec.model, device=o.get("device", "auto"), dtype=o.get("dtype", "auto"), revision=o.get("revision"),
             trust_remote_code=o.get("trust_remote_code", False))
+        self.max_padding = float(o.get("max_padding", 0.1 if self.device.type == "cpu" else 1.0))
+        if not 0 <= self.max_padding <= 1:
+            raise ConfigError(f"max_padding must be a share between 0 and 1, not {self.max_padding}")
         self.chat = resolve_chat(o.get("chat", "auto"), self.tokenizer, spec.model)
         self.pad_id = _first_id(self.tokenizer.pad_token_id, self.tokenizer.eos_token_id, 0)
         self._max_len = spec.int_opt("max_length") if o.get("max_length") else _model_max_length(self.model, self.tokenizer)
@@ -206,7 +209,8 @@ class HFBackend(LocalTokenizerMixin, Backend):
             batch: list[tuple[list[int], int]] = []
             for g in sorted(shared, key=lambda g: -g[1]):
                 if batch and (len(batch) >= self.batch_size or
-                              (len(batch) + 1) * max(batch[0][1], g[1]) > self.max_batch_tokens):
+                              (len(batch) + 1) * max(batch[0][1], g[1]) > self.max_batch_tokens
+                              or self._too_padded([p for _, p in batch] + [g[1]])):
                     self._run_prefixed(seqs, batch, outs)
                     batch = []
                 batch.append(g)
@@ -217,11 +221,18 @@ class HFBackend(LocalTokenizerMixin, Backend):
                 self._run(seqs, b, outs)
         return [o if o is not None else _Out() for o in outs]
 
+    def _too_padded(self, lengths: list[int]) -> bool:
+        """Whether a batch of sequences of these lengths, left-padded to the longest, would be
+        more than ``max_padding`` padding."""
+        width = max(lengths) * len(lengths)
+        return width - sum(lengths) > self.max_padding * width
+
     def _batches(self, idx: list[int], seqs: list[_Seq], offset: int):
         batch: list[int] = []
         for i in idx:
             longest = max([seqs[j].fed - offset for j in batch] + [seqs[i].fed - offset])
-            if batch and (len(batch) >= self.batch_size or longest * (len(batch) + 1) > self.max_batch_tokens):
+            if batch and (len(batch) >= self.batch_size or longest * (len(batch) + 1) > self.max_batch_tokens
+                          or self._too_padded([seqs[j].fed - offset for j in batch + [i]])):
                 yield batch
                 batch = []
             batch.append(i)

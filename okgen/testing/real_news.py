@@ -65,3 +65,61 @@ def real_news_snapshot(ws: Workspace, *, n_questions: int = 40, n_articles: int 
                           feeds_hash="0" * 12, seed=seed, windows=(1,), funnel=res.funnel,
                           timestamp=dt.datetime(date.year, date.month, date.day, 6, 0, tzinfo=dt.timezone.utc),
                           workspace=ws)
+
+
+LLM_STYLE_QUESTIONS = Path(__file__).resolve().parents[2] / "bench" / "data" / "llm_style_questions.jsonl"
+
+
+def llm_style_snapshot(ws: Workspace, *, path: str | Path = LLM_STYLE_QUESTIONS, news_dir: str | Path | None = None,
+                       n_questions: int | None = None, max_chars: int | None = None, seed: int = 0) -> Any:
+    """A snapshot of the hand-written questions in ``bench/data/llm_style_questions.jsonl``: real
+    news-dev articles with two or three questions each, as an LLM generator writes them (the
+    offline generator asks about one fact of most articles; an LLM's snapshot asks several of
+    one article, which is what the evaluator's shared-article prefix reuse is for).
+
+    Every question of the file is taken (good and flawed alike: the set measures scoring, not
+    quality), in file order, the first ``n_questions`` of them; with ``max_chars``, only those
+    whose article is at most that long. A snapshot has one date: its articles and questions are
+    all dated the file's last day (each stem keeps the date it names), a one-day window. Raises
+    FileNotFoundError when a news-dev day is absent.
+    """
+    from okgen.generate.positions import balanced_positions, place
+    from okgen.ingest.dedup import canonicalize_url
+    from okgen.schema import Question
+    from okgen.snapshot.build import build_snapshot
+
+    items = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    days = sorted({dt.date.fromisoformat(it["date"]) for it in items})
+    articles: dict[str, Article] = {}
+    for day in days:
+        f = Path(news_dir or news_dev_dir()) / f"news_{day.isoformat()}.json"
+        if not f.is_file():
+            raise FileNotFoundError(f)
+        for a in read_articles(f, day, min_chars=0, max_chars=10**9):
+            # The id okgen ingest gives it (the file names articles by it).
+            aid = article_id(canonicalize_url(a.url))
+            articles[aid] = a.model_copy(update={"id": aid, "date": days[-1]})
+    items = [it for it in items if it["article_id"] in articles
+             and (max_chars is None or len(articles[it["article_id"]].text) <= max_chars)][:n_questions]
+    if not items:
+        raise ValueError(f"no question of {path} has its article in the news-dev files")
+    positions = balanced_positions(len(items), seed)
+    questions = []
+    for it, pos in zip(items, positions):
+        a = articles[it["article_id"]]
+        qid = Question.make_id(a.id, it["question"])
+        distractors = [c for c in it["choices"] if c != it["answer"]]
+        choices, idx = place(it["answer"], distractors, pos, seed, qid)
+        questions.append(Question(
+            id=qid, article_id=a.id, date=a.date, source=a.source, question=it["question"], choices=choices,
+            answer_index=idx, answer=choices[idx], short_answer=it.get("short_answer") or it["answer"],
+            rationale=it.get("rationale", ""), generator="llm-style-handwritten"))
+    keep = {q.article_id for q in questions}
+    corpus = [a for a in articles.values() if a.id in keep]
+    last = days[-1]
+    from okgen.schema import AgentInfo
+
+    return build_snapshot(questions, corpus, date=last, generator=AgentInfo(model="llm-style-handwritten"),
+                          prompt_hash="0" * 12, feeds_hash="0" * 12, seed=seed, windows=(1,),
+                          timestamp=dt.datetime(last.year, last.month, last.day, 6, 0, tzinfo=dt.timezone.utc),
+                          workspace=ws)
