@@ -296,7 +296,10 @@ def test_sentences_that_are_page_furniture_or_broken_are_not_used():
            "Ajax beat Feyenoord 2-1 in a match watched by adecentralized crowd of 40,000."]
     bad += ["Readers who shop via these pages may help us earn an affiliate commission at no cost.",
             "Copyright \u00a92025 Veldoria Broadcasting Inc.",
-            "A Halvorsen Energy spokesperson didn't respond to questions sent on Monday."]
+            "A Halvorsen Energy spokesperson didn't respond to questions sent on Monday.",
+            "Get the Veldoria Daily app on the App Store and Google Play today.",
+            "Download the Veldoria Daily News app for alerts on breaking stories.",
+            "Copyright Veldoria Broadcasting Inc. and its partners, 2025."]
     good = ["The Dutch government approved a plan to build 30,000 homes in Utrecht on Monday.",
             "Halvorsen Energy agreed to buy Nordlys Power for $2.3 billion.",
             # news that only sounds like page furniture: a commission, subscribers, a sponsor,
@@ -307,7 +310,8 @@ def test_sentences_that_are_page_furniture_or_broken_are_not_used():
             "Authors sued the startup on Monday over copyrighted books used to train its models.",
             "Students walked out on Thursday, according to the NBC affiliate in Orlando.",
             "The app reached the top of both Apple and Android app stores this week.",
-            "The video game sold 2 million copies in its first week, the publisher said."]
+            "The video game sold 2 million copies in its first week, the publisher said.",
+            "The broker will earn a commission of 2% on each sale under the deal agreed on Monday."]
     for text in bad:
         assert not usable_sentence(next(nlp(text).sents)), text
     for text in good:

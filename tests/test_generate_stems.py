@@ -412,6 +412,9 @@ def test_a_measure_its_announcer_takes_is_not_asked_without_the_announcer(nlp):
     # one raising them ("To what percentage will duties on Marlish goods be raised?": by whom?).
     said = "The Tariff Board of Veldoria said on Friday that duties on Marlish goods will be raised to 84%."
     assert _stem(nlp, said, "84%") is None
+    # The announcer named inside its phrase, a possessive: the same.
+    assert _stem(nlp, "Veldoria's tariff board said on Friday that duties on Marlish goods will be raised to 84%.",
+                 "84%") is None
     # Said in the active voice, the actor is in the stem.
     q = _stem(nlp, "The Tariff Board of Veldoria raised duties on Marlish goods to 84% on Friday.", "84%")
     assert q is not None and "Tariff Board of Veldoria" in q

@@ -83,7 +83,8 @@ def test_prefix_cache_and_batching_do_not_change_scores(fixture, request, texts)
     path = request.getfixturevalue(fixture)
     prompts, _ = _toy(texts)
     conts = [[" Mei Zhou", " Rosa Novak"], [" Lisbon", " Osaka", " Accra"], [" Monday", " Friday"]]
-    cached = load_backend(f"hf/{path},batch_size=3,chat=no").loglik(prompts, conts)
+    # max_padding=1: unequal prompts left-padded into one batch, as a GPU runs them by default
+    cached = load_backend(f"hf/{path},batch_size=3,chat=no,max_padding=1").loglik(prompts, conts)
     plain = load_backend(f"hf/{path},batch_size=1,prefix_cache=no,chat=no").loglik(prompts, conts)
     for a, b in zip(cached, plain):
         assert a.scores == pytest.approx(b.scores, abs=1e-4)
@@ -153,6 +154,28 @@ def test_bad_options_and_paths_are_config_errors(llama, tmp_path):
         load_backend(f"hf/{llama},chat=yes")
     with pytest.raises(ConfigError, match="max_padding must be a share between 0 and 1"):
         load_backend(f"hf/{llama},max_padding=2")
+    with pytest.raises(ConfigError, match="max_padding"):
+        load_backend(f"hf/{llama},max_padding=abc")
+
+
+def test_unequal_prompts_are_not_padded_together_on_a_cpu(llama, texts):
+    # Whole prompts (no shared prefix): on a CPU a batch holds at most 10% padding, so prompts of
+    # very different lengths run apart; max_padding=1 pads them into one forward. Same scores.
+    prompts = [Prompt(({"role": "user", "content": f"{t[:n]}\n\nQuestion: which one?\nA. x\nB. y"},), "Answer:")
+               for t, n in zip(texts, (900, 120, 500, 60))]
+    labels = [["A", "B"]] * len(prompts)
+    padded = load_backend(f"hf/{llama},batch_size=4,chat=no,prefix_cache=no,max_padding=1")
+    apart = load_backend(f"hf/{llama},batch_size=4,chat=no,prefix_cache=no")
+    got_padded, got_apart = padded.letter_logprobs(prompts, labels), apart.letter_logprobs(prompts, labels)
+    assert padded.counters["forward_passes"] == 1 and apart.counters["forward_passes"] == 4
+    for a, b in zip(got_padded, got_apart):
+        assert a.scores == pytest.approx(b.scores, abs=1e-4)
+    # Prompts of one length still share a forward under the CPU's limit.
+    same = [Prompt(({"role": "user", "content": f"{texts[0][:400]}\n\nQuestion {j}: which?\nA. x\nB. y"},), "Answer:")
+            for j in range(4)]
+    equal = load_backend(f"hf/{llama},batch_size=4,chat=no,prefix_cache=no")
+    equal.letter_logprobs(same, [["A", "B"]] * 4)
+    assert equal.counters["forward_passes"] == 1
 
 
 @pytest.mark.parametrize("fixture", ["llama", "gpt2"])

@@ -676,7 +676,9 @@ def _announced_agentless(verb: Any) -> bool:
     say = head.head
     if head.dep_ != "ccomp" or say.lemma_.lower() not in REPORTING | ANNOUNCE_VERBS:
         return False
-    return any(c.dep_ == "nsubj" and c.ent_type_ in ("PERSON", "ORG", "GPE", "NORP") for c in say.children)
+    # The announcer is named anywhere in its phrase ("China's tariff commission", "the Tariff Board of Veldoria").
+    return any(c.dep_ == "nsubj" and any(t.ent_type_ in ("PERSON", "ORG", "GPE", "NORP") for t in c.subtree)
+               for c in say.children)
 
 
 def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:

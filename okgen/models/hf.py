@@ -12,7 +12,10 @@ yes|no forces them on or off),
 ``truncation`` (left: a sequence longer than ``max_length`` loses its first tokens, exactly as
 lm-evaluation-harness's ``HFLM`` cuts it; context: okgen's rule, the article or passages are cut
 from their end before tokenising), ``revision``, ``trust_remote_code`` (no), ``max_batch_tokens``
-(65536: padded tokens per forward), ``min_prefix`` (16: shortest shared prefix worth caching).
+(65536: padded tokens per forward), ``max_padding`` (the largest share of a batch's tokens that
+may be padding, for whole prompts and shared article prefixes: 0.1 on a CPU, where a padded batch
+of unequal prompts costs more than running them apart; 1 on any other device, where batching
+wins), ``min_prefix`` (16: shortest shared prefix worth caching).
 Sampling is seeded by ``okgen eval --seed``.
 
 Scoring follows lm-evaluation-harness (context/continuation split, summed log-probabilities)
@@ -92,13 +95,14 @@ class HFBackend(LocalTokenizerMixin, Backend):
         self.min_prefix = spec.int_opt("min_prefix", 16)
         self.prefix_cache = bool(o.get("prefix_cache", True))
         self.add_bos = None if o.get("add_bos") is None else bool(o.get("add_bos"))
+        max_padding = spec.float_opt("max_padding")  # checked before the model loads
+        if max_padding is not None and not 0 <= max_padding <= 1:
+            raise ConfigError(f"max_padding must be a share between 0 and 1, not {max_padding}")
         self.truncation = resolve_truncation(o.get("truncation"))
         self.torch, self.device, self.tokenizer, self.model = load_causal_lm(
             spec.model, device=o.get("device", "auto"), dtype=o.get("dtype", "auto"), revision=o.get("revision"),
             trust_remote_code=o.get("trust_remote_code", False))
-        self.max_padding = float(o.get("max_padding", 0.1 if self.device.type == "cpu" else 1.0))
-        if not 0 <= self.max_padding <= 1:
-            raise ConfigError(f"max_padding must be a share between 0 and 1, not {self.max_padding}")
+        self.max_padding = max_padding if max_padding is not None else 0.1 if self.device.type == "cpu" else 1.0
         self.chat = resolve_chat(o.get("chat", "auto"), self.tokenizer, spec.model)
         self.pad_id = _first_id(self.tokenizer.pad_token_id, self.tokenizer.eos_token_id, 0)
         self._max_len = spec.int_opt("max_length") if o.get("max_length") else _model_max_length(self.model, self.tokenizer)
