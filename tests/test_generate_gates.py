@@ -164,6 +164,30 @@ def test_type_agreement(nlp):
     assert "type_agreement" not in failed(c)
 
 
+def test_type_agreement_reads_the_writers_own_options(nlp):
+    # The tagger calls the answer nothing useful ("Jingye"-like names), but the writer's own
+    # options are companies: "Which person ..." is the wrong question word.
+    c = gate(nlp, question="Which person bought Veldoria Steel in 2020 and said in November 2026 it had invested £1 billion?",
+             choices=["Qianye", "Marlow Holdings", "Hengda Group", "Greybull Capital"], answer="Qianye",
+             answer_type=None, evidence="Qianye bought Veldoria Steel in 2020 and says it has invested £1 billion")
+    assert failed(c)["type_agreement"].startswith("the question asks for a person but its options are organisations")
+    # People as the options of "Which company ...": the same.
+    c = gate(nlp, question="Which company did Norvik Shipping appoint as its chief executive in November 2026?",
+             choices=["Qianye", "Jonas Berg", "Erik Dahl", "Marta Lindqvist"], answer="Qianye", answer_type=None,
+             evidence="Norvik Shipping named its new chief executive on Monday")  # no label for the answer
+    assert "its options are people" in failed(c)["type_agreement"]
+    # "Who" asks for a person or a body: companies as options are fine; so is a person's question
+    # with one stray company among people.
+    c = gate(nlp, question="Who bought Veldoria Steel in 2020 and said in November 2026 it had invested £1 billion?",
+             choices=["Qianye", "Marlow Holdings", "Hengda Group", "Greybull Capital"], answer="Qianye",
+             answer_type=None, evidence="Qianye bought Veldoria Steel in 2020 and says it has invested £1 billion")
+    assert "type_agreement" not in failed(c)
+    c = gate(nlp, question="Which person did Norvik Shipping appoint as its chief executive in November 2026?",
+             choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Marlow Holdings"], answer="Marta Lindqvist",
+             answer_type=None, evidence="Chief executive Marta Lindqvist told reporters in Rotterdam")
+    assert "type_agreement" not in failed(c)
+
+
 def test_self_contained(nlp):
     c = gate(nlp, question="How many jobs did he say would go at the ports in November 2026?")
     assert "refers to no one named" in failed(c)["self_contained"]

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from okgen.generate.fluency import HEADLINE_PIECE, LEADING_FUNCTION_WORD, fluency_problems
+from okgen.generate.nlp import option_label
 from okgen.generate.overlap import (
     MAX_SHARED_RUN,
     ArticleTokens,
@@ -49,7 +50,7 @@ from okgen.generate.text import DATE_RE
 from okgen.schema import Article
 
 GATES = ("boilerplate", "fluency", "giveaway", "type_agreement", "self_contained", "one_answer", "stem_overlap")
-GATES_VERSION = 5
+GATES_VERSION = 6
 """Bumped when a gate changes what it drops (part of the generation run key)."""
 DEFAULT_ON = True
 """Whether runs apply the gates when ``[generate] quality_gates`` is not set."""
@@ -196,6 +197,12 @@ def apply_gates_many(jobs: Sequence[tuple[Article, Sequence[Candidate]]], *, nlp
     stems = _parse(nlp, [c.question for _, c in todo], _DISABLE)
     typed = [c for _, c in todo if _norm(c.answer) and asks_type(c.question)]
     contexts = dict(zip(map(id, typed), _parse(nlp, [_context(c) for c in typed], _ner_only(nlp))))
+    # The options of a stem asking for a person or an organisation, each parsed alone: the
+    # writer's own distractors say what kind of answer it meant.
+    kinds = [c for c in typed if _asks_actor(c.question)]
+    texts = [x for c in kinds for x in c.distractors()]
+    labels = dict(zip(texts, (option_label(d) for d in _parse(nlp, texts, _ner_only(nlp)))))
+    option_labels = {id(c): [labels[x] for x in c.distractors()] for c in kinds}
     wanted: dict[int, set[str]] = {}  # per article, the tokens of its stems (all its index needs)
     for a, c in todo:
         wanted.setdefault(id(a), set()).update(tok for tok, _ in name_mask(c.question))
@@ -204,7 +211,8 @@ def apply_gates_many(jobs: Sequence[tuple[Article, Sequence[Candidate]]], *, nlp
     for (a, c), stem_doc in zip(todo, stems):
         if id(a) not in index:
             index[id(a)] = ArticleTokens(f"{a.title}\n{a.text}", only=wanted[id(a)])
-        gate_candidate(c, stem_doc, answer_label(c, contexts.get(id(c))), index[id(a)], nlp, fluency)
+        gate_candidate(c, stem_doc, answer_label(c, contexts.get(id(c))), index[id(a)], nlp, fluency,
+                       option_labels.get(id(c)))
 
 
 def _ner_only(nlp: Any) -> tuple[str, ...]:
@@ -299,9 +307,10 @@ def _load() -> Any:
 
 
 def gate_candidate(c: Candidate, stem_doc: Any, label: str | None, index: ArticleTokens, nlp: Any,
-                   fluency: dict[str, list[str]] | None = None) -> None:
+                   fluency: dict[str, list[str]] | None = None, option_labels: Sequence[str] | None = None) -> None:
     """Apply the gates to one candidate, given its parsed stem and its answer's entity label
-    (``fluency``: options' fluency problems already known, filled in)."""
+    (``fluency``: options' fluency problems already known, filled in; ``option_labels``: the
+    entity labels of its distractors parsed alone, for a stem asking for a person or a body)."""
     hit = (_BOILERPLATE.search(c.question) or _BOILERPLATE.search(c.evidence) or _COMMENT.search(c.question)
            or (_ABOUT_COMMENT.search(c.question) and _COMMENT.search(c.evidence)))
     c.add("boilerplate", hit is None, reason=None if hit is None else f"page furniture: {hit.group(0)!r}")
@@ -320,7 +329,7 @@ def gate_candidate(c: Candidate, stem_doc: Any, label: str | None, index: Articl
     c.add("fluency", not problems, reason="; ".join(problems[:3]) or None)
     why = giveaway(c)
     c.add("giveaway", why is None, reason=why)
-    why = type_disagreement(c.question, label)
+    why = type_disagreement(c.question, label) or options_disagreement(c.question, c.distractors(), option_labels)
     c.add("type_agreement", why is None, reason=why)
     why = unresolved_reference(c.question, stem_doc)
     c.add("self_contained", why is None, reason=why)
@@ -414,6 +423,34 @@ def _question_word(stem: str) -> tuple[frozenset[str], str] | None:
         if m:
             hits.append((m.start(), labels, what))
     return min(hits, key=lambda h: h[0])[1:] if hits else None
+
+
+# What a stem asking for a person is not, and one asking for an organisation: a writer whose
+# options are of that kind meant the other ("Which person bought British Steel?": Jingye, Tata
+# Steel, Greybull Capital).
+_OTHER_ACTOR = {"a person": ORG, "an organisation": PERSON}
+
+
+def _asks_actor(stem: str) -> bool:
+    """Whether the stem's question word asks for a person or for an organisation ("Who" asks
+    for either)."""
+    got = _question_word(stem)
+    return got is not None and got[1] in _OTHER_ACTOR
+
+
+def options_disagreement(stem: str, distractors: Sequence[str], labels: Sequence[str] | None) -> str | None:
+    """Why the stem's question word does not fit the kind of answer its own options are: at
+    least two of the distractors, parsed alone, are organisations under "Which person ..." (or
+    people under "Which company ..."), and none is of the kind asked; else None."""
+    got = _question_word(stem) if labels else None
+    if got is None or got[1] not in _OTHER_ACTOR:
+        return None
+    labels_, what = got
+    other = [d for d, lab in zip(distractors, labels) if lab in _OTHER_ACTOR[what]]
+    if len(other) < 2 or any(lab in labels_ for lab in labels):
+        return None
+    kind = "organisations" if _OTHER_ACTOR[what] is ORG else "people"
+    return f"the question asks for {what} but its options are {kind} ({', '.join(other[:3])})"
 
 
 def type_disagreement(stem: str, label: str | None) -> str | None:
