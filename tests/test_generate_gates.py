@@ -169,7 +169,7 @@ def test_type_agreement_reads_the_writers_own_options(nlp):
     # options are companies: "Which person ..." is the wrong question word.
     c = gate(nlp, question="Which person bought Veldoria Steel in 2020 and said in November 2026 it had invested £1 billion?",
              choices=["Qianye", "Marlow Holdings", "Hengda Group", "Greybull Capital"], answer="Qianye",
-             answer_type=None, evidence="Qianye bought Veldoria Steel in 2020 and says it has invested £1 billion")
+             answer_type=None, evidence="Qianye took over Veldoria Steel five years ago and reports spending £1 billion on the works")
     assert failed(c)["type_agreement"].startswith("the question asks for a person but its options are organisations")
     # People as the options of "Which company ...": the same.
     c = gate(nlp, question="Which company did Norvik Shipping appoint as its chief executive in November 2026?",
@@ -180,7 +180,7 @@ def test_type_agreement_reads_the_writers_own_options(nlp):
     # with one stray company among people.
     c = gate(nlp, question="Who bought Veldoria Steel in 2020 and said in November 2026 it had invested £1 billion?",
              choices=["Qianye", "Marlow Holdings", "Hengda Group", "Greybull Capital"], answer="Qianye",
-             answer_type=None, evidence="Qianye bought Veldoria Steel in 2020 and says it has invested £1 billion")
+             answer_type=None, evidence="Qianye took over Veldoria Steel five years ago and reports spending £1 billion on the works")
     assert "type_agreement" not in failed(c)
     c = gate(nlp, question="Which person did Norvik Shipping appoint as its chief executive in November 2026?",
              choices=["Marta Lindqvist", "Jonas Berg", "Erik Dahl", "Marlow Holdings"], answer="Marta Lindqvist",
