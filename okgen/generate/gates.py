@@ -55,8 +55,6 @@ GATES_VERSION = 6
 DEFAULT_ON = True
 """Whether runs apply the gates when ``[generate] quality_gates`` is not set."""
 
-_BOILERPLATE = PAGE_FURNITURE
-
 # A request for comment is page furniture when the question asks about it; a fact told in the
 # same sentence ("Norvik, which runs the quay, ignored a request for comment") is not.
 _COMMENT = re.compile(r"\breached out to .{0,80}?for (?:a )?comment\b|\brequest(?:s|ed)? for comment\b", re.IGNORECASE)
@@ -311,7 +309,7 @@ def gate_candidate(c: Candidate, stem_doc: Any, label: str | None, index: Articl
     """Apply the gates to one candidate, given its parsed stem and its answer's entity label
     (``fluency``: options' fluency problems already known, filled in; ``option_labels``: the
     entity labels of its distractors parsed alone, for a stem asking for a person or a body)."""
-    hit = (_BOILERPLATE.search(c.question) or _BOILERPLATE.search(c.evidence) or _COMMENT.search(c.question)
+    hit = (PAGE_FURNITURE.search(c.question) or PAGE_FURNITURE.search(c.evidence) or _COMMENT.search(c.question)
            or (_ABOUT_COMMENT.search(c.question) and _COMMENT.search(c.evidence)))
     c.add("boilerplate", hit is None, reason=None if hit is None else f"page furniture: {hit.group(0)!r}")
     problems = stem_problems(c.question, stem_doc, nlp)

@@ -46,12 +46,12 @@ PAGE_FURNITURE = re.compile("|".join([
 BOILERPLATE = re.compile(PAGE_FURNITURE.pattern + "|" + "|".join([
     r"\bfor (?:a )?comment\b|\breached out to\b|\bdeclined to comment\b|"
     r"\b(?:did not|didn.t) (?:immediately )?(?:respond|return)\b",
-    r"\b(?:watch|listen|photo|image|credit|related):|\bistock\b|\bcontributed to this report\b|\ball rights reserved\b",
+    r"\b(?:watch|listen|credit):|\bistock\b|\ball rights reserved\b",
     r"\bthis story (?:has been|was) updated\b|\byou can (?:now )?(?:watch|listen|stream)\b|\bbest deals?\b|"
     r"\bdownload the (?:[\w-]+ ){0,3}app\b|(?-i:\bApp Store\b|\bGoogle Play\b|\bPlay Store\b)|"
     r"\b(?:we|may|might|can|could) (?:\w+ )?(?:earn|receive|get) (?:a |an )?(?:small )?(?:affiliate )?commission\b|"
     r"\bearns? (?:an )?affiliate commission\b|\bsign up\b|\bsubscribe\b|\bnewsletter\b|\bcookies?\b|"
-    r"\bcopyright (?:\(c\)|\d{4})|^copyright\b|^sponsored\b|\bistockphoto\b",
+    r"\bcopyright \(c\)|^copyright\b|^sponsored\b|\bistockphoto\b",
     r"\bvideo\b(?!\s+games?\b)|\bpodcast\b|\bplaylist\b",
 ]), re.IGNORECASE)
 # "LONDON (Reuters) - ...", "NAIROBI, Kenya — ...": the statement is glued to a dateline.

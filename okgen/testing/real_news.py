@@ -85,7 +85,7 @@ def llm_style_snapshot(ws: Workspace, *, path: str | Path = LLM_STYLE_QUESTIONS,
     """
     from okgen.generate.positions import balanced_positions, place
     from okgen.ingest.dedup import canonicalize_url
-    from okgen.schema import Question
+    from okgen.schema import AgentInfo, Question
     from okgen.snapshot.build import build_snapshot
 
     items = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -117,8 +117,6 @@ def llm_style_snapshot(ws: Workspace, *, path: str | Path = LLM_STYLE_QUESTIONS,
     keep = {q.article_id for q in questions}
     corpus = [a for a in articles.values() if a.id in keep]
     last = days[-1]
-    from okgen.schema import AgentInfo
-
     return build_snapshot(questions, corpus, date=last, generator=AgentInfo(model="llm-style-handwritten"),
                           prompt_hash="0" * 12, feeds_hash="0" * 12, seed=seed, windows=(1,),
                           timestamp=dt.datetime(last.year, last.month, last.day, 6, 0, tzinfo=dt.timezone.utc),
