@@ -317,3 +317,86 @@ def test_a_father_is_not_named_with_his_sons_suffix(nlp):
     ]
     people = {t for t, _ in _day_pool(texts, "Leaders discuss trade").names.names["person"].values()}
     assert "Donald Trump" in people and "Donald Trump Jr." not in people, people
+
+
+def test_a_place_in_one_articles_story_takes_countries_the_news_uses_alike():
+    # Only one article names the answer with the question's noun ("water"): that story is no
+    # common knowledge, so countries used like the answer are fair options. Told in several
+    # articles, it is the day's news, and only countries named with it would do (none here).
+    countries = {**COUNTRIES, "Mexico": ("tariff trade us border", {"s:avoid": 1, "s~water": 2}, 17,
+                                         {"tariff": 4, "border": 3, "water": 3})}
+    question = "Which country will deliver water to farmers in Texas?"
+    role = Counter(["s:deliver", "s~water", "s~farmer"])
+    for articles, expect in ((1, True), (3, False)):
+        pool = _pool(countries)
+        pool.spread = {normalize(k): Counter({w: (articles if k == "Mexico" else 1) for w in v[3]})
+                       for k, v in countries.items()}
+        why: list[str] = []
+        got = _pick(pool, "Mexico", question, role, why=why)
+        if expect:
+            assert got is not None and "Mexico" not in got and len(set(got)) == 3, got
+        else:
+            assert got is None and why == ["distractors_implausible"]
+
+
+QUARTERBACKS = {
+    "Dale Quimby": ("deal contract quarterback season", {"t:quarterback": 3, "s:sign": 1, "s~deal": 2}, 4,
+                    {"deal": 3, "quarterback": 3, "season": 1}),
+    "Alan Brooks": ("contract quarterback season", {"t:quarterback": 4, "s:throw": 2}, 6,
+                    {"quarterback": 4, "season": 2}),
+    "Carl Mendes": ("contract quarterback season injury", {"t:quarterback": 2, "s:miss": 1}, 5,
+                    {"quarterback": 2, "injury": 2}),
+    "Evan Pruitt": ("contract quarterback season trade", {"t:quarterback": 3, "o:trade": 1}, 5,
+                    {"quarterback": 3, "trade": 1}),
+    "Gina Holt": ("contract quarterback season photo", {}, 5, {"quarterback": 2, "season": 2}),
+    "Hal Ortiz": ("senate vote budget", {"t:senator": 3}, 6, {"budget": 3}),
+    "Ivy Renner": ("court ruling appeal", {"t:judge": 3}, 6, {"ruling": 3}),
+    "Lou Bantam": ("album tour stage", {"t:singer": 3}, 6, {"tour": 3}),
+}
+
+
+def test_a_person_in_one_articles_role_takes_options_of_the_same_field():
+    # "Who signed a deal with <club>?": the deal is one article's news. Quarterbacks are fair
+    # options, and only people the news titles as players (not a name with no title, who may
+    # be the photographer). Told day-long, the deal is known: no option without it.
+    question = "Who signed a three-year deal with the club?"
+    role = Counter(["s:sign", "s~deal", "s~club"])
+    for articles, expect in ((1, True), (3, False)):
+        pool = _pool(QUARTERBACKS, kind="person")
+        pool.spread = {normalize(k): Counter({w: (articles if k == "Dale Quimby" else 1) for w in v[3]})
+                       for k, v in QUARTERBACKS.items()}
+        for seed in range(6):
+            why: list[str] = []
+            got = _pick(pool, "Dale Quimby", question, role, kind="person", seed=seed, why=why)
+            if expect:
+                assert got is not None and set(got) == {"Alan Brooks", "Carl Mendes", "Evan Pruitt"}, got
+            else:
+                assert got is None and why == ["distractors_implausible"]
+
+
+GADGET_MAKERS = {
+    "Veltrix": ("vacuum suction filter launch battery", {"s:unveil": 1}, 5, {"vacuum": 2}),
+    "Korvo": ("watch strap dial launch battery", {"s:release": 1}, 4, {"watch": 2}),
+    "Plimsoft": ("charger cable port launch battery", {"s:ship": 1}, 4, {"phone": 2}),
+    "Dunmore": ("earbuds case tips launch battery", {"s:cut": 1}, 4, {"earbuds": 2}),
+    "Harlan Mills": ("tariff court ruling appeal", {"s:appeal": 1}, 6, {"ruling": 3}),
+    "Ostrava Bank": ("loan rate bond", {"s:lend": 1}, 6, {"loan": 3}),
+    "Quenby Motors": ("car plant union", {"s:build": 1}, 6, {"car": 3}),
+}
+
+
+def test_a_company_from_the_nearest_stories_needs_less_likeness():
+    # A day with few gadget makers: each is used a little like the answer (cosine below 0.1 but
+    # at least 0.04); from the stories nearest the source, they are fair options. Far from the
+    # source, they are not; nor is a company used unlike the answer, near or not.
+    pool = _pool(GADGET_MAKERS, kind="org")
+    pool.spread = {normalize(k): Counter(dict.fromkeys(v[3], 1)) for k, v in GADGET_MAKERS.items()}
+    sims = {c: pool.similarity("Veltrix", c) for c in GADGET_MAKERS}
+    assert all(0.04 <= sims[c] < 0.1 for c in ("Korvo", "Plimsoft", "Dunmore")), sims
+    question = "Which organisation unveiled a cordless vacuum cleaner?"
+    role = Counter(["s:unveil", "s~vacuum"])
+    got = _pick(pool, "Veltrix", question, role, kind="org", near=("a1", "a2", "a3", "a4", "a5", "a6"))
+    assert got is not None and set(got) == {"Korvo", "Plimsoft", "Dunmore"}, got
+    why: list[str] = []
+    assert _pick(pool, "Veltrix", question, role, kind="org", near=("a4", "a5", "a6"), why=why) is None
+    assert why == ["distractors_implausible"]

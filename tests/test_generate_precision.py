@@ -286,6 +286,9 @@ def test_an_acronym_and_its_name_are_not_two_options():
     assert aliases("DOGE", "the Department of Government Efficiency")
     assert aliases("Federal Bureau of Investigation", "FBI")
     assert not aliases("UK", "Ukraine") and not aliases("Apple", "Microsoft")
+    # One body under two names (news-dev 2025-04-12 offered "the Oval Office" against "The White House").
+    assert aliases("the Oval Office", "The White House") and aliases("The U.S. Department of Justice", "DOJ")
+    assert aliases("Treasury", "the US Treasury") and not aliases("Treasury", "Congress")
     from okgen.generate.distractors import _names
 
     cands = ["the Department of Government Efficiency", "DOGE", "Pentagon", "Treasury"]

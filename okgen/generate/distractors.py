@@ -48,6 +48,8 @@ class Pool:
     """The share of each name's mentions written as no longer in office ("former President")."""
     topics: dict[str, Counter[str]] = field(default_factory=dict)
     """For each name, in how many of its sentences each content word occurs ("tariff": 8)."""
+    spread: dict[str, Counter[str]] = field(default_factory=dict)
+    """For each name, in how many articles its sentences use each content word (empty: not known)."""
     mentions: dict[str, int] = field(default_factory=dict)
     articles: int = 0
     """How many articles the day has (0: not known)."""
@@ -90,6 +92,15 @@ class Pool:
         if not total:
             return 0.0
         return sum(v * self.share(name, w) for w, v in weights.items()) / total
+
+    def day_long(self, name: str, words: set[str]) -> bool:
+        """Whether the news names ``name`` with one of ``words`` in at least :data:`DAY_LONG`
+        articles: a story a reader of the day's news knows (China and "tariff"), not one
+        article's (Mexico and "water"). True when the pool does not know the spread."""
+        if not self.spread:
+            return True
+        bag = self.spread.get(normalize(name), Counter())
+        return any(bag.get(w, 0) >= DAY_LONG for w in words)
 
     def role_similarity(self, name: str, vec: dict[str, float]) -> float:
         """Cosine of a name's role vector and ``vec`` (0 when either is unknown)."""
@@ -252,9 +263,11 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
     return out if len(out) == n else None
 
 
+DAY_LONG = 2  # a name written with a word in this many articles: the day's news knows it so
 TOPICAL_KEEP = 3  # candidates kept beyond the n needed, so the draw still varies
 MIN_SIMILARITY = 0.1  # a distractor's least context similarity to the answer
 MIN_EVIDENCE_SIMILARITY = 0.05  # ... and to the evidence sentence, when no near story names it
+MIN_NEAR_SIMILARITY = 0.04  # an organisation of the answer's class from a near story: this much
 
 
 FOCUS_WEIGHT = 1.0  # the weight in the rank of a name's use with the words of the answer's role
@@ -302,7 +315,10 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     # A place is offered only where the news names it with what the question is about (a
     # country named with "tariff" for a tariff): a reader knows which countries were bombed or
     # visited, and rules out any other; a question about nothing but a verb ("visited") has none.
-    place_focus = noun_focus if kind in ("place", "region") and pool.topics else None
+    # Only a story the day's news tells in several articles is known so: one article's story
+    # (Mexico's water deliveries to Texas) leaves any country the news uses alike plausible.
+    place_focus = noun_focus if kind in ("place", "region") and pool.topics \
+        and (not nouns or pool.day_long(answer, nouns)) else None
     # A member of the EU against a country that sets its own tariffs: the EU sets its members'.
     no_eu = kind == "place" and bool(nouns & lx.TRADE_WORDS) and answer not in lx.EU_MEMBERS
     min_place = max(MIN_FOCUS, min(FOCUS_SHARE * pool.focus(answer, noun_focus), FOCUS_ENOUGH)) if noun_focus else 1.0
@@ -312,6 +328,13 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     # The countries the question names: "visits Beijing for talks with Chinese counterparts" is
     # asked of no Chinese minister, when the answer is none.
     abroad = lx.countries_named(question) - {home} if kind == "person" else set()
+    # A role one article tells (a quarterback's new deal, a vacuum cleaner's launch) is no story
+    # every reader knows: a person of the answer's field, or any name used like the answer, is a
+    # fair option, written with the role or not.
+    one_story = strong and not pool.day_long(answer, subject_nouns)
+    same_field = one_story and kind == "person" and field_ is not None
+    if one_story and (kind != "person" or same_field):
+        strong = False
     cache: dict[str, tuple[float, bool, float, float]] = {}
 
     def features(c: str) -> tuple[float, bool, float, float]:
@@ -339,13 +362,17 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
             return False
         if in_office and pool.past.get(normalize(c), 0.0) >= MAX_PAST:
             return False  # "former President Joe Biden" against a sitting one
-        if field_ is not None and title_field(pool.roles.get(normalize(c), {})) not in (None, field_):
+        c_field = title_field(pool.roles.get(normalize(c), {})) if field_ is not None else None
+        if field_ is not None and c_field not in ((field_,) if same_field else (None, field_)):
             return False  # a chief executive against a president, a striker against a minister
         c_home = title_country(pool.roles.get(normalize(c), {})) if kind == "person" else None
         if home is not None and c_home not in (None, home):
             return False  # "Israeli Prime Minister X" against "US President Y"
         if c_home in abroad:
             return False  # China's commerce minister for a visit to Beijing
+        if kind == "org" and is_near and sim >= MIN_NEAR_SIMILARITY and org_class(c) == org_class(answer) \
+                and _acronym(c) == _acronym(answer):
+            return True  # a company of the source's nearest stories, used somewhat alike: Garmin for Samsung
         return sim >= MIN_SIMILARITY and (is_near or ev_sim >= MIN_EVIDENCE_SIMILARITY or focus_sim >= min_focus)
 
     ranked = sorted(cands, key=lambda c: (-score(c), c))
@@ -500,7 +527,9 @@ def place_aliases(name: str) -> tuple[str, ...]:
 
 def aliases(a: str, b: str) -> bool:
     """Whether one name is the other's acronym ("DOGE", "the Department of Government
-    Efficiency"): two options naming one thing."""
+    Efficiency") or both name one body (:data:`lexicon.SAME_BODY`): two options naming one thing."""
+    if lx.same_body(*(re.sub(r"\bu s\b", "us", _bare(x)) for x in (a, b))):
+        return True  # "the Oval Office" for "the White House"
     for x, y in ((a, b), (b, a)):
         letters = re.sub(r"[^A-Za-z]", "", y)
         if letters.isupper() and 2 <= len(letters) <= 6 and len(x.split()) >= 2 and letters in _initials(x):

@@ -164,6 +164,7 @@ class ExtractiveGenerator:
         roles: dict[str, Counter[str]] = defaultdict(Counter)  # name -> its roles in the sentences
         suffixes: dict[str, Counter[str]] = defaultdict(Counter)  # name -> the "Jr." written after it
         topics: dict[str, Counter[str]] = defaultdict(Counter)  # name -> sentences naming it with each word
+        spread: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # name -> word -> articles
         people: dict[str, str] = {}  # every person's name as tagged ("Robert F. Kennedy Jr." at times)
         for a_id, doc in docs.items():
             for ent in doc.ents:
@@ -182,6 +183,8 @@ class ExtractiveGenerator:
                         roles[key].update(_role_features(sent, e))
                         roles[key]["#mentions"] += 1
                         topics[key].update(words)
+                        for w in words:
+                            spread[key][w].add(a_id)
                         if e.label_ == "PERSON":
                             suffixes[key][_name_suffix(doc, e)] += 1
                             people[key] = e.text
@@ -224,10 +227,12 @@ class ExtractiveGenerator:
                     contexts.setdefault(normalize(text), contexts[key])
                     roles.setdefault(normalize(text), roles[key])
                     topics.setdefault(normalize(text), topics[key])
+                    spread.setdefault(normalize(text), spread[key])
             pool.names.add(POOL_LABELS[label], text, a_id)
         pool.names.set_contexts(contexts)
         pool.names.articles = len(today)
         pool.names.set_roles(roles, topics)
+        pool.names.spread = {k: Counter({w: len(ids) for w, ids in bag.items()}) for k, bag in spread.items()}
         self.majority = majority
         day = _DayNames(docs, today)
         pool.near = _nearest(today)

@@ -151,3 +151,25 @@ def world_places() -> dict[str, str]:
     out.update({c["capital"]: "city" for c in gc.get_countries().values() if c.get("capital")})
     out.update({s["name"]: "region" for s in gc.get_us_states().values()})
     return {k: v for k, v in out.items() if k and k not in PLACES}
+
+
+# Names the news uses for one body (a metonym and its owner): never two options of one question.
+SAME_BODY = (
+    frozenset({"white house", "oval office", "trump administration", "biden administration"}),
+    frozenset({"pentagon", "defense department", "department of defense", "us department of defense"}),
+    frozenset({"downing street", "no 10", "number 10", "uk government"}),
+    frozenset({"state department", "department of state", "us state department"}),
+    frozenset({"treasury", "us treasury", "treasury department", "department of the treasury"}),
+    frozenset({"fed", "federal reserve", "us federal reserve"}),
+    frozenset({"justice department", "department of justice", "us department of justice", "doj"}),
+    frozenset({"kremlin", "russian government"}),
+    frozenset({"european commission", "brussels"}),
+)
+_BODY_OF = {name: group for group in SAME_BODY for name in group}
+
+
+def same_body(a: str, b: str) -> bool:
+    """Whether two bare, normalised organisation names are one body ("the Oval Office" and "the
+    White House")."""
+    group = _BODY_OF.get(a)
+    return group is not None and b in group

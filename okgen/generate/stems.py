@@ -146,9 +146,10 @@ def _subtree_tokens(tok: Any, exclude: frozenset[str] = DROP_DEPS) -> list[Any]:
     coordinated = (tok.pos_ in NOMINAL or tok.ent_type_) and any(c.dep_ == "conj" and c.pos_ in NOMINAL for c in tok.children) \
         or tok.pos_ == "ADJ" and any(c.dep_ == "conj" and c.pos_ == "ADJ" for c in tok.children)
     for child in tok.children:
-        if coordinated and (child.dep_ in ("cc", "conj") and child.pos_ in NOMINAL | {"CCONJ", "ADJ"}
+        if coordinated and (child.dep_ in ("cc", "conj") and child.pos_ in NOMINAL | {"CCONJ", "ADJ", "ADP", "SCONJ"}
                             or child.dep_ == "punct" and child.text == "," and child.i > tok.i):
-            out.extend(_subtree_tokens(child, exclude))
+            # "as well as" whole: its "as well" hangs on the conjunction as adverbs
+            out.extend(child.subtree if child.dep_ == "cc" else _subtree_tokens(child, exclude))
             continue
         if child.dep_ == "appos" and _defines(tok, child):
             out.extend(c for c in tok.children if c.dep_ == "punct" and c.text == ","
@@ -271,9 +272,14 @@ def _clause(verb: Any, skip: set[int]) -> list[Any] | None:
     brackets = _bracketed(verb.sent)
     toks: list[Any] = []
     for child in verb.children:
-        if child.i < verb.i or (child.dep_ not in KEEP_VERB_DEPS and not _meaning(child)) or child.i in skip:
+        if child.i < verb.i or (child.dep_ not in KEEP_VERB_DEPS and not _meaning(child)
+                                and not _purpose(child)) or child.i in skip:
             continue
+        if child.dep_ == "prt" and child.tag_ != "RP" and child.pos_ not in ("ADP", "PART"):
+            return None  # "grilled [whistleblower] Dr. X": a noun the parse took for a particle
         sub = _subtree_tokens(child)
+        if child.dep_ == "advcl" and (len(sub) > MAX_PURPOSE or not _self_contained(sub)):
+            continue  # a long or pronoun-bound purpose is detail: left out
         if child.dep_ == "prep" and not any(t.ent_type_ or t.like_num for t in sub) and len(sub) > 4:
             if child.lower_ == "as" and any(c.dep_ in ("dobj", "obj") for c in verb.children) \
                     and not any(t.lower_ == "part" for t in sub):
@@ -294,6 +300,22 @@ def _clause(verb: Any, skip: set[int]) -> list[Any] | None:
                     and not (t.doc[j].whitespace_ if j > t.i else t.doc[j - 1].whitespace_ if j > 0 else True):
                 return None
     return toks
+
+
+# Infinitives of a result, not a purpose ("jumped 28% to reach 46 million"): a figure the
+# question would give away, left out like any other adverbial clause.
+RESULT_VERBS = frozenset({"reach", "hit", "top", "close", "end", "finish", "stand", "total", "become", "leave",
+                          "bring", "make", "set", "mark"})
+MAX_PURPOSE = 9  # tokens of a purpose infinitive kept in a stem ("to meet with President Vladimir Putin")
+
+
+def _purpose(tok: Any) -> bool:
+    """An infinitive of purpose after its verb ("traveled to Russia [to meet with Putin]",
+    "is stepping in [to seize control of British Steel]"): what the event is for, kept."""
+    return tok.dep_ == "advcl" and tok.pos_ == "VERB" and tok.i > tok.head.i and tok.lemma_.lower() not in RESULT_VERBS \
+        and base_form(tok.head) not in CHANGE_VERBS | LEVEL_VERBS | CLOSING_VERBS \
+        and any(c.dep_ == "aux" and c.lower_ == "to" and c.i == tok.i - 1 for c in tok.children) \
+        and not any(c.dep_ in ("nsubj", "nsubjpass", "mark") for c in tok.children)
 
 
 def _text(tokens: list[Any]) -> str:
@@ -741,6 +763,11 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         return None
     role = ent.root.dep_
     in_subject = ent.root.i in {t.i for t in subj_toks}
+    if role == "appos" and ent.root.head.i == subj.i and subj.pos_ == "NOUN" and kind in ("person", "org") \
+            and ent.end - ent.start == len(list(ent.root.subtree)) and subj.i < ent.start:
+        # "Brazil's foreign minister, Mauro Vieira, has flown ...": the name says who the subject
+        # is; asked "Who has flown ...", the description left out.
+        subj_toks, in_subject, subj = [t for t in ent], True, ent.root
 
     if in_subject and (ent.root.i == subj.i or (kind == "count" and ent.root.head.i == subj.i)):
         rest = _clause(verb, set())
@@ -783,7 +810,9 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         if in_subject:  # "A firing squad in South Carolina executed ...": asked "In which state did ..."
             body = _where_subject(sent, verb, subj, subj_toks, ent, kind)
             return None if body is None else _finish(body, verb, ent, kind, "place", date_s)
-        if not _named(subj_toks) or not _self_contained(subj_toks) or len(subj_toks) > 8:
+        unnamed = not _named(subj_toks)
+        if unnamed and not _measured(subj_toks, verb, kind) or not _self_contained(subj_toks) \
+                or len(subj_toks) > (12 if unnamed else 8):
             return None
         if sum(c.dep_ in ("dobj", "obj") for c in verb.children) > 1:
             return None  # two objects: a misparse ("signed [quarterback] [Joe Flacco]"), which would leave a title behind
@@ -917,7 +946,19 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             form = "date"
         else:
             return None
+        if unnamed and form != "amount":
+            return None
     return _finish(body, verb, ent, kind, form, date_s)
+
+
+def _measured(subj_toks: list[Any], verb: Any, kind: str) -> bool:
+    """A subject without a name that still says what moved, for "By what percentage ..." and "To
+    what percentage ..." questions: a measure of at least two words ("the average rate on the
+    30-year fixed mortgage", "US consumer sentiment"), not "shares" or "sentiment" alone."""
+    content = [t for t in subj_toks if t.pos_ in ("NOUN", "ADJ", "NUM", "PROPN") and t.is_alpha or "-" in t.text]
+    return kind in ("percent", "money") and base_form(verb) in CHANGE_VERBS | LEVEL_VERBS | CLOSING_VERBS \
+        and len(content) >= 2 and not any(t.lower_ in ("the", "this", "that") and t.head.lower_ in GENERIC_HEADS
+                                          for t in subj_toks)
 
 
 # Nouns whose size a percentage or a sum modifying them gives ("imposed a 10% tariff on UK
