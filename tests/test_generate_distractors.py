@@ -400,3 +400,31 @@ def test_a_company_from_the_nearest_stories_needs_less_likeness():
     why: list[str] = []
     assert _pick(pool, "Veltrix", question, role, kind="org", near=("a4", "a5", "a6"), why=why) is None
     assert why == ["distractors_implausible"]
+
+
+CABINET = {
+    "Nora Vance": ("prison border camp agent guard cell deport inmate gang", {"t:secretary": 3, "s:visit": 1}, 5,
+                   {"prison": 2}),
+    "Ed Marlow": ("prison school grant fund pupil teacher exam class budget", {"t:secretary": 3}, 5, {"school": 2}),
+    "Rita Cole": ("border steel trade tariff export mill plant worker budget", {"t:secretary": 3}, 5, {"steel": 2}),
+    "Sam Oduya": ("camp vaccine clinic nurse doctor drug trial ward budget", {"t:secretary": 3}, 5, {"vaccine": 2}),
+    "Tom Reyes": ("agent goal match season club striker league cup budget", {"t:striker": 3}, 5, {"goal": 2}),
+    "Jo Pike": ("guard photo camera lens shot studio print frame budget", {}, 5, {"photo": 2}),
+    "Ivy Renner": ("court ruling appeal", {"t:judge": 3}, 6, {"ruling": 3}),
+    "Lou Bantam": ("album tour stage", {"t:singer": 3}, 6, {"tour": 3}),
+}
+
+
+def test_people_of_the_answers_field_near_the_story_need_less_likeness():
+    # A cabinet member's visit: other secretaries, each used a little like her (cosine below
+    # 0.1), are fair options when a near story names them; a striker or a name with no title,
+    # used as much alike, is not. Far from the story, none is.
+    pool = _pool(CABINET, kind="person")
+    sims = {c: pool.similarity("Nora Vance", c) for c in CABINET}
+    assert all(0.04 <= sims[c] < 0.1 for c in ("Ed Marlow", "Rita Cole", "Sam Oduya", "Tom Reyes", "Jo Pike")), sims
+    question = "Who visited the new detention centre in the desert?"
+    role = Counter(["s:visit", "t:secretary"])
+    for seed in range(6):
+        got = _pick(pool, "Nora Vance", question, role, kind="person", seed=seed, near=("a1", "a2", "a3", "a4", "a5"))
+        assert got is not None and set(got) == {"Ed Marlow", "Rita Cole", "Sam Oduya"}, got
+    assert _pick(pool, "Nora Vance", question, role, kind="person", near=("a6", "a7")) is None

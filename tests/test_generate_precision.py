@@ -73,6 +73,9 @@ def test_background_sentences_are_history():
     assert pr.background_sentence("Last week, the envoy met the aide in Lisbon.", DAY)
     assert pr.background_sentence("House prices in Spain have risen 30% in the last five years.", DAY)
     assert pr.background_sentence("The agency sent $2 billion to the region under the previous administration.", DAY)
+    assert pr.background_sentence("The teacher has lived in Ohio for almost 12 years.", DAY)  # a biography
+    assert pr.background_sentence("The mill had run for forty years before the fire.", DAY)
+    assert not pr.background_sentence("The club signed the striker for two years on Monday.", DAY)  # a term
     assert not pr.background_sentence("The company said it would cut 300 jobs by the end of June.", DAY)
     assert not pr.background_sentence("On April 4 a district judge ordered the government to act.", DAY)
 
@@ -327,6 +330,17 @@ def test_common_words_the_tagger_capitalised_are_not_options():
     cased = Counter({"media": 40, "Media": 12, "house": 30, "House": 20, "Apple": 50, "apple": 1, "Senate": 10})
     assert common_word("Media", cased) and common_word("House", cased)
     assert not common_word("Apple", cased) and not common_word("Senate", cased) and not common_word("FBI", cased)
+
+
+def test_a_surname_with_a_word_glued_on_is_no_option():
+    # news-dev 2025-04-13 offered "Volodymyr Zelenskyyhopes" (extraction glued "hopes" on).
+    from okgen.generate.extractive import glued_surname
+
+    surnames = {"zelenskyy", "umerov", "hegseth", "smith"}
+    assert glued_surname("Volodymyr Zelenskyyhopes", surnames) and glued_surname("Rustem Umerovsays", surnames)
+    assert glued_surname("Pete Hegsethquipped", surnames)
+    assert not glued_surname("Volodymyr Zelenskyy", surnames) and not glued_surname("Anna Smithson", surnames)
+    assert not glued_surname("Lena Ortizsays", surnames)  # no surname the day knows: not judged
 
 
 def test_asides_that_lose_their_clause_are_cut_whole(nlp):

@@ -267,7 +267,7 @@ DAY_LONG = 2  # a name written with a word in this many articles: the day's news
 TOPICAL_KEEP = 3  # candidates kept beyond the n needed, so the draw still varies
 MIN_SIMILARITY = 0.1  # a distractor's least context similarity to the answer
 MIN_EVIDENCE_SIMILARITY = 0.05  # ... and to the evidence sentence, when no near story names it
-MIN_NEAR_SIMILARITY = 0.04  # an organisation of the answer's class from a near story: this much
+MIN_NEAR_SIMILARITY = 0.04  # a name of the answer's class from a near story (or field, for people): this much
 
 
 FOCUS_WEIGHT = 1.0  # the weight in the rank of a name's use with the words of the answer's role
@@ -370,9 +370,16 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
             return False  # "Israeli Prime Minister X" against "US President Y"
         if c_home in abroad:
             return False  # China's commerce minister for a visit to Beijing
-        if kind == "org" and is_near and sim >= MIN_NEAR_SIMILARITY and org_class(c) == org_class(answer) \
-                and _acronym(c) == _acronym(answer):
-            return True  # a company of the source's nearest stories, used somewhat alike: Garmin for Samsung
+        if sim >= MIN_NEAR_SIMILARITY and (
+                kind == "org" and is_near and org_class(c) == org_class(answer) and _acronym(c) == _acronym(answer)
+                or kind in ("place", "region") and is_near
+                or kind == "person" and field_ is not None and c_field == field_
+                and (is_near or ev_sim >= MIN_EVIDENCE_SIMILARITY)):
+            # Of the answer's class, somewhat alike, and near the story: a company of the nearest
+            # stories (Garmin for Samsung), a country (of the answer's scale: the candidates
+            # already are), a person titled in the answer's field (cabinet members for a
+            # cabinet member's visit).
+            return True
         return sim >= MIN_SIMILARITY and (is_near or ev_sim >= MIN_EVIDENCE_SIMILARITY or focus_sim >= min_focus)
 
     ranked = sorted(cands, key=lambda c: (-score(c), c))
