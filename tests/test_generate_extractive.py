@@ -509,3 +509,27 @@ def test_a_sentence_the_headline_does_not_touch_is_an_aside():
     tariffs = next(nlp("Canada raised tariffs on American steel imports to 50% on Tuesday.").sents)
     assert aside(tariffs, title) and aside(tariffs, title, Counter({"tariff": 1, "steel": 9}))
     assert not aside(tariffs, title, Counter({"tariff": 12, "steel": 4, "election": 5}))
+
+
+def test_a_name_with_a_word_glued_on_stays_out_of_the_pool():
+    # news-dev 2025-04-13 offered "Volodymyr Zelenskyyhopes" as an option: extraction glued
+    # "hopes" to a surname the day writes in full many times.
+    import hashlib
+
+    from okgen.schema import Article
+
+    def art(i, title, text):
+        return Article(id=f"glu{i:013d}", url=f"https://x.example/g{i}", canonical_url=f"https://x.example/g{i}",
+                       source=f"s{i}", title=title, published_at=dt.datetime(2026, 11, 21, 8, tzinfo=dt.timezone.utc),
+                       date=DAY, fetched_at=dt.datetime(2026, 11, 21, 9, tzinfo=dt.timezone.utc), text=text,
+                       text_sha256=hashlib.sha256(text.encode()).hexdigest(), extractor="test", language="en")
+
+    arts = [art(0, "Governor Helena Markovic visits the port", "Governor Helena Markovic visited the port on Friday."),
+            art(1, "Markovic and the mayor", "Governor Helena Markovic spoke with Mayor Ivan Petrov on Friday."),
+            art(2, "Port strike talks", "Governor Helena Markovichopes the strike at the port will end this week, "
+                "Mayor Ivan Petrov said on Friday.")]
+    g = ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), 1)
+    pool = g.build_pool(arts, DAY)
+    people = set(pool.names.names["person"])
+    assert normalize("Helena Markovic") in people
+    assert normalize("Helena Markovichopes") not in people

@@ -199,10 +199,11 @@ class ExtractiveGenerator:
         named_in: dict[tuple[str, str], set[str]] = defaultdict(set)
         for label, text, a_id in mentions:
             named_in[(label, normalize(text))].add(a_id)
+        bare_surnames = {s.strip() for s in surnames}
         for label, text, a_id in mentions:
             key = normalize(text)
             if majority.get(key) != label or not well_formed_name(text, label) \
-                    or label == "PERSON" and glued_surname(text, surnames):
+                    or label == "PERSON" and glued_surname(text, bare_surnames):
                 continue
             one_word = len(text.split()) == 1
             if len(named_in[(label, key)]) < 2 and not (label == "PERSON" and not one_word):
@@ -552,8 +553,9 @@ def aside(sent: Any, title_keys: set[str], headlines: Counter[str] | None = None
 
 
 def glued_surname(name: str, surnames: set[str]) -> bool:
-    """Whether a name's last word is a known surname with a word glued on by extraction
-    ("Volodymyr Zelenskyyhopes", "Rustem Umerovsays"): no option, though each part looks fine."""
+    """Whether a name's last word is a known surname (``surnames``: lower case, unpadded) with a
+    word glued on by extraction ("Volodymyr Zelenskyyhopes", "Rustem Umerovsays"): no option,
+    though each part looks fine."""
     last = name.split()[-1].lower()
     return any(last[:k] in surnames and zipf(last[k:]) >= 2.5 for k in range(4, len(last) - 3))
 
