@@ -323,14 +323,17 @@ def test_a_place_in_one_articles_story_takes_countries_the_news_uses_alike():
     # Only one article names the answer with the question's noun ("water"): that story is no
     # common knowledge, so countries used like the answer are fair options. Told in several
     # articles, it is the day's news, and only countries named with it would do (none here).
+    # A place the role names ("Texas", told of Mexico in many articles) says nothing of the story.
     countries = {**COUNTRIES, "Mexico": ("tariff trade us border", {"s:avoid": 1, "s~water": 2}, 17,
-                                         {"tariff": 4, "border": 3, "water": 3})}
+                                         {"tariff": 4, "border": 3, "water": 3, "texas": 3})}
     question = "Which country will deliver water to farmers in Texas?"
-    role = Counter(["s:deliver", "s~water", "s~farmer"])
+    role = Counter(["s:deliver", "s~water", "s~farmer", "s~texas"])
     for articles, expect in ((1, True), (3, False)):
         pool = _pool(countries)
-        pool.spread = {normalize(k): Counter({w: (articles if k == "Mexico" else 1) for w in v[3]})
+        pool.add("region", "Texas", "a99")
+        pool.spread = {normalize(k): Counter({w: (articles if k == "Mexico" and w != "texas" else 1) for w in v[3]})
                        for k, v in countries.items()}
+        pool.spread[normalize("Mexico")]["texas"] = 5
         why: list[str] = []
         got = _pick(pool, "Mexico", question, role, why=why)
         if expect:
@@ -428,3 +431,17 @@ def test_people_of_the_answers_field_near_the_story_need_less_likeness():
         got = _pick(pool, "Nora Vance", question, role, kind="person", seed=seed, near=("a1", "a2", "a3", "a4", "a5"))
         assert got is not None and set(got) == {"Ed Marlow", "Rita Cole", "Sam Oduya"}, got
     assert _pick(pool, "Nora Vance", question, role, kind="person", near=("a6", "a7")) is None
+
+
+def test_no_eu_member_against_a_tariff_setting_country_in_one_articles_story_either():
+    countries = {**COUNTRIES,
+                 "Germany": ("tariff trade talk car", {"s:fear": 1, "s~tariff": 1}, 20, {"tariff": 12, "car": 4}),
+                 "Italy": ("tariff trade talk wine", {"s:fear": 1, "s~tariff": 1}, 18, {"tariff": 10, "wine": 4}),
+                 "Canada": ("tariff trade us border", {"s:impose": 1, "s~tariff": 2}, 30,
+                            {"tariff": 9, "border": 4, "steel": 3})}
+    pool = _pool(countries)
+    pool.spread = {normalize(k): Counter(dict.fromkeys(v[3], 1)) for k, v in countries.items()}
+    for seed in range(8):
+        got = _pick(pool, "Canada", "Which country will impose a tariff on US steel?",
+                    Counter(["s:impose", "s~tariff", "s~steel"]), seed=seed)
+        assert got is not None and not {"Germany", "Italy"} & set(got), got

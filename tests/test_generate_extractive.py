@@ -533,3 +533,6 @@ def test_a_name_with_a_word_glued_on_stays_out_of_the_pool():
     people = set(pool.names.names["person"])
     assert normalize("Helena Markovic") in people
     assert normalize("Helena Markovichopes") not in people
+    # The pool counts the articles naming each person with each word (one article's story or the day's).
+    assert pool.names.spread[normalize("Helena Markovic")]["governor"] == 2
+    assert pool.names.spread[normalize("Helena Markovic")]["port"] == 1

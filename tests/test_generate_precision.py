@@ -76,6 +76,9 @@ def test_background_sentences_are_history():
     assert pr.background_sentence("The teacher has lived in Ohio for almost 12 years.", DAY)  # a biography
     assert pr.background_sentence("The mill had run for forty years before the fire.", DAY)
     assert not pr.background_sentence("The club signed the striker for two years on Monday.", DAY)  # a term
+    assert not pr.background_sentence("The former mayor has been sentenced to prison for 12 years.", DAY)
+    assert not pr.background_sentence("The sprinter has been banned for two years by the federation.", DAY)
+    assert not pr.background_sentence("The new program will run for five years and cost $3 billion.", DAY)
     assert not pr.background_sentence("The company said it would cut 300 jobs by the end of June.", DAY)
     assert not pr.background_sentence("On April 4 a district judge ordered the government to act.", DAY)
 
@@ -333,14 +336,17 @@ def test_common_words_the_tagger_capitalised_are_not_options():
 
 
 def test_a_surname_with_a_word_glued_on_is_no_option():
-    # news-dev 2025-04-13 offered "Volodymyr Zelenskyyhopes" (extraction glued "hopes" on).
+    # news-dev 2025-04-13 offered "Volodymyr Zelenskyyhopes" (extraction glued "hopes" on) on a
+    # day that names "Volodymyr Zelenskyy" in full; a real surname that starts with another
+    # person's ("Sheldon Whitehouse" beside "Dana White") is no glued word.
     from okgen.generate.extractive import glued_surname
 
-    surnames = {"zelenskyy", "umerov", "hegseth", "smith"}
-    assert glued_surname("Volodymyr Zelenskyyhopes", surnames) and glued_surname("Rustem Umerovsays", surnames)
-    assert glued_surname("Pete Hegsethquipped", surnames)
-    assert not glued_surname("Volodymyr Zelenskyy", surnames) and not glued_surname("Anna Smithson", surnames)
-    assert not glued_surname("Lena Ortizsays", surnames)  # no surname the day knows: not judged
+    people = {"volodymyr zelenskyy", "rustem umerov", "pete hegseth", "dana white", "jack black"}
+    assert glued_surname("Volodymyr Zelenskyyhopes", people) and glued_surname("Rustem Umerovsays", people)
+    assert glued_surname("Pete Hegsethquipped", people)
+    assert not glued_surname("Volodymyr Zelenskyy", people)
+    assert not glued_surname("Sheldon Whitehouse", people) and not glued_surname("Marsha Blackburn", people)
+    assert not glued_surname("Lena Ortizsays", people)  # no person the day knows: not judged
 
 
 def test_asides_that_lose_their_clause_are_cut_whole(nlp):

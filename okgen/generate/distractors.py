@@ -311,6 +311,11 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     nouns = {f[2:] for f in role or () if f[:2] in ("s~", "o~") and f[2:] not in GENERIC_NOUNS}
     noun_focus = {w: v for w, v in focus.items() if w in nouns}
     subject_nouns = {f[2:] for f in role or () if f.startswith("s~")}
+    # What the story is about, for "day-long": the role's common nouns, not the places it names
+    # (Texas in a story of Mexico's water) nor the nouns of any actor.
+    places = {k.strip() for k in (*pool.names.get("place", {}), *pool.names.get("region", {}))}
+    story = {w for w in nouns if w not in places}
+    subject_story = story & subject_nouns
     strong = bool(focus) and pool.focus(answer, {w: v for w, v in focus.items() if w in subject_nouns}) >= STRONG_ROLE
     # A place is offered only where the news names it with what the question is about (a
     # country named with "tariff" for a tariff): a reader knows which countries were bombed or
@@ -318,7 +323,7 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     # Only a story the day's news tells in several articles is known so: one article's story
     # (Mexico's water deliveries to Texas) leaves any country the news uses alike plausible.
     place_focus = noun_focus if kind in ("place", "region") and pool.topics \
-        and (not nouns or pool.day_long(answer, nouns)) else None
+        and (not nouns or pool.day_long(answer, story)) else None
     # A member of the EU against a country that sets its own tariffs: the EU sets its members'.
     no_eu = kind == "place" and bool(nouns & lx.TRADE_WORDS) and answer not in lx.EU_MEMBERS
     min_place = max(MIN_FOCUS, min(FOCUS_SHARE * pool.focus(answer, noun_focus), FOCUS_ENOUGH)) if noun_focus else 1.0
@@ -331,7 +336,7 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     # A role one article tells (a quarterback's new deal, a vacuum cleaner's launch) is no story
     # every reader knows: a person of the answer's field, or any name used like the answer, is a
     # fair option, written with the role or not.
-    one_story = strong and not pool.day_long(answer, subject_nouns)
+    one_story = strong and not pool.day_long(answer, subject_story)
     same_field = one_story and kind == "person" and field_ is not None
     if one_story and (kind != "person" or same_field):
         strong = False
@@ -389,8 +394,8 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
         ranked = [c for c in ranked if plausible(c)]
         if len(ranked) < n:
             return []
-        if place_focus is not None:
-            ranked = [c for c in ranked if place_focus and pool.focus(c, place_focus) >= min_place
+        if place_focus is not None or no_eu:
+            ranked = [c for c in ranked if (place_focus is None or place_focus and pool.focus(c, place_focus) >= min_place)
                       and not (no_eu and c in lx.EU_MEMBERS)]
             if len(ranked) < n:
                 return []

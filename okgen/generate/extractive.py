@@ -199,11 +199,12 @@ class ExtractiveGenerator:
         named_in: dict[tuple[str, str], set[str]] = defaultdict(set)
         for label, text, a_id in mentions:
             named_in[(label, normalize(text))].add(a_id)
-        bare_surnames = {s.strip() for s in surnames}
+        full_people = {normalize(e.text).strip() for doc in docs.values() for e in doc.ents
+                       if e.label_ == "PERSON" and len(e.text.split()) >= 2}
         for label, text, a_id in mentions:
             key = normalize(text)
             if majority.get(key) != label or not well_formed_name(text, label) \
-                    or label == "PERSON" and glued_surname(text, bare_surnames):
+                    or label == "PERSON" and glued_surname(text, full_people):
                 continue
             one_word = len(text.split()) == 1
             if len(named_in[(label, key)]) < 2 and not (label == "PERSON" and not one_word):
@@ -552,12 +553,15 @@ def aside(sent: Any, title_keys: set[str], headlines: Counter[str] | None = None
     return sum(headlines[k] >= NEWS_HEADLINES for k in keys) < NEWS_WORDS if headlines else True
 
 
-def glued_surname(name: str, surnames: set[str]) -> bool:
-    """Whether a name's last word is a known surname (``surnames``: lower case, unpadded) with a
-    word glued on by extraction ("Volodymyr Zelenskyyhopes", "Rustem Umerovsays"): no option,
-    though each part looks fine."""
-    last = name.split()[-1].lower()
-    return any(last[:k] in surnames and zipf(last[k:]) >= 2.5 for k in range(4, len(last) - 3))
+def glued_surname(name: str, people: set[str]) -> bool:
+    """Whether a name is a person the day names (``people``: lower-case full names) with a word
+    glued on by extraction ("Volodymyr Zelenskyyhopes" beside "Volodymyr Zelenskyy"): no option,
+    though each part looks fine. "Sheldon Whitehouse" is judged only on a day that names a
+    "Sheldon White"."""
+    words = name.lower().split()
+    first, last = " ".join(words[:-1]), words[-1]
+    return len(words) >= 2 and any(f"{first} {last[:k]}" in people and zipf(last[k:]) >= 2.5
+                                   for k in range(3, len(last) - 3))
 
 
 def common_word(name: str, cased: Counter[str]) -> bool:

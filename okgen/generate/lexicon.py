@@ -155,7 +155,7 @@ def world_places() -> dict[str, str]:
 
 # Names the news uses for one body (a metonym and its owner): never two options of one question.
 SAME_BODY = (
-    frozenset({"white house", "oval office", "trump administration", "biden administration"}),
+    frozenset({"white house", "oval office"}),
     frozenset({"pentagon", "defense department", "department of defense", "us department of defense"}),
     frozenset({"downing street", "no 10", "number 10", "uk government"}),
     frozenset({"state department", "department of state", "us state department"}),
@@ -163,7 +163,6 @@ SAME_BODY = (
     frozenset({"fed", "federal reserve", "us federal reserve"}),
     frozenset({"justice department", "department of justice", "us department of justice", "doj"}),
     frozenset({"kremlin", "russian government"}),
-    frozenset({"european commission", "brussels"}),
 )
 _BODY_OF = {name: group for group in SAME_BODY for name in group}
 

@@ -266,16 +266,16 @@ def _bracketed(sent: Any) -> set[int]:
     return inside
 
 
-def _clause(verb: Any, skip: set[int]) -> list[Any] | None:
+def _clause(verb: Any, skip: set[int], purpose: bool = True) -> list[Any] | None:
     """The kept right-hand side of ``verb`` (tokens after the verb), or None when it holds a
-    parenthesis or is too long."""
+    parenthesis or is too long. With ``purpose``, a short infinitive of purpose stays."""
     brackets = _bracketed(verb.sent)
     toks: list[Any] = []
     for child in verb.children:
         if child.i < verb.i or (child.dep_ not in KEEP_VERB_DEPS and not _meaning(child)
-                                and not _purpose(child)) or child.i in skip:
+                                and not (purpose and _purpose(child))) or child.i in skip:
             continue
-        if child.dep_ == "prt" and child.tag_ != "RP" and child.pos_ not in ("ADP", "PART"):
+        if child.dep_ == "prt" and (child.tag_ in ("RBR", "RBS", "JJ", "JJR", "JJS") or child.tag_.startswith("NN")):
             return None  # "grilled [whistleblower] Dr. X": a noun the parse took for a particle
         sub = _subtree_tokens(child)
         if child.dep_ == "advcl" and (len(sub) > MAX_PURPOSE or not _self_contained(sub)):
@@ -305,7 +305,8 @@ def _clause(verb: Any, skip: set[int]) -> list[Any] | None:
 # Infinitives of a result, not a purpose ("jumped 28% to reach 46 million"): a figure the
 # question would give away, left out like any other adverbial clause.
 RESULT_VERBS = frozenset({"reach", "hit", "top", "close", "end", "finish", "stand", "total", "become", "leave",
-                          "bring", "make", "set", "mark"})
+                          "bring", "make", "set", "mark", "remain", "retain", "overtake", "surpass", "win", "claim",
+                          "clinch", "secure", "go", "move", "keep", "stay"})
 MAX_PURPOSE = 9  # tokens of a purpose infinitive kept in a stem ("to meet with President Vladimir Putin")
 
 
@@ -750,6 +751,7 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             body = _announcement(sent, verb, ent, kind)
             return None if body is None else _finish(body, verb, ent, kind, "subject", date_s)
         return None  # "Witkoff had emphasised to Iran that ...": the clause it needs is left out
+    keep_purpose = kind in ("person", "org", "place", "region", "event", "date")
     ent_ids = set(range(ent.start, ent.end))
     subj = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
     if subj is None and verb.dep_ == "conj" and verb.head.pos_ in ("VERB", "AUX"):
@@ -763,14 +765,16 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         return None
     role = ent.root.dep_
     in_subject = ent.root.i in {t.i for t in subj_toks}
+    described = [t for t in subj_toks if t.i not in {x.i for x in ent.root.subtree}]
     if role == "appos" and ent.root.head.i == subj.i and subj.pos_ == "NOUN" and kind in ("person", "org") \
-            and ent.end - ent.start == len(list(ent.root.subtree)) and subj.i < ent.start:
+            and ent.end - ent.start == len(list(ent.root.subtree)) and subj.i < ent.start \
+            and _named(described) and _self_contained(described):  # not "Her lawyer, X," nor "The victim's mother, X,"
         # "Brazil's foreign minister, Mauro Vieira, has flown ...": the name says who the subject
         # is; asked "Who has flown ...", the description left out.
         subj_toks, in_subject, subj = [t for t in ent], True, ent.root
 
     if in_subject and (ent.root.i == subj.i or (kind == "count" and ent.root.head.i == subj.i)):
-        rest = _clause(verb, set())
+        rest = _clause(verb, set(), keep_purpose)
         if rest is None or not _self_contained(rest) or not _informative(rest, ent_ids):
             return None
         auxes = [c for c in verb.children if c.dep_ in ("aux", "auxpass", "neg") and c.i < verb.i]
@@ -829,7 +833,7 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         pp = ent.root.head  # "imposed tariffs [on China]": the answer in a phrase of the object
         nested = role == "pobj" and pp.lower_ in OBJECT_PREPS and pp.head.dep_ in ("dobj", "obj") and pp.i > pp.head.i
         cut = {t.i for t in pp.subtree} if nested else set()
-        rest = _clause(verb, set() if nested and pp.head.i == holder.i else {holder.i})
+        rest = _clause(verb, set() if nested and pp.head.i == holder.i else {holder.i}, keep_purpose)
         rest = None if rest is None else [t for t in rest if t.i not in cut]
         if inner is not None and holder.i == inner.i:
             # The answer sits in the infinitive: "did X agree to buy <answer> ...".
@@ -838,7 +842,7 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
                 if holder.head.i == holder.i:
                     return None
                 holder = holder.head
-            inside = _clause(inner, set() if nested and pp.head.i == holder.i else {holder.i})
+            inside = _clause(inner, set() if nested and pp.head.i == holder.i else {holder.i}, keep_purpose)
             inside = None if inside is None else [t for t in inside if t.i not in cut]
             if rest is None or inside is None:
                 return None
@@ -946,19 +950,26 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             form = "date"
         else:
             return None
-        if unnamed and form != "amount":
-            return None
+        if unnamed and (form != "amount" or not any(t.ent_type_ in NAME_TYPES for t in rest or [])):
+            return None  # "By what percentage did net profit fall?": whose? A name must say it
     return _finish(body, verb, ent, kind, form, date_s)
+
+
+NAME_TYPES = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "PRODUCT", "WORK_OF_ART"})
+# Nouns of a place named earlier ("home prices in the region"): a measure of where?
+PLACE_NOUNS = frozenset({"region", "area", "country", "city", "state", "province", "county", "sector", "industry",
+                         "market", "nation", "capital", "town"})
 
 
 def _measured(subj_toks: list[Any], verb: Any, kind: str) -> bool:
     """A subject without a name that still says what moved, for "By what percentage ..." and "To
     what percentage ..." questions: a measure of at least two words ("the average rate on the
     30-year fixed mortgage", "US consumer sentiment"), not "shares" or "sentiment" alone."""
-    content = [t for t in subj_toks if t.pos_ in ("NOUN", "ADJ", "NUM", "PROPN") and t.is_alpha or "-" in t.text]
+    content = [t for t in subj_toks if t.pos_ in ("NOUN", "ADJ", "NUM", "PROPN") and (t.is_alpha or "-" in t.text)]
     return kind in ("percent", "money") and base_form(verb) in CHANGE_VERBS | LEVEL_VERBS | CLOSING_VERBS \
-        and len(content) >= 2 and not any(t.lower_ in ("the", "this", "that") and t.head.lower_ in GENERIC_HEADS
-                                          for t in subj_toks)
+        and len(content) >= 2 and not any(t.lower_ in ("the", "this", "that") and (
+            t.head.lower_ in GENERIC_HEADS | PLACE_NOUNS) or t.dep_ == "poss" and t.pos_ == "NOUN" for t in subj_toks) \
+        and not any(t.lower_ in PLACE_NOUNS and t.head.lower_ in ("in", "across") for t in subj_toks if t.dep_ == "pobj")
 
 
 # Nouns whose size a percentage or a sum modifying them gives ("imposed a 10% tariff on UK
