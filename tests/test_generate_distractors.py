@@ -323,17 +323,14 @@ def test_a_place_in_one_articles_story_takes_countries_the_news_uses_alike():
     # Only one article names the answer with the question's noun ("water"): that story is no
     # common knowledge, so countries used like the answer are fair options. Told in several
     # articles, it is the day's news, and only countries named with it would do (none here).
-    # A place the role names ("Texas", told of Mexico in many articles) says nothing of the story.
     countries = {**COUNTRIES, "Mexico": ("tariff trade us border", {"s:avoid": 1, "s~water": 2}, 17,
-                                         {"tariff": 4, "border": 3, "water": 3, "texas": 3})}
-    question = "Which country will deliver water to farmers in Texas?"
-    role = Counter(["s:deliver", "s~water", "s~farmer", "s~texas"])
+                                         {"tariff": 4, "border": 3, "water": 3})}
+    question = "Which country will deliver water to farmers?"
+    role = Counter(["s:deliver", "s~water", "s~farmer"])
     for articles, expect in ((1, True), (3, False)):
         pool = _pool(countries)
-        pool.add("region", "Texas", "a99")
-        pool.spread = {normalize(k): Counter({w: (articles if k == "Mexico" and w != "texas" else 1) for w in v[3]})
+        pool.spread = {normalize(k): Counter({w: (articles if k == "Mexico" else 1) for w in v[3]})
                        for k, v in countries.items()}
-        pool.spread[normalize("Mexico")]["texas"] = 5
         why: list[str] = []
         got = _pick(pool, "Mexico", question, role, why=why)
         if expect:
@@ -437,7 +434,7 @@ def test_no_eu_member_against_a_tariff_setting_country_in_one_articles_story_eit
     countries = {**COUNTRIES,
                  "Germany": ("tariff trade talk car", {"s:fear": 1, "s~tariff": 1}, 20, {"tariff": 12, "car": 4}),
                  "Italy": ("tariff trade talk wine", {"s:fear": 1, "s~tariff": 1}, 18, {"tariff": 10, "wine": 4}),
-                 "Canada": ("tariff trade us border", {"s:impose": 1, "s~tariff": 2}, 30,
+                 "Canada": ("tariff trade talk", {"s:impose": 1, "s~tariff": 2}, 30,
                             {"tariff": 9, "border": 4, "steel": 3})}
     pool = _pool(countries)
     pool.spread = {normalize(k): Counter(dict.fromkeys(v[3], 1)) for k, v in countries.items()}
@@ -445,3 +442,35 @@ def test_no_eu_member_against_a_tariff_setting_country_in_one_articles_story_eit
         got = _pick(pool, "Canada", "Which country will impose a tariff on US steel?",
                     Counter(["s:impose", "s~tariff", "s~steel"]), seed=seed)
         assert got is not None and not {"Germany", "Italy"} & set(got), got
+    # Germany and Italy are used like Canada: only the EU rule keeps them out.
+    assert pool.similarity("Canada", "Germany") >= 0.1 and pool.similarity("Canada", "Italy") >= 0.1
+
+
+WAR = {
+    "Russia": ("war drone missile strike front", {"s:launch": 3, "s~drone": 3}, 30, {"drone": 9, "ukraine": 8, "war": 6}),
+    "Ukraine": ("war drone front talk", {"s:defend": 2}, 30, {"war": 9, "drone": 4}),
+    "Iran": ("war missile strike talk", {"s:fire": 1}, 20, {"missile": 5, "war": 3}),
+    "Israel": ("war missile strike front", {"s:strike": 2}, 25, {"strike": 6, "war": 5}),
+    "Yemen": ("missile strike war", {"s:fire": 1}, 10, {"missile": 4}),
+    "France": ("war talk front peace", {"s:host": 1}, 14, {"talk": 3, "war": 2}),
+    "Japan": ("tariff trade car", {"s:seek": 1}, 12, {"tariff": 5}),
+}
+
+
+def test_a_place_the_role_names_day_long_keeps_the_role_strong():
+    # "Which country launched drones at Ukraine?": Russia is named with "Ukraine" in six
+    # articles, with "drone" in one. The story every reader knows: options that are never
+    # written so would be ruled out at sight, so no question. Told in one article only, the
+    # countries used like Russia are fair options.
+    question = "Which country launched 40 drones at Ukraine overnight?"
+    role = Counter(["s:launch", "s~drone", "s~ukraine"])
+    for ukraine_articles, expect in ((6, False), (1, True)):
+        pool = _pool(WAR)
+        pool.spread = {normalize(k): Counter(dict.fromkeys(v[3], 1)) for k, v in WAR.items()}
+        pool.spread[normalize("Russia")]["ukraine"] = ukraine_articles
+        why: list[str] = []
+        got = _pick(pool, "Russia", question, role, why=why)
+        if expect:
+            assert got is not None and set(got) <= {"Iran", "Israel", "Yemen", "France"}, got
+        else:
+            assert got is None and why == ["distractors_implausible"]

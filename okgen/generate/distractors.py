@@ -267,7 +267,7 @@ DAY_LONG = 2  # a name written with a word in this many articles: the day's news
 TOPICAL_KEEP = 3  # candidates kept beyond the n needed, so the draw still varies
 MIN_SIMILARITY = 0.1  # a distractor's least context similarity to the answer
 MIN_EVIDENCE_SIMILARITY = 0.05  # ... and to the evidence sentence, when no near story names it
-MIN_NEAR_SIMILARITY = 0.04  # a name of the answer's class from a near story (or field, for people): this much
+MIN_NEAR_SIMILARITY = 0.04  # an organisation of the answer's class or a person of its field near the story: this much
 
 
 FOCUS_WEIGHT = 1.0  # the weight in the rank of a name's use with the words of the answer's role
@@ -311,11 +311,10 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     nouns = {f[2:] for f in role or () if f[:2] in ("s~", "o~") and f[2:] not in GENERIC_NOUNS}
     noun_focus = {w: v for w, v in focus.items() if w in nouns}
     subject_nouns = {f[2:] for f in role or () if f.startswith("s~")}
-    # What the story is about, for "day-long": the role's common nouns, not the places it names
-    # (Texas in a story of Mexico's water) nor the nouns of any actor.
-    places = {k.strip() for k in (*pool.names.get("place", {}), *pool.names.get("region", {}))}
-    story = {w for w in nouns if w not in places}
-    subject_story = story & subject_nouns
+    # What the story is about, for "day-long": the role's nouns and the places it names (Russia
+    # with "Ukraine" in many articles is a story every reader knows), not the nouns of any actor.
+    story = nouns
+    subject_story = subject_nouns - GENERIC_NOUNS
     strong = bool(focus) and pool.focus(answer, {w: v for w, v in focus.items() if w in subject_nouns}) >= STRONG_ROLE
     # A place is offered only where the news names it with what the question is about (a
     # country named with "tariff" for a tariff): a reader knows which countries were bombed or
@@ -377,13 +376,12 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
             return False  # China's commerce minister for a visit to Beijing
         if sim >= MIN_NEAR_SIMILARITY and (
                 kind == "org" and is_near and org_class(c) == org_class(answer) and _acronym(c) == _acronym(answer)
-                or kind in ("place", "region") and is_near
                 or kind == "person" and field_ is not None and c_field == field_
                 and (is_near or ev_sim >= MIN_EVIDENCE_SIMILARITY)):
             # Of the answer's class, somewhat alike, and near the story: a company of the nearest
-            # stories (Garmin for Samsung), a country (of the answer's scale: the candidates
-            # already are), a person titled in the answer's field (cabinet members for a
-            # cabinet member's visit).
+            # stories (Garmin for Samsung), a person titled in the answer's field (cabinet
+            # members for a cabinet member's visit). Not a place: US cities that a near story
+            # names are no options for a strike in Gaza.
             return True
         return sim >= MIN_SIMILARITY and (is_near or ev_sim >= MIN_EVIDENCE_SIMILARITY or focus_sim >= min_focus)
 
