@@ -311,10 +311,8 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     nouns = {f[2:] for f in role or () if f[:2] in ("s~", "o~") and f[2:] not in GENERIC_NOUNS}
     noun_focus = {w: v for w, v in focus.items() if w in nouns}
     subject_nouns = {f[2:] for f in role or () if f.startswith("s~")}
-    # What the story is about, for "day-long": the role's nouns and the places it names (Russia
-    # with "Ukraine" in many articles is a story every reader knows), not the nouns of any actor.
-    story = nouns
-    subject_story = subject_nouns - GENERIC_NOUNS
+    # "Day-long" is judged on the role's nouns and the places it names (Russia with "Ukraine" in
+    # many articles is a story every reader knows), not on the nouns of any actor.
     strong = bool(focus) and pool.focus(answer, {w: v for w, v in focus.items() if w in subject_nouns}) >= STRONG_ROLE
     # A place is offered only where the news names it with what the question is about (a
     # country named with "tariff" for a tariff): a reader knows which countries were bombed or
@@ -322,7 +320,7 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     # Only a story the day's news tells in several articles is known so: one article's story
     # (Mexico's water deliveries to Texas) leaves any country the news uses alike plausible.
     place_focus = noun_focus if kind in ("place", "region") and pool.topics \
-        and (not nouns or pool.day_long(answer, story)) else None
+        and (not nouns or pool.day_long(answer, nouns)) else None
     # A member of the EU against a country that sets its own tariffs: the EU sets its members'.
     no_eu = kind == "place" and bool(nouns & lx.TRADE_WORDS) and answer not in lx.EU_MEMBERS
     min_place = max(MIN_FOCUS, min(FOCUS_SHARE * pool.focus(answer, noun_focus), FOCUS_ENOUGH)) if noun_focus else 1.0
@@ -335,7 +333,7 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     # A role one article tells (a quarterback's new deal, a vacuum cleaner's launch) is no story
     # every reader knows: a person of the answer's field, or any name used like the answer, is a
     # fair option, written with the role or not.
-    one_story = strong and not pool.day_long(answer, subject_story)
+    one_story = strong and not pool.day_long(answer, subject_nouns - GENERIC_NOUNS)
     same_field = one_story and kind == "person" and field_ is not None
     if one_story and (kind != "person" or same_field):
         strong = False

@@ -331,9 +331,13 @@ def _text(tokens: list[Any]) -> str:
     return "".join(parts).strip()
 
 
+# Entity types that name something (not dates, numbers or laws).
+NAME_TYPES = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "PRODUCT", "WORK_OF_ART"})
+
+
 def _named(tokens: list[Any]) -> bool:
     """Whether a phrase names something (a proper noun or an entity)."""
-    return any(t.pos_ == "PROPN" or t.ent_type_ in ("PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "PRODUCT", "WORK_OF_ART") for t in tokens)
+    return any(t.pos_ == "PROPN" or t.ent_type_ in NAME_TYPES for t in tokens)
 
 
 def _self_contained(tokens: list[Any]) -> bool:
@@ -573,8 +577,7 @@ def _informative(tokens: list[Any], ent_ids: set[int]) -> bool:
     return any(t.i not in ent_ids and (t.pos_ == "PROPN" or t.ent_type_ in INFORMATIVE or t.like_num) for t in tokens)
 
 
-INFORMATIVE = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "PRODUCT", "WORK_OF_ART",
-                         "MONEY", "PERCENT", "QUANTITY", "CARDINAL", "LAW"})
+INFORMATIVE = NAME_TYPES | {"MONEY", "PERCENT", "QUANTITY", "CARDINAL", "LAW"}
 WH_INSIDE = frozenset({"what", "which", "who", "whom", "whose", "where", "when", "why", "how"})
 
 
@@ -955,7 +958,6 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
     return _finish(body, verb, ent, kind, form, date_s)
 
 
-NAME_TYPES = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "PRODUCT", "WORK_OF_ART"})
 # Nouns of a place named earlier ("home prices in the region"): a measure of where?
 PLACE_NOUNS = frozenset({"region", "area", "country", "city", "state", "province", "county", "sector", "industry",
                          "market", "nation", "capital", "town"})
