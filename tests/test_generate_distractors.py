@@ -474,3 +474,39 @@ def test_a_place_the_role_names_day_long_keeps_the_role_strong():
             assert got is not None and set(got) <= {"Iran", "Israel", "Yemen", "France"}, got
         else:
             assert got is None and why == ["distractors_implausible"]
+
+
+def test_a_company_never_takes_public_bodies_when_companies_are_too_few():
+    # Two steelmakers and three government bodies used alike (and a record label and a club,
+    # used otherwise): the bodies are no options for a steelmaker (a company among "Congress", "the Fed" and a ministry is given away by its
+    # kind), so there is no question; with a third steelmaker there is one, of companies only.
+    mills = {
+        "Torvik Steel": ("furnace mill coke slab takeover", {"s:close": 1}, 6, {"furnace": 3}),
+        "Bramall Works": ("furnace mill coke slab", {"s:cut": 1}, 5, {"furnace": 2}),
+        "Calder Alloys": ("furnace mill coke slab", {"s:buy": 1}, 5, {"furnace": 2}),
+        "Congress": ("furnace mill coke takeover vote", {"s:pass": 1}, 6, {"furnace": 2}),
+        "Fed": ("furnace mill coke slab rate", {"s:hold": 1}, 6, {"furnace": 2}),
+        "Ministry of Industry": ("furnace mill coke takeover order", {"s:order": 1}, 6, {"furnace": 2}),
+        "Lark Records": ("album tour chart", {"s:sign": 1}, 6, {"album": 2}),
+        "Pellow Rovers": ("match goal league", {"s:win": 1}, 6, {"match": 2}),
+    }
+    question = "Which organisation shut its last blast furnace?"
+    role = Counter(["s:shut", "s~furnace"])
+    why: list[str] = []
+    assert _pick(_pool(mills, kind="org"), "Torvik Steel", question, role, kind="org", why=why) is None
+    assert why == ["distractors_implausible"]  # the label and the club are companies, used unlike it
+    mills["Dunhollow Steel"] = ("furnace mill coke slab", {"s:hire": 1}, 5, {"furnace": 2})
+    got = _pick(_pool(mills, kind="org"), "Torvik Steel", question, role, kind="org")
+    assert got is not None and set(got) == {"Bramall Works", "Calder Alloys", "Dunhollow Steel"}, got
+
+
+def test_org_class_of_companies_with_a_public_word_and_bodies_without_one():
+    from okgen.generate.distractors import org_class
+
+    for company in ("Old Navy", "Office Depot", "Penguin Random House", "Navy Federal Credit Union", "Party City",
+                    "Treasury Wine Estates", "Bank of America", "General Motors", "Apple"):
+        assert org_class(company) == "other", company
+    for body in ("Bank of England", "European Central Bank", "United Nations", "World Bank", "Trump administration",
+                 "the Fed", "NASA", "Home Office", "White House", "Congress", "New York City Council"):
+        assert org_class(body) == "public", body
+    assert (org_class("BBC News"), org_class("Harvard University")) == ("media", "education")

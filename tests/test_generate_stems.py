@@ -500,3 +500,32 @@ def test_a_true_particle_stays(nlp):
 def test_an_apposition_is_asked_who_only_after_a_named_description(nlp):
     # "Her lawyer, Jane Doe, ...": whose lawyer? The description is all that explains the name.
     assert _stem(nlp, "Her lawyer, Jane Doe, filed an appeal with the Supreme Court on Monday.", "Jane Doe") is None
+
+
+def test_its_of_the_named_subject_stays_in_the_question(nlp):
+    # news-dev 2025-04-11 (paraphrased): a carmaker's layoffs "because of weak demand for its vans"
+    # gave no question; "its" is the subject's, named in the question itself.
+    sentence = "Norvale Motors is laying off 300 workers at a plant because of weak demand for its Volta vans."
+    assert _stem(nlp, sentence, "300") == ("How many workers is Norvale Motors laying off at a plant because of "
+                                           "weak demand for its Volta vans, as reported on April 12, 2025?")
+    assert _stem(nlp, "Toyota and Honda recalled 300,000 cars over their airbags on Monday.", "300,000") is not None
+    # Not when the answer owns it: "Which organisation is hosting extensions in its Chrome Web
+    # Store?" names the answer's product.
+    assert _stem(nlp, sentence, "Norvale Motors") is None
+    # Not when another name before it could own it, the answer included, nor when the subject
+    # is that of a reported clause ("its cities" are Ukraine's), nor "their" for one company.
+    assert _stem(nlp, "Norvale Motors is laying off 300 workers in Ohio because of weak demand for its Volta vans.",
+                 "300") is None
+    assert _stem(nlp, "The EU fined Google over its Android software.", "Google") is None
+    assert _stem(nlp, "Ukraine said Russia launched 150 drones at its cities overnight.", "150") is None
+    assert _stem(nlp, "Norvale Motors will cut 300 jobs at their plant.", "300") is None
+    # "his" and "her" may point at someone of an earlier sentence: no question.
+    assert _stem(nlp, "Norvale Motors fired 300 workers over his remarks.", "300") is None
+    # Nor "its" with a person for the subject.
+    assert _stem(nlp, "Jane Harlow sold 300 shares at its peak on Monday.", "300") is None
+
+
+def test_the_first_part_of_a_hyphenated_word_stays(nlp):
+    # "its all-electric vans" once read "its -electric vans": the adverb "all" was cut as detail.
+    q = _stem(nlp, "Norvale Motors is recalling 300 all-electric vans in Ohio.", "300")
+    assert q is not None and "300" not in q and " all-electric vans" in q, q

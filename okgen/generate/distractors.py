@@ -217,11 +217,10 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
             if len(beat) >= n + 2:
                 cands = beat
         if kind == "org":
-            # Organisations of one class and shape: a ministry among public bodies, an acronym
-            # among acronyms, when the day offers enough of them.
-            same = [c for c in cands if org_class(c) == org_class(answer) and _acronym(c) == _acronym(answer)]
-            if not pool.contexts or sum(pool.similarity(answer, c) >= MIN_SIMILARITY for c in same) >= n:
-                cands = same  # only when the class still holds names used like the answer
+            # Organisations of one class and shape only: a ministry among public bodies, an
+            # acronym among acronyms. A company against three US government bodies (British Steel
+            # among Congress, the Fed and the White House) gives itself away by its kind.
+            cands = [c for c in cands if org_class(c) == org_class(answer) and _acronym(c) == _acronym(answer)]
         if kind == "place":
             # Places of one scale only: a city among cities, not among countries or continents.
             scale = place_scale(answer)
@@ -550,18 +549,35 @@ GOV_WORDS = frozenset({"Department", "Ministry", "Senate", "House", "Congress", 
                        "Office", "Bureau", "Authority", "Police", "Army", "Navy", "Forces", "Guard",
                        "Assembly", "Cabinet", "Treasury", "Pentagon", "Kremlin", "Reserve", "Service",
                        "FBI", "CIA", "NSA", "DOJ", "DHS", "ICE", "EPA", "FDA", "CDC", "SEC", "FTC",
-                       "FCC", "IRS", "IDF", "NATO", "UN", "EU", "WHO", "IMF"})
+                       "FCC", "IRS", "IDF", "NATO", "UN", "EU", "WHO", "IMF", "Fed", "NASA", "NHS",
+                       "USDA", "NOAA", "FAA", "FEMA", "DOGE", "USAID", "NIH", "HHS", "OMB", "CBP", "TSA",
+                       "DEA", "ATF", "ECB", "OPEC", "Interpol", "Europol", "Downing", "Whitehall",
+                       "Knesset", "Bundestag", "Duma", "Politburo", "Élysée", "Elysee"})
 MEDIA_WORDS = frozenset({"News", "Times", "Post", "Journal", "Herald", "Tribune", "Guardian", "Telegraph",
                          "BBC", "CNN", "NBC", "CBS", "ABC", "NPR", "Reuters", "AP", "Bloomberg", "Press",
                          "Magazine", "TV", "Radio", "Digital"})
 EDU_WORDS = frozenset({"University", "College", "Institute", "School", "Academy", "Laboratory", "Labs"})
 
 
+# Words that make a name a company's whatever else it holds ("Office Depot", "Old Navy Inc",
+# "Navy Federal Credit Union", "Penguin Random House" is a publisher: "Random"), and names of
+# public bodies with no class word ("Bank of England", "European Central Bank", "United Nations").
+COMPANY_WORDS = frozenset({"Inc", "Inc.", "Corp", "Corp.", "Corporation", "Ltd", "Ltd.", "LLC", "plc", "PLC",
+                           "Holdings", "Depot", "Insurance", "Credit", "Estates", "Airlines", "Motors",
+                           "Random", "Fraser"})
+_COMPANY_NAME = re.compile(r"\b(?:Old Navy|Navy Federal|Salvation Army|Party City|Microsoft Office|FedEx Office)\b")
+_PUBLIC_NAME = re.compile(r"\b(?:Central Bank|Bank of (?:England|Japan|Canada|Korea|Israel|France|Italy|Spain|Russia|"
+                          r"China)|United Nations|Bundesbank|World Bank|Medicare|Medicaid|Social Security|"
+                          r"[Aa]dministration)\b")
+
+
 def org_class(name: str) -> str:
     """Coarse class of an organisation name: ``public`` body, ``media``, ``education`` or ``other``
     (companies, teams, groups), so distractors are of the answer's kind."""
     words = set(name.replace("'s", "").split())
-    if words & GOV_WORDS:
+    if words & COMPANY_WORDS or _COMPANY_NAME.search(name):
+        return "other"
+    if words & GOV_WORDS or _PUBLIC_NAME.search(name):
         return "public"
     if words & MEDIA_WORDS:
         return "media"

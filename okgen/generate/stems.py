@@ -156,7 +156,8 @@ def _subtree_tokens(tok: Any, exclude: frozenset[str] = DROP_DEPS) -> list[Any]:
                        and c.i in (child.left_edge.i - 1, child.right_edge.i + 1))
             out.extend(child.subtree)
             continue
-        if child.dep_ in exclude and not _hyphen(child) and not _meaning(child) and not _needed(tok, child):
+        if child.dep_ in exclude and not _hyphen(child) and not _hyphen_word(child) and not _meaning(child) \
+                and not _needed(tok, child):
             continue
         out.extend(_subtree_tokens(child, exclude))
     return out
@@ -233,6 +234,17 @@ def _meaning(tok: Any) -> bool:
 def _hyphen(tok: Any) -> bool:
     """A hyphen inside a word ("three-round"), kept so the word stays whole."""
     return tok.text in ("-", "\u2013") and not tok.whitespace_ and tok.i > 0 and not tok.nbor(-1).whitespace_
+
+
+def _hyphen_word(tok: Any) -> bool:
+    """The first part of a hyphenated word ("all" of "all-electric"), kept with the rest."""
+    return tok.i + 1 < len(tok.doc) and _hyphen(tok.nbor(1))
+
+
+def _whole_words(toks: list[Any]) -> list[Any]:
+    """``toks`` with the parts of their hyphenated words ("all" and "-" of "all-electric")."""
+    kept = {t.i for t in toks}
+    return toks + [c for t in toks for c in t.children if c.i not in kept and (_hyphen(c) or _hyphen_word(c))]
 
 
 _QUOTES = frozenset({'"', "\u201c", "\u201d", "''", "``"})
@@ -340,14 +352,40 @@ def _named(tokens: list[Any]) -> bool:
     return any(t.pos_ == "PROPN" or t.ent_type_ in NAME_TYPES for t in tokens)
 
 
-def _self_contained(tokens: list[Any]) -> bool:
-    """No pronoun and no generic description that points back to an earlier sentence."""
+def _self_contained(tokens: list[Any], owner: Any = None) -> bool:
+    """No pronoun and no generic description that points back to an earlier sentence. With
+    ``owner``, the clause's named subject, "its" or "their" may be its (:func:`_owned`)."""
     for t in tokens:
-        if t.lower_ in PRONOUNS and t.pos_ in ("PRON", "DET"):
+        if t.lower_ in PRONOUNS and t.pos_ in ("PRON", "DET") and not (owner is not None and _owned(t, owner)):
             return False
         if t.lower_ in ("the", "this", "that") and t.head.lower_ in GENERIC_HEADS and not _named(list(t.head.subtree)):
             return False
     return True
+
+
+OWNER_LABELS = frozenset({"ORG", "GPE"})
+
+
+def _owned(pron: Any, owner: Any) -> bool:
+    """Whether ``pron`` is surely a possessive of ``owner``, the clause's subject: a named
+    organisation or country, the only name before the pronoun in the sentence, the subject of
+    the sentence's own verb (not of a reported clause: "Ukraine said Russia fired drones at its
+    cities" is Ukraine's), "its" for one and "their" for several joined ones ("Norvale Motors is
+    cutting 300 jobs ... as demand for its vans falls"). Any name before the pronoun, the
+    answer too, could own it ("The EU fined Google over its software"); "his" and "her" often
+    point at someone of an earlier sentence."""
+    if pron.dep_ != "poss" or owner.ent_type_ not in OWNER_LABELS or owner.i >= pron.i:
+        return False
+    joined = any(c.dep_ == "conj" for c in owner.children)
+    if pron.lower_ != ("their" if joined else "its"):
+        return False
+    if any(t.dep_ not in ("ROOT", "conj") for t in (owner.head, *owner.head.ancestors)):
+        return False
+    mine = {t.i for t in owner.subtree}
+    return not any(t.ent_type_ in NAME_OWNERS and t.i not in mine for t in pron.sent if t.i < pron.i)
+
+
+NAME_OWNERS = frozenset({"PERSON", "ORG", "GPE", "NORP", "LOC", "FAC"})
 
 
 def _verb_forms(verb: Any) -> tuple[str, str] | None:
@@ -778,6 +816,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
 
     if in_subject and (ent.root.i == subj.i or (kind == "count" and ent.root.head.i == subj.i)):
         rest = _clause(verb, set(), keep_purpose)
+        # No "its" of the answer: "Which organisation is hosting extensions in its Chrome Web
+        # Store?" names the answer's product.
         if rest is None or not _self_contained(rest) or not _informative(rest, ent_ids):
             return None
         auxes = [c for c in verb.children if c.dep_ in ("aux", "auxpass", "neg") and c.i < verb.i]
@@ -794,7 +834,7 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
                     if len(phrase) > 7:
                         return None  # too much to carry into "How many ...": a wrong count otherwise
                     mods += phrase
-            head = _text(sorted(mods + [noun], key=lambda t: t.i))
+            head = _text(sorted(_whole_words(mods) + [noun], key=lambda t: t.i))
             body = f"How many {head} {vp} {_text(rest)}"
             form = "count"
         elif kind in ("person", "org", "place", "region", "event"):
@@ -852,10 +892,10 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             # "did X call on the US to supply <answer> with ...": the outer verb's own phrases first.
             outer = [t for t in rest if t.i != inner.i and t.i not in {x.i for x in inner.subtree}]
             rest = outer + inside
-            if not _self_contained(rest):
+            if not _self_contained(rest, subj):
                 return None
             tail = " ".join(x for x in (_text(outer), "to", inner.text, _text(inside)) if x)
-        elif rest is None or not _self_contained(rest):
+        elif rest is None or not _self_contained(rest, subj):
             return None
         else:
             tail = _text(rest)
@@ -888,7 +928,7 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
                         mods += phrase
                     elif c.dep_ not in ("nummod", "amod", "compound", "det"):
                         return None
-                head = _text(sorted(mods + [noun], key=lambda t: t.i))
+                head = _text(sorted(_whole_words(mods) + [noun], key=lambda t: t.i))
                 body = f"How many {head} {aux} {s} {vform} {tail}"
                 form = "count"
             elif kind in ("person", "org", "place", "region", "event", "money", "quantity"):
