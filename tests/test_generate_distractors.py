@@ -509,4 +509,4 @@ def test_org_class_of_companies_with_a_public_word_and_bodies_without_one():
     for body in ("Bank of England", "European Central Bank", "United Nations", "World Bank", "Trump administration",
                  "the Fed", "NASA", "Home Office", "White House", "Congress", "New York City Council"):
         assert org_class(body) == "public", body
-    assert (org_class("BBC News"), org_class("Harvard University")) == ("media", "education")
+    assert (org_class("BBC News"), org_class("Harvard University"), org_class("Medicaid")) == ("media", "education", "programme")

@@ -567,14 +567,18 @@ COMPANY_WORDS = frozenset({"Inc", "Inc.", "Corp", "Corp.", "Corporation", "Ltd",
                            "Random", "Fraser"})
 _COMPANY_NAME = re.compile(r"\b(?:Old Navy|Navy Federal|Salvation Army|Party City|Microsoft Office|FedEx Office)\b")
 _PUBLIC_NAME = re.compile(r"\b(?:Central Bank|Bank of (?:England|Japan|Canada|Korea|Israel|France|Italy|Spain|Russia|"
-                          r"China)|United Nations|Bundesbank|World Bank|Medicare|Medicaid|Social Security|"
-                          r"[Aa]dministration)\b")
+                          r"China)|United Nations|Bundesbank|World Bank|[Aa]dministration)\b")
+# Programmes the tagger takes for organisations: options only for each other.
+_PROGRAMME = re.compile(r"\b(?:Medicare|Medicaid|Social Security|Obamacare|SNAP)\b")
 
 
 def org_class(name: str) -> str:
-    """Coarse class of an organisation name: ``public`` body, ``media``, ``education`` or ``other``
-    (companies, teams, groups), so distractors are of the answer's kind."""
+    """Coarse class of an organisation name: ``public`` body, ``media``, ``education``,
+    ``programme`` (Medicare) or ``other`` (companies, teams, groups), so distractors are of the
+    answer's kind."""
     words = set(name.replace("'s", "").split())
+    if _PROGRAMME.search(name):
+        return "programme"
     if words & COMPANY_WORDS or _COMPANY_NAME.search(name):
         return "other"
     if words & GOV_WORDS or _PUBLIC_NAME.search(name):

@@ -72,6 +72,7 @@ DIRECTION_WORDS = frozenset({"up", "down", "higher", "lower"})
 # Prepositions that ask naturally for a person or an organisation ("With whom did X meet").
 NAME_PREPS = frozenset({"with", "to", "against", "from", "by", "for"})
 MAX_STEM_TOKENS = 24
+REASON_PREPS = frozenset({"because", "due", "amid", "despite", "owing"})  # a reason or circumstance: not the fact itself
 # Present-tense verbs that report news (plans and aims), unlike habitual present ("produces").
 INTENT_VERBS = frozenset({"aim", "plan", "seek", "want", "expect", "intend", "propose", "face", "threaten", "vow",
                           "pledge", "hope", "demand", "urge", "warn", "estimate", "project", "forecast"})
@@ -278,9 +279,10 @@ def _bracketed(sent: Any) -> set[int]:
     return inside
 
 
-def _clause(verb: Any, skip: set[int], purpose: bool = True) -> list[Any] | None:
+def _clause(verb: Any, skip: set[int], purpose: bool = True, owner: Any = None) -> list[Any] | None:
     """The kept right-hand side of ``verb`` (tokens after the verb), or None when it holds a
-    parenthesis or is too long. With ``purpose``, a short infinitive of purpose stays."""
+    parenthesis or is too long. With ``purpose``, a short infinitive of purpose stays; a reason
+    with a pronoun that is not ``owner``'s (:func:`_owned`) is left out."""
     brackets = _bracketed(verb.sent)
     toks: list[Any] = []
     for child in verb.children:
@@ -292,6 +294,8 @@ def _clause(verb: Any, skip: set[int], purpose: bool = True) -> list[Any] | None
         sub = _subtree_tokens(child)
         if child.dep_ == "advcl" and (len(sub) > MAX_PURPOSE or not _self_contained(sub)):
             continue  # a long or pronoun-bound purpose is detail: left out
+        if child.dep_ == "prep" and child.lower_ in REASON_PREPS and not _self_contained(sub, owner):
+            continue  # "because of weak demand for its vans": a reason that points back is left out
         if child.dep_ == "prep" and not any(t.ent_type_ or t.like_num for t in sub) and len(sub) > 4:
             if child.lower_ == "as" and any(c.dep_ in ("dobj", "obj") for c in verb.children) \
                     and not any(t.lower_ == "part" for t in sub):
@@ -876,7 +880,7 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         pp = ent.root.head  # "imposed tariffs [on China]": the answer in a phrase of the object
         nested = role == "pobj" and pp.lower_ in OBJECT_PREPS and pp.head.dep_ in ("dobj", "obj") and pp.i > pp.head.i
         cut = {t.i for t in pp.subtree} if nested else set()
-        rest = _clause(verb, set() if nested and pp.head.i == holder.i else {holder.i}, keep_purpose)
+        rest = _clause(verb, set() if nested and pp.head.i == holder.i else {holder.i}, keep_purpose, subj)
         rest = None if rest is None else [t for t in rest if t.i not in cut]
         if inner is not None and holder.i == inner.i:
             # The answer sits in the infinitive: "did X agree to buy <answer> ...".
@@ -885,7 +889,7 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
                 if holder.head.i == holder.i:
                     return None
                 holder = holder.head
-            inside = _clause(inner, set() if nested and pp.head.i == holder.i else {holder.i}, keep_purpose)
+            inside = _clause(inner, set() if nested and pp.head.i == holder.i else {holder.i}, keep_purpose, subj)
             inside = None if inside is None else [t for t in inside if t.i not in cut]
             if rest is None or inside is None:
                 return None
