@@ -510,3 +510,25 @@ def test_org_class_of_companies_with_a_public_word_and_bodies_without_one():
                  "the Fed", "NASA", "Home Office", "White House", "Congress", "New York City Council"):
         assert org_class(body) == "public", body
     assert (org_class("BBC News"), org_class("Harvard University"), org_class("Medicaid")) == ("media", "education", "programme")
+
+
+@pytest.mark.parametrize(("answer", "kind"), [("125%", "percent"), ("24", "count"), ("£13,000", "money"),
+                                              ("March 26", "date"), ("2019", "year"), ("4.9%", "percent")])
+def test_a_numbers_rank_among_its_options_says_nothing(answer, kind):
+    # A reviewer read the answer off options spread evenly around it (14, 19, 24, 34: 24 is the
+    # midpoint of 14 and 34). Over many draws the answer is as often the smallest, the largest
+    # or in between, never the midpoint of two options, and one option is always close.
+    from okgen.generate.distractors import _value
+
+    ranks: Counter[int] = Counter()
+    a = _value(answer, kind, 2025)
+    for seed in range(200):
+        got = pick(answer, kind, pool=Pool(), article_id="x", article_norm="", question="How many?",
+                   rng=random.Random(seed), year=2025, day=DAY + dt.timedelta(days=1))
+        assert got is not None and len(set(got)) == 3 and answer not in got, got
+        vals = [_value(g, kind, 2025) for g in got]
+        assert all(v is not None for v in vals)
+        assert not any(x + y == 2 * a for i, x in enumerate(vals) for y in vals[i + 1:]), got
+        assert min(abs(v - a) for v in vals) <= 0.25 * a if kind != "date" else min(abs(v - a) for v in vals) <= 14
+        ranks[sum(v < a for v in vals)] += 1
+    assert set(ranks) == {0, 1, 2, 3} and min(ranks.values()) >= 30, ranks

@@ -253,13 +253,45 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
             past = when[0] <= day
             close, far = ([c for c in group if (w := parse_date(c, year)) is not None and (w[0] <= day) == past]
                           for group in (close, far))
-    out: list[str] = []
-    for group in (close, far):
-        group = [c for c in group if ok(c) and c not in out and (same_type is None or same_type(c))]
-        rng.shuffle(group)
-        need = 1 if not out else n - len(out)
-        out += group[:need]
-    return out if len(out) == n else None
+    close = [c for c in close if ok(c) and (same_type is None or same_type(c))]
+    far = [c for c in far if ok(c) and c not in close and (same_type is None or same_type(c))]
+    return _around(answer, kind, close, far, rng, n, year)
+
+
+def _value(text: str, kind: str, year: int) -> float | None:
+    """The number an option stands for (a date as its day number), for ordering options."""
+    if kind == "date":
+        when = parse_date(text, year)
+        return None if when is None else float(when[0].toordinal())
+    m = _NUMBER.search(text)
+    return None if m is None else float(m.group(0).replace(",", ""))
+
+
+def _around(answer: str, kind: str, close: list[str], far: list[str], rng: random.Random, n: int,
+            year: int) -> list[str] | None:
+    """``n`` options from ``close`` (at least one) and ``far`` placed so that the answer's rank
+    among the four says nothing: as often the smallest, the largest or in between (drawn with
+    ``rng``), and never the midpoint of two options (14, 24, 34 give 24 away). None when the
+    candidates cannot do that."""
+    a = _value(answer, kind, year)
+    vals = {c: _value(c, kind, year) for c in close + far}
+    if a is None or any(v is None for v in vals.values()):  # nothing to order by: the plain draw
+        out = rng.sample(close, 1) if close else []
+        rest = [c for c in close + far if c not in out]
+        rng.shuffle(rest)
+        out += rest[: n - len(out)]
+        return out if len(out) == n and close else None
+    below = [c for c in close + far if vals[c] < a]
+    above = [c for c in close + far if vals[c] > a]
+    ranks = [k for k in range(n + 1) if len(below) >= k and len(above) >= n - k]
+    rng.shuffle(ranks)
+    for k in ranks:
+        for _ in range(12):  # a few draws for one that keeps a close option and no midpoint
+            got = rng.sample(below, k) + rng.sample(above, n - k)
+            if any(c in close for c in got) and not any(
+                    abs(vals[x] + vals[y] - 2 * a) < 1e-9 for i, x in enumerate(got) for y in got[i + 1:]):
+                return got
+    return None
 
 
 DAY_LONG = 2  # a name written with a word in this many articles: the day's news knows it so
