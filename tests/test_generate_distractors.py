@@ -532,3 +532,35 @@ def test_a_numbers_rank_among_its_options_says_nothing(answer, kind):
         assert min(abs(v - a) for v in vals) <= 0.25 * a if kind != "date" else min(abs(v - a) for v in vals) <= 14
         ranks[sum(v < a for v in vals)] += 1
     assert set(ranks) == {0, 1, 2, 3} and min(ranks.values()) >= 30, ranks
+
+
+def test_a_head_of_state_abroad_gets_heads_of_state_or_officials_of_his_country():
+    from okgen.generate.distractors import head_of_state
+
+    assert head_of_state(Counter({"t:president": 3, "t:chinese": 2}))
+    assert head_of_state(Counter({"t:prime": 4, "t:minister": 4}))
+    assert not head_of_state(Counter({"t:vice": 3, "t:president": 3}))
+    assert not head_of_state(Counter({"t:deputy": 2, "t:prime": 2, "t:minister": 2}))
+    assert not head_of_state(Counter({"t:minister": 3, "t:trade": 2}))
+    # A state visit: the Chinese president against other leaders (and China's own officials),
+    # not other countries' ministers, used alike as they are. (A leader titled with another
+    # country is no option for one titled with his: test_a_person_of_another_country_....)
+    people = {
+        "Wen Kuo": ("visit tour trade summit", {"t:chinese": 4, "t:president": 4, "s:visit": 1}, 20, {"visit": 3}),
+        "Ada Morrow": ("visit tour trade summit", {"t:british": 3, "t:minister": 3}, 6, {"visit": 2}),
+        "Tom Vessey": ("visit tour trade summit", {"t:british": 3, "t:minister": 3}, 6, {"visit": 2}),
+        "Ken Dale": ("visit tour trade summit", {"t:defense": 3, "t:secretary": 3}, 6, {"visit": 2}),
+        "Luis Orbe": ("visit tour trade summit", {"t:president": 3}, 8, {"visit": 2}),
+        "Ana Pinto": ("visit tour trade summit", {"t:president": 3}, 8, {"visit": 2}),
+        "Jo Hale": ("visit tour trade summit", {"t:prime": 3, "t:minister": 3}, 8, {"visit": 2}),
+        "Li Fan": ("visit tour trade summit", {"t:chinese": 3, "t:minister": 3}, 6, {"visit": 2}),
+        "Pia Lund": ("album stage", {"t:singer": 3}, 6, {"album": 2}),
+    }
+    pool = _pool(people, kind="person")
+    role = Counter(["s:visit"])
+    for seed in range(8):
+        got = _pick(pool, "Wen Kuo", "Who will visit Vietnam on Monday?", role, kind="person", seed=seed)
+        assert got is not None and set(got) <= {"Luis Orbe", "Ana Pinto", "Jo Hale", "Li Fan"}, got
+    # At home (no country in the question), the officials of the day stay fair options.
+    assert any(set(_pick(pool, "Wen Kuo", "Who will open the trade summit on Monday?", role, kind="person",
+                         seed=seed) or ()) & {"Ada Morrow", "Tom Vessey", "Ken Dale"} for seed in range(8))

@@ -361,6 +361,12 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     # The countries the question names: "visits Beijing for talks with Chinese counterparts" is
     # asked of no Chinese minister, when the answer is none.
     abroad = lx.countries_named(question) - {home} if kind == "person" else set()
+    # Abroad, a head of state or government titled with the country gets heads of state or
+    # government, or officials of that country ("Who will visit Vietnam?": the Chinese president
+    # against other presidents and prime ministers, not another country's junior minister); at
+    # home, the officials of the day are fair options (a president's dismissal of a commandant
+    # against his secretaries).
+    leader = bool(abroad) and home is not None and head_of_state(pool.roles.get(normalize(answer), {}))
     # A role one article tells (a quarterback's new deal, a vacuum cleaner's launch) is no story
     # every reader knows: a person of the answer's field, or any name used like the answer, is a
     # fair option, written with the role or not.
@@ -399,6 +405,8 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
         if field_ is not None and c_field not in ((field_,) if same_field else (None, field_)):
             return False  # a chief executive against a president, a striker against a minister
         c_home = title_country(pool.roles.get(normalize(c), {})) if kind == "person" else None
+        if leader and c_home != home and not head_of_state(pool.roles.get(normalize(c), {})):
+            return False
         if home is not None and c_home not in (None, home):
             return False  # "Israeli Prime Minister X" against "US President Y"
         if c_home in abroad:
@@ -476,6 +484,20 @@ def title_field(vec: dict[str, float] | Counter[str], extra: Counter[str] | None
     """The field a person's title words put them in (politics, bench, law, business, sport, arts, media), or
     None when they say none or no clear one (two fields within a factor of two)."""
     return _clear_title(_FIELD_OF, vec, extra)
+
+
+LEADER_TITLES = frozenset({"president", "premier", "prime", "king", "queen", "emperor", "pm"})
+SECOND_TITLES = frozenset({"vice", "deputy", "minister"})  # "Vice President", "Deputy Prime Minister"; "Prime Minister" counts "prime"
+
+
+def head_of_state(vec: dict[str, float] | Counter[str]) -> bool:
+    """Whether a person's title words make them a head of state or government ("President Xi",
+    "Prime Minister Keir Starmer"; not "Vice President JD Vance" nor "Deputy Prime Minister"):
+    the leader titles weigh most, over twice the deputies' ("minister" beside "prime" aside)."""
+    lead = sum(float(v) for f, v in vec.items() if f.startswith("t:") and f[2:] in LEADER_TITLES)
+    second = sum(float(v) for f, v in vec.items() if f.startswith("t:") and f[2:] in SECOND_TITLES)
+    second -= min(second, float(vec.get("t:prime", 0.0)))  # the "minister" of each "prime minister"
+    return lead > 0 and lead > 2 * second
 
 
 _COUNTRY_OF_WORD = {w.lower(): c for w, c in lx.COUNTRY_OF.items() if " " not in w}
