@@ -517,7 +517,7 @@ def test_org_class_of_companies_with_a_public_word_and_bodies_without_one():
 def test_a_numbers_rank_among_its_options_says_nothing(answer, kind):
     # A reviewer read the answer off options spread evenly around it (14, 19, 24, 34: 24 is the
     # midpoint of 14 and 34). Over many draws the answer is as often the smallest, the largest
-    # or in between, never the midpoint of two options, and one option is always close.
+    # or in between, no three of the four values are evenly spaced, and one option is close.
     from okgen.generate.distractors import _value
 
     ranks: Counter[int] = Counter()
@@ -528,7 +528,8 @@ def test_a_numbers_rank_among_its_options_says_nothing(answer, kind):
         assert got is not None and len(set(got)) == 3 and answer not in got, got
         vals = [_value(g, kind, 2025) for g in got]
         assert all(v is not None for v in vals)
-        assert not any(x + y == 2 * a for i, x in enumerate(vals) for y in vals[i + 1:]), got
+        vs = sorted([a, *vals])  # no three evenly spaced: the answer is no midpoint, nor is a midpoint ruled out
+        assert not any(vs[i] + vs[k] == 2 * vs[j] for i in range(4) for j in range(i + 1, 4) for k in range(j + 1, 4)), got
         assert min(abs(v - a) for v in vals) <= 0.25 * a if kind != "date" else min(abs(v - a) for v in vals) <= 14
         ranks[sum(v < a for v in vals)] += 1
     assert set(ranks) == {0, 1, 2, 3} and min(ranks.values()) >= 30, ranks
@@ -564,3 +565,18 @@ def test_a_head_of_state_abroad_gets_heads_of_state_or_officials_of_his_country(
     # At home (no country in the question), the officials of the day stay fair options.
     assert any(set(_pick(pool, "Wen Kuo", "Who will open the trade summit on Monday?", role, kind="person",
                          seed=seed) or ()) & {"Ada Morrow", "Tom Vessey", "Ken Dale"} for seed in range(8))
+
+
+def test_a_number_with_one_place_among_its_options_gets_none():
+    # "0.5%" can only be the smallest of four percentages, "99%" the largest: no question.
+    for answer in ("0.5%", "99%"):
+        assert pick(answer, "percent", pool=Pool(), article_id="x", article_norm="", question="q",
+                    rng=random.Random(0), year=2025) is None
+    # A date the day before the news day takes dates a day or two apart, so it is not always the latest.
+    ranks = set()
+    for seed in range(40):
+        got = pick("April 9", "date", pool=Pool(), article_id="x", article_norm="", question="q",
+                   rng=random.Random(seed), year=2025, day=DAY)
+        assert got is not None
+        ranks.add(sum(g in ("April 10",) for g in got))
+    assert ranks == {0, 1}

@@ -26,9 +26,9 @@ CLOSE_FACTORS = (0.8, 1.25, 0.9, 1.1)
 # No halves, doubles or other simple ratios: options that are 2x, 1.5x or 0.5x the answer
 # point at it (a reviewer worked 140,147 out of 280,294 and 245,257).
 FAR_FACTORS = (0.6, 0.7, 1.4, 1.6, 1.8, 2.3, 0.45, 2.7, 0.35, 3.4)
-DATE_CLOSE = (7, -7, 3, -3, 14, -14)
+DATE_CLOSE = (7, -7, 3, -3, 14, -14, 1, -1, 2, -2)
 DATE_FAR = (30, -30, 61, -61, 92, -92, 21, -21)
-YEAR_SHIFTS = (1, -1, 2, -2, 3, -3, 5, -5)
+YEAR_SHIFTS = (1, -1, 2, -2, 3, -3, 5, -5, 4, -4, 6, -6, 7, -7)
 
 
 @dataclass
@@ -269,29 +269,42 @@ def _value(text: str, kind: str, year: int) -> float | None:
 
 def _around(answer: str, kind: str, close: list[str], far: list[str], rng: random.Random, n: int,
             year: int) -> list[str] | None:
-    """``n`` options from ``close`` (at least one) and ``far`` placed so that the answer's rank
-    among the four says nothing: as often the smallest, the largest or in between (drawn with
-    ``rng``), and never the midpoint of two options (14, 24, 34 give 24 away). None when the
-    candidates cannot do that."""
+    """``n`` options from ``close`` (one) and ``far``; for a four-option question placed so that
+    the answer's rank among the four says nothing: as often the smallest, the largest or in
+    between (drawn with ``rng``), with at least one close option and no three of the four evenly
+    spaced (14, 24, 34 gave 24 away). None when the candidates cannot do that, or leave the
+    answer only one place."""
     a = _value(answer, kind, year)
     vals = {c: _value(c, kind, year) for c in close + far}
-    if a is None or any(v is None for v in vals.values()):  # nothing to order by: the plain draw
-        out = rng.sample(close, 1) if close else []
-        rest = [c for c in close + far if c not in out]
-        rng.shuffle(rest)
-        out += rest[: n - len(out)]
-        return out if len(out) == n and close else None
+    if a is None or any(v is None for v in vals.values()) or n != 3:
+        # Nothing to order by, or a list of many options (a stream's, where every value of a
+        # track is an answer in turn): the plain draw, one close option first.
+        out: list[str] = []
+        for group in (close, far):
+            group = [c for c in group if c not in out]
+            rng.shuffle(group)
+            out += group[:1 if not out else n - len(out)]
+        return out if len(out) == n else None
     below = [c for c in close + far if vals[c] < a]
     above = [c for c in close + far if vals[c] > a]
     ranks = [k for k in range(n + 1) if len(below) >= k and len(above) >= n - k]
+    if len(ranks) < 2:
+        return None  # only one place for the answer ("0.5%" always the smallest): it would tell
     rng.shuffle(ranks)
     for k in ranks:
-        for _ in range(12):  # a few draws for one that keeps a close option and no midpoint
+        for _ in range(16):  # a few draws for one that keeps a close option and no even spacing
             got = rng.sample(below, k) + rng.sample(above, n - k)
-            if any(c in close for c in got) and not any(
-                    abs(vals[x] + vals[y] - 2 * a) < 1e-9 for i, x in enumerate(got) for y in got[i + 1:]):
+            if any(c in close for c in got) and not _progression([a, *(vals[c] for c in got)]):
                 return got
     return None
+
+
+def _progression(values: list[float]) -> bool:
+    """Whether three of ``values`` are evenly spaced (one the midpoint of two others): the answer
+    would then be found by its spacing, or by leaving out a midpoint that is never it."""
+    vs = sorted(values)
+    return any(abs(vs[i] + vs[k] - 2 * vs[j]) < 1e-9
+               for i in range(len(vs)) for j in range(i + 1, len(vs)) for k in range(j + 1, len(vs)))
 
 
 DAY_LONG = 2  # a name written with a word in this many articles: the day's news knows it so
@@ -495,7 +508,8 @@ def head_of_state(vec: dict[str, float] | Counter[str]) -> bool:
     "Prime Minister Keir Starmer"; not "Vice President JD Vance" nor "Deputy Prime Minister"):
     the leader titles weigh most, over twice the deputies' ("minister" beside "prime" aside)."""
     lead = sum(float(v) for f, v in vec.items() if f.startswith("t:") and f[2:] in LEADER_TITLES)
-    second = sum(float(v) for f, v in vec.items() if f.startswith("t:") and f[2:] in SECOND_TITLES)
+    second = sum(float(v) for f, v in vec.items() if f.startswith("t:") and (
+        f[2:] in SECOND_TITLES or _FIELD_OF.get(f[2:]) not in (None, "politics")))  # a company's president
     second -= min(second, float(vec.get("t:prime", 0.0)))  # the "minister" of each "prime minister"
     return lead > 0 and lead > 2 * second
 
@@ -631,7 +645,8 @@ def org_class(name: str) -> str:
     ``programme`` (Medicare) or ``other`` (companies, teams, groups), so distractors are of the
     answer's kind."""
     words = set(name.replace("'s", "").split())
-    if _PROGRAMME.search(name):
+    if _PROGRAMME.search(name) and not words & {"Administration", "Centers", "Services", "Department", "Agency",
+                                                 "Office", "Trust", "Fund"}:
         return "programme"
     if words & COMPANY_WORDS or _COMPANY_NAME.search(name):
         return "other"

@@ -237,6 +237,18 @@ def _hyphen(tok: Any) -> bool:
     return tok.text in ("-", "\u2013") and not tok.whitespace_ and tok.i > 0 and not tok.nbor(-1).whitespace_
 
 
+def _sole_reason(verb: Any, reason: Any) -> bool:
+    """Whether ``reason`` may leave the question: the clause is not negated ("did not cut jobs
+    because of ..."), the reason is its only one and has no coordinated partner ("300 because of
+    X and 200 because of Y", "not because of X but because of Y")."""
+    if any(c.dep_ == "neg" or c.lower_ in ("never", "not") for c in verb.children):
+        return False
+    if reason.dep_ == "conj" or any(c.dep_ in ("cc", "conj", "preconj") for c in reason.children):
+        return False
+    reasons = [t for t in verb.subtree if t.dep_ == "prep" and t.lower_ in REASON_PREPS]
+    return len(reasons) == 1 and not any(t.dep_ == "conj" and t.like_num for t in verb.subtree)
+
+
 def _hyphen_word(tok: Any) -> bool:
     """The first part of a hyphenated word ("all" of "all-electric"), kept with the rest."""
     return tok.i + 1 < len(tok.doc) and _hyphen(tok.nbor(1))
@@ -295,6 +307,8 @@ def _clause(verb: Any, skip: set[int], purpose: bool = True, owner: Any = None) 
         if child.dep_ == "advcl" and (len(sub) > MAX_PURPOSE or not _self_contained(sub)):
             continue  # a long or pronoun-bound purpose is detail: left out
         if child.dep_ == "prep" and child.lower_ in REASON_PREPS and not _self_contained(sub, owner):
+            if not _sole_reason(verb, child):
+                return None  # "did not cut jobs because of X but because of Y": the reason is the fact
             continue  # "because of weak demand for its vans": a reason that points back is left out
         if child.dep_ == "prep" and not any(t.ent_type_ or t.like_num for t in sub) and len(sub) > 4:
             if child.lower_ == "as" and any(c.dep_ in ("dobj", "obj") for c in verb.children) \
