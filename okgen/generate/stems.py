@@ -390,7 +390,7 @@ def _owned(pron: Any, owner: Any) -> bool:
     the sentence's own verb (not of a reported clause: "Ukraine said Russia fired drones at its
     cities" is Ukraine's), "its" for one and "their" for several joined ones ("Norvale Motors is
     cutting 300 jobs ... as demand for its vans falls"). Any name before the pronoun, the
-    answer too, could own it ("The EU fined Google over its software"); "his" and "her" often
+    answer or a product too, could own it ("The EU fined Google over its software"); "his" and "her" often
     point at someone of an earlier sentence."""
     if pron.dep_ != "poss" or owner.ent_type_ not in OWNER_LABELS or owner.i >= pron.i:
         return False
@@ -400,10 +400,7 @@ def _owned(pron: Any, owner: Any) -> bool:
     if any(t.dep_ not in ("ROOT", "conj") for t in (owner.head, *owner.head.ancestors)):
         return False
     mine = {t.i for t in owner.subtree}
-    return not any(t.ent_type_ in NAME_OWNERS and t.i not in mine for t in pron.sent if t.i < pron.i)
-
-
-NAME_OWNERS = frozenset({"PERSON", "ORG", "GPE", "NORP", "LOC", "FAC"})
+    return not any(t.ent_type_ in NAME_TYPES and t.i not in mine for t in pron.sent if t.i < pron.i)
 
 
 def _verb_forms(verb: Any) -> tuple[str, str] | None:
