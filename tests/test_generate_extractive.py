@@ -537,3 +537,24 @@ def test_a_name_with_a_word_glued_on_stays_out_of_the_pool():
     # The pool counts the articles naming each person with each word (one article's story or the day's).
     assert pool.names.spread[normalize("Helena Markovic")]["governor"] == 2
     assert pool.names.spread[normalize("Helena Markovic")]["port"] == 1
+
+
+def test_countries_are_asked_only_where_the_spec_weighs_them():
+    # Off by default (`[answers] country = 0`): a country answer becomes no question and the
+    # funnel says why; a city of the same day still may. Weighed above 0, it is asked again.
+    import dataclasses
+
+    text = ("Brazil will impose a 40 percent levy on US ethanol from next month, officials in Brasilia said "
+            "on Friday. The levy follows months of talks between the two governments over farm trade.")
+    arts = [_day_article("br", 1, "Brazil imposes a levy on US ethanol", text)]
+    spec = load_agent("extractive", packaged_agents_dir())
+    assert spec.section("answers")["country"] == 0
+    pool = ExtractiveGenerator(spec, 1).build_pool(arts, DAY)
+    asked = {it.stem.answer for items in pool.items.values() for it in items}
+    assert "Brazil" not in asked and pool.reasons["answer_kind_off"] >= 1, (asked, pool.reasons)
+    assert "40 percent" in asked, asked  # the other kinds of the sentence are still asked
+    on = dataclasses.replace(spec, data={**spec.data, "answers": {**spec.section("answers"), "country": 0.7}})
+    pool = ExtractiveGenerator(on, 1).build_pool(arts, DAY)
+    asked = {it.stem.answer for items in pool.items.values() for it in items}
+    assert "Brazil" in asked and not pool.reasons["answer_kind_off"], (asked, pool.reasons)
+    assert extractive.weight_key("place", "Brasilia") == "place" and extractive.weight_key("place", "Brazil") == "country"

@@ -75,6 +75,10 @@ def test_background_sentences_are_history():
     assert pr.background_sentence("The agency sent $2 billion to the region under the previous administration.", DAY)
     assert pr.background_sentence("The teacher has lived in Ohio for almost 12 years.", DAY)  # a biography
     assert pr.background_sentence("The mill had run for forty years before the fire.", DAY)
+    # "recently": an earlier visit told in passing (reviewers: not the day's news).
+    assert pr.background_sentence("The secretary recently visited the prison in El Salvador.", DAY)
+    # ... but not the news of a report that came out recently.
+    assert not pr.background_sentence("Downloads of the app rose 31% in the spring, an analytics firm recently reported.", DAY)
     assert not pr.background_sentence("The club signed the striker for two years on Monday.", DAY)  # a term
     assert not pr.background_sentence("The former mayor has been sentenced to prison for 12 years.", DAY)
     assert not pr.background_sentence("The sprinter has been banned for two years by the federation.", DAY)

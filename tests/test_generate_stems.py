@@ -547,3 +547,12 @@ def test_a_reason_that_points_back_is_left_out(nlp):
     # A reason that names its own actors stays.
     q = _stem(nlp, "Norvale Motors is laying off 300 workers in Ohio because of tariffs on Canadian steel.", "300")
     assert q is not None and "because of tariffs on Canadian steel" in q, q
+
+
+def test_a_change_to_a_bare_level_is_not_asked_by_how_much(nlp):
+    # Both reviewers: "By what percentage has US consumer sentiment dropped to 50.8?" is garbled (a
+    # level of what?). A level with its unit still reads: the change to a sum or a share is asked.
+    assert _stem(nlp, "Consumer confidence in Lumora has dropped 11% to 50.8 this month, a survey by "
+                      "the Harlan Institute found.", "11%") is None
+    q = _stem(nlp, "Apple's revenue rose 5% to $3.2 billion in the quarter, the company said on Friday.", "5%")
+    assert q is not None and q.startswith("By what percentage did Apple's revenue rise to $3.2 billion"), q

@@ -274,6 +274,9 @@ class ExtractiveGenerator:
                 kind = answer_kind(ent)
                 if kind is None:
                     continue
+                if self.weights.get(weight_key(kind, ent.text), 0.5) <= 0:
+                    pool.reasons["answer_kind_off"] += 1  # "country = 0" in the spec's [answers]
+                    continue
                 reason, stem = _judge(ctx, sent, ent, kind)
                 if stem is None:
                     pool.reasons[reason] += 1
@@ -449,6 +452,12 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
     if longest_shared_run(stem.question, ctx.index, names=ctx.names) > MAX_SHARED_RUN:
         return "stem_copies", None  # the stem_overlap gate would drop it
     return "kept", stem
+
+
+def weight_key(kind: str, answer: str) -> str:
+    """The ``[answers]`` weight an answer is preferred by: its kind, ``country`` for a place
+    that is a country (0 or less: the kind is not asked)."""
+    return "country" if kind == "place" and dis.place_scale(answer) == "country" else kind
 
 
 def own_outlet_title(article: Article) -> bool:

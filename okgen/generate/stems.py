@@ -653,6 +653,17 @@ def _titled(subj_toks: list[Any], ent: Any, kind: str) -> bool:
         and not any(t.pos_ in ("VERB", "AUX", "PUNCT", "PRON") or t.lower_ in PRONOUNS for t in extra)
 
 
+def _bare_level(tok: Any) -> bool:
+    """"to 50.8": a "to" whose object is a number with no unit (no currency, percentage, scale
+    word or noun), the level of an index the question does not name."""
+    if tok.lower_ != "to" or tok.dep_ != "prep":
+        return False
+    obj = next((c for c in tok.children if c.dep_ == "pobj"), None)
+    return obj is not None and obj.tag_ == "CD" and not any(
+        t.tag_ == "$" or t.text in ("%", "percent") or t.lower_ in ("million", "billion", "trillion") or t.pos_ == "NOUN"
+        for t in obj.subtree)
+
+
 def _pluperfect(verb: Any) -> bool:
     """"had aimed", "had sent": an event before the reported one, background more often than news."""
     return any(a.lower_ == "had" for a in auxes_of(verb, "aux"))
@@ -917,6 +928,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         s = _inside(subj_toks, sent)
         if kind == "percent" and holder.i == ent.root.i and holder.dep_ in ("dobj", "npadvmod", "obj") \
                 and base_form(verb) in CHANGE_VERBS:
+            if any(_bare_level(t) for t in rest):
+                return None  # "By what percentage has sentiment dropped to 50.8?": a level of what? (both reviewers)
             body = f"By what percentage {aux} {s} {vform} {tail}"
             form = "amount"
         elif kind == "percent" and holder.dep_ == "advmod" and holder.lower_ in DIRECTION_WORDS \
