@@ -558,3 +558,15 @@ def test_countries_are_asked_only_where_the_spec_weighs_them():
     asked = {it.stem.answer for items in pool.items.values() for it in items}
     assert "Brazil" in asked and not pool.reasons["answer_kind_off"], (asked, pool.reasons)
     assert extractive.weight_key("place", "Brasilia") == "place" and extractive.weight_key("place", "Brazil") == "country"
+
+
+def test_a_country_weight_ranks_countries_and_a_spec_without_it_weighs_them_as_places():
+    import dataclasses
+
+    spec = load_agent("extractive", packaged_agents_dir())
+    answers = {k: v for k, v in spec.section("answers").items() if k != "country"}
+    g = ExtractiveGenerator(dataclasses.replace(spec, data={**spec.data, "answers": answers}), 1)
+    assert g.weight("place", "Brazil") == answers["place"] == g.weight("place", "Brasilia")
+    g = ExtractiveGenerator(dataclasses.replace(spec, data={**spec.data, "answers": {**answers, "country": 0.3}}), 1)
+    assert g.weight("place", "Brazil") == 0.3 and g.weight("place", "Brasilia") == answers["place"]
+    assert extractive.weight_key("region", "Ivory Coast") == "country"  # the tagger's LOC for a country

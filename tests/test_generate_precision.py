@@ -514,3 +514,15 @@ def test_a_stance_others_share_has_more_than_one_right_answer(nlp):
     # Events have one doer; a stance's object is no stance taker.
     assert stance("Senator Dana Whitfield resigned from the banking committee on Sunday.", "Dana Whitfield") is None
     assert stance("Critics called on Dana Whitfield to resign from the banking committee.", "Dana Whitfield") is None
+
+
+def test_recently_is_background_only_before_an_earlier_event():
+    for text in ("The secretary recently visited the prison in El Salvador.",
+                 "The minister recently met the envoy in Doha."):
+        assert pr.background_sentence(text, DAY), text
+    for text in ("As recently as Thursday, he held talks with the envoy.",
+                 "The recently appointed minister resigned on Friday.",
+                 "Recently, the ministry said it would act on the report.",
+                 "He said recently that prices would rise.",
+                 "The recently-announced plan was dropped on Monday."):
+        assert not pr.background_sentence(text, DAY), text

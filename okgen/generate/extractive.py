@@ -274,7 +274,8 @@ class ExtractiveGenerator:
                 kind = answer_kind(ent)
                 if kind is None:
                     continue
-                if self.weights.get(weight_key(kind, ent.text), 0.5) <= 0:
+                weight = self.weight(kind, ent.text)
+                if weight <= 0:
                     pool.reasons["answer_kind_off"] += 1  # "country = 0" in the spec's [answers]
                     continue
                 reason, stem = _judge(ctx, sent, ent, kind)
@@ -282,13 +283,21 @@ class ExtractiveGenerator:
                     pool.reasons[reason] += 1
                     continue
                 pool.reasons["kept"] += 1
-                score = (self.weights.get(kind, 0.5) + FORM_WEIGHT.get(stem.form, 0.0)
+                score = (weight + FORM_WEIGHT.get(stem.form, 0.0)
                          - self.position_penalty * i
                          + (self.novelty_bonus if normalize(stem.answer) not in pool.seen_before else 0.0))
                 items.append(_Item(stem, i, sent.text.strip(), score, Counter(_context_words(sent, ent)),
                                    Counter(_role_features(sent, ent))))
         items.sort(key=lambda it: (-it.score, it.sentence_index, it.stem.question))
         return items
+
+    def weight(self, kind: str, answer: str) -> float:
+        """How much an answer is preferred (``[answers]``; 0 or less: not asked): by its kind, a
+        country by ``country`` (else as ``place``)."""
+        key = weight_key(kind, answer)
+        if key == "country" and key not in self.weights:
+            key = "place"
+        return self.weights.get(key, 0.5)
 
     def option_label(self, text: str) -> str:
         """The entity label spaCy gives ``text`` parsed alone (cached): a distractor must get the
@@ -455,9 +464,9 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
 
 
 def weight_key(kind: str, answer: str) -> str:
-    """The ``[answers]`` weight an answer is preferred by: its kind, ``country`` for a place
-    that is a country (0 or less: the kind is not asked)."""
-    return "country" if kind == "place" and dis.place_scale(answer) == "country" else kind
+    """The ``[answers]`` weight an answer is preferred by: its kind, ``country`` for a place (or a
+    region: the tagger writes "Ivory Coast" LOC) that is a country."""
+    return "country" if kind in ("place", "region") and dis.place_scale(answer) == "country" else kind
 
 
 def own_outlet_title(article: Article) -> bool:

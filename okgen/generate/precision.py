@@ -54,8 +54,10 @@ _DAY_MONTH = re.compile(rf"\b(?:(\d{{1,2}})\s+({'|'.join(lx.MONTHS)})|({'|'.join
 _MONTH_ALONE = re.compile(rf"\b(?:in|In|since|Since|until|Until|last|Last|early|late|mid-?)\s+({'|'.join(lx.MONTHS)})\b(?!\s+\d)")
 _HISTORY = re.compile(r"\b(?:was born|born in|born on|founded in|died in|since (?:19|20)\d\d|in the (?:late|early|mid)[- ]"
                       r"(?:19|20)?\d0s|decades? ago|years? ago|at the time|back then|in recent (?:months|years)|"
-                      r"previously|formerly|recently(?!\s+(?:reported|said|told|announced|revealed|published|released|disclosed|"
-                      r"confirmed|noted|wrote|found|warned|estimated|stated))|last (?:month|year)|earlier this year|in the past|used to|"
+                      r"previously|formerly|(?<!as )(?<!the )(?<!its )(?<!his )(?<!her )(?<!a )(?<!an )(?<!their )recently "
+                      r"(?!(?:reported|said|told|announced|revealed|published|disclosed|confirmed|noted|wrote|found|"
+                      r"warned|estimated|stated)\b)(?:\w+ed|met|held|made|took|went|came|gave|won|lost|spent|sent|led|"
+                      r"began|saw|told)|last (?:month|year)|earlier this year|in the past|used to|"
                       r"(?:has|have|had) long|(?:has|have|had) (?:lived|worked|served|run|ruled|led|taught|existed|remained|stayed|been (?:in|at|with|a|an|the)\b)[^.;]{0,40}? for (?:almost |nearly |about |around |more than |over |some )?(?:\d+|two|three|four|five|six|seven|eight|nine|ten|\w+teen|twenty|thirty|forty|fifty) years|last week|earlier this month|(?:in|over) the (?:last|past) (?:\w+ )?(?:years|decades)|for generations|for (?:decades|centuries)|(?:after|during|before) the war|"
                       r"under the (?:previous|former|last|prior) (?:administration|government)|under (?:former|then)[- ])\b",
                       re.IGNORECASE)
