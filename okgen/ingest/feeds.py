@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import html
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -297,8 +298,18 @@ def _clean(value: Any) -> str | None:
     if not value:
         return None
     text = re.sub(r"<[^>]+>", " ", str(value))
-    text = " ".join(text.split())
+    text = " ".join(unescape_entities(text).split())
     return text or None
+
+
+_ENTITY = re.compile(r"&(?:#\d+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
+
+
+def unescape_entities(text: str) -> str:
+    """``text`` with HTML character references decoded ("Baldur&#8217;s" -> "Baldur’s"): some
+    feeds and export files escape their titles twice, so one is left after parsing. Text without
+    a complete reference ("AT&T") is returned as it is."""
+    return html.unescape(text) if _ENTITY.search(text) else text
 
 
 def _one_line(value: Any) -> str | None:
