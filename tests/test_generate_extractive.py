@@ -570,3 +570,27 @@ def test_a_country_weight_ranks_countries_and_a_spec_without_it_weighs_them_as_p
     g = ExtractiveGenerator(dataclasses.replace(spec, data={**spec.data, "answers": {**answers, "country": 0.3}}), 1)
     assert g.weight("place", "Brazil") == 0.3 and g.weight("place", "Brasilia") == answers["place"]
     assert extractive.weight_key("region", "Ivory Coast") == "country"  # the tagger's LOC for a country
+
+
+def test_a_sentence_holding_another_articles_headline_is_a_block_of_links():
+    # news-dev 2025-04-13: a BBC match report kept its related-stories links, headlines run
+    # together, one of them a headline of the same day; asked, they read as garbled questions
+    # about other stories ("Which organisation did <club> beat <club> to boost?").
+    # A lede that repeats its own headline is news, and so is a syndicated copy's.
+    lede = "Harbour workers in Norvik began a strike over pay on Friday, the union said."
+    links = ("Norvik ferry fares rise again this spring Harbour strike halts ferries to Veldoria Mayor "
+             "Ivan Petrov opens the new bridge on Friday.")
+    arts = [_day_article("lnk", 0, "Harbour strike halts ferries to Veldoria", lede + " " + links),
+            _day_article("lnk", 1, "Mayor Ivan Petrov opens the new bridge", "Mayor Ivan Petrov opened the new "
+                         "bridge over the Norvik river on Friday, two years after work began."),
+            _day_article("lnk", 2, "Harbour strike halts ferries to Veldoria", "Harbour strike halts ferries to "
+                         "Veldoria, the port authority said on Friday, after 300 workers walked out.")]
+    g = ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), 1)
+    pool = g.build_pool(arts, DAY)
+    assert pool.reasons["sentence_related_links"] >= 1, pool.reasons
+    used = {it.sentence for items in pool.items.values() for it in items}
+    assert not any("Mayor Ivan Petrov opens" in s for s in used), used
+    titles = extractive._Titles(arts)
+    assert titles.other_in(links, arts[0]) and not titles.other_in(lede, arts[0])
+    assert not titles.other_in(arts[2].text, arts[2])  # its own headline (and a copy's) is no link
+    assert not titles.other_in("Mayor Ivan Petrov opens", arts[0])  # a headline's start alone is none

@@ -231,6 +231,20 @@ def test_option_label_is_the_label_of_the_whole_option(nlp):
     assert option_label(nlp("Donald Trump")) == "PERSON"
     assert option_label(nlp("$45 million")) == "MONEY"
     assert option_label(nlp("the quick brown fox jumped")) == "none"
+    doc = nlp("It was about Donald Trump.")
+    assert option_label(doc, 13, 25) == "PERSON"  # the option's characters only
+
+
+def test_options_are_labelled_as_names_in_a_sentence_and_numbers_alone(nlp):
+    """Parsed bare, "Google" gets no label and "St Petersburg" is taken for a person, so a city
+    question could only get distractors the tagger also misreads; in "It was about NAME." both get
+    the label the news gives them. Numbers, amounts and dates are labelled alone."""
+    from okgen.generate.nlp import NER_ONLY, option_label, option_labels
+
+    assert option_label(nlp("St Petersburg")) != "GPE" and option_label(nlp("Google")) != "ORG"  # why it is framed
+    texts = ["St Petersburg", "Moscow", "Google", "Samsung", "Donald Trump", "$45 million", "125%", "April 9, 2025",
+             "the quick brown fox jumped"]
+    assert option_labels(nlp, texts, NER_ONLY) == ["GPE", "GPE", "ORG", "ORG", "PERSON", "MONEY", "PERCENT", "DATE", "none"]
 
 
 def test_a_stem_word_that_nearly_spells_the_answer_is_a_giveaway():

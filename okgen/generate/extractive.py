@@ -48,7 +48,7 @@ from okgen.generate import distractors as dis
 from okgen.generate import lexicon as lx
 from okgen.generate import precision as pr
 from okgen.generate.agents import AgentSpec
-from okgen.generate.nlp import NER_ONLY, load_pipeline, option_label, pipeline_id
+from okgen.generate.nlp import NER_ONLY, load_pipeline, option_labels, pipeline_id
 from okgen.generate.overlap import MAX_SHARED_RUN, NAME_LABELS, ArticleTokens, longest_shared_run
 from okgen.generate.records import Candidate
 from okgen.generate.sentences import (
@@ -238,6 +238,7 @@ class ExtractiveGenerator:
         pool.names.spread = {k: Counter({w: len(ids) for w, ids in bag.items()}) for k, bag in spread.items()}
         self.majority = majority
         day = _DayNames(docs, today)
+        day.titles = _Titles(articles)
         pool.near = _nearest(today)
         for a in today:
             pool.by_source.setdefault(a.source, set()).add(a.id)
@@ -259,6 +260,9 @@ class ExtractiveGenerator:
                 continue
             if not usable_sentence(sent):
                 pool.reasons["sentence_unusable"] += 1
+                continue
+            if day.titles is not None and day.titles.other_in(sent.text, article):
+                pool.reasons["sentence_related_links"] += 1  # "... Rovers boss taken to hospital ...": links
                 continue
             if pr.background_sentence(sent.text, article.date):
                 pool.reasons["sentence_background"] += 1
@@ -300,12 +304,11 @@ class ExtractiveGenerator:
         return self.weights.get(key, 0.5)
 
     def option_label(self, text: str) -> str:
-        """The entity label spaCy gives ``text`` parsed alone (cached): a distractor must get the
-        answer's, as the snapshot's quality evidence measures it."""
+        """The entity label spaCy gives the option ``text`` (:func:`~okgen.generate.nlp.option_labels`,
+        cached): a distractor must get the answer's, as the snapshot's quality evidence measures it."""
         label = self._labels.get(text)
         if label is None:
-            label = self._labels[text] = option_label(self.nlp(text, disable=[p for p in NER_ONLY
-                                                                              if p in self.nlp.pipe_names]))
+            label = self._labels[text] = option_labels(self.nlp, [text], NER_ONLY)[0]
         return label
 
     # -- generation ------------------------------------------------------------------------
@@ -743,6 +746,34 @@ class _DayNames:
         self.outlets = {x for a in articles for x in (a.source, a.source_name or "") if x}
         self.headlines: Counter[str] = Counter(k for a in articles for k in title_keys(a.title or ""))
         """In how many of the day's headlines each word occurs ("tariff": 40)."""
+        self.titles: _Titles | None = None
+
+
+class _Titles:
+    """The headlines (of five words or more) of the articles a pool was built from, to find one
+    inside another article's sentence: a block of links to related stories that extraction kept
+    (a match report's "... keeper audition offers dilemma Rovers beat City to boost title hopes
+    Rovers boss taken to hospital ..."), which asks about other stories, in their headlines' words."""
+
+    MIN_WORDS = 5
+
+    def __init__(self, articles: Sequence[Article]):
+        self.by_start: dict[tuple[str, ...], list[tuple[str, ...]]] = defaultdict(list)
+        for a in articles:
+            words = tuple(normalize(a.title or "").split())
+            if len(words) >= self.MIN_WORDS:
+                self.by_start[words[:3]].append(words)
+
+    def other_in(self, text: str, article: Article) -> bool:
+        """Whether ``text`` holds the headline of an article other than ``article`` (one with
+        another headline: a story syndicated under the same headline repeats it in its lede)."""
+        own = tuple(normalize(article.title or "").split())
+        words = normalize(text).split()
+        for i in range(len(words) - self.MIN_WORDS + 1):
+            for title in self.by_start.get(tuple(words[i:i + 3]), ()):
+                if title != own and tuple(words[i:i + len(title)]) == title:
+                    return True
+        return False
 
 
 NEAREST = 15

@@ -136,6 +136,11 @@ LEADING_FUNCTION_WORD = "fragment: starts with a function word"
 HEADLINE_PIECE = "fragment: a headline piece, not a name"
 
 
+# A function word that extraction glued to the number after it ("a5-minute", "the2025 season",
+# "than50"); written in lower case only, so "A5" or "On3" (names) are not read so.
+_GLUED_NUMBER = re.compile(r"(?<![\w-])(?:a|an|the|of|in|on|at|to|for|by|and|with|from|than|over|about)\d[\w.,-]*")
+
+
 def fluency_problems(text: str, nlp: Any, *, option: bool = False) -> list[str]:
     """What makes ``text`` disfluent (empty list: nothing).
 
@@ -148,6 +153,7 @@ def fluency_problems(text: str, nlp: Any, *, option: bool = False) -> list[str]:
     out: list[str] = []
     glued = [t for t in re.findall(r"[A-Za-z0-9]+", text) if run_together(t, lex)]
     glued += re.findall(r"\d%[A-Za-z]+", text)  # "84%tariff"
+    glued += _GLUED_NUMBER.findall(text)  # "a5-minute charge", "the2025 season"
     if glued:
         out.append(f"run-together word {glued[0]!r}")
     spans = list(_WORD.finditer(text))

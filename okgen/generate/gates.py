@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from okgen.generate.fluency import HEADLINE_PIECE, LEADING_FUNCTION_WORD, fluency_problems
-from okgen.generate.nlp import option_label
+from okgen.generate.nlp import option_labels as label_options
 from okgen.generate.overlap import (
     MAX_SHARED_RUN,
     ArticleTokens,
@@ -50,7 +50,7 @@ from okgen.generate.text import DATE_RE
 from okgen.schema import Article
 
 GATES = ("boilerplate", "fluency", "giveaway", "type_agreement", "self_contained", "one_answer", "stem_overlap")
-GATES_VERSION = 6
+GATES_VERSION = 7
 """Bumped when a gate changes what it drops (part of the generation run key)."""
 DEFAULT_ON = True
 """Whether runs apply the gates when ``[generate] quality_gates`` is not set."""
@@ -195,11 +195,12 @@ def apply_gates_many(jobs: Sequence[tuple[Article, Sequence[Candidate]]], *, nlp
     stems = _parse(nlp, [c.question for _, c in todo], _DISABLE)
     typed = [c for _, c in todo if _norm(c.answer) and asks_type(c.question)]
     contexts = dict(zip(map(id, typed), _parse(nlp, [_context(c) for c in typed], _ner_only(nlp))))
-    # The options of a stem asking for a person or an organisation, each parsed alone: the
+    # The options of a stem asking for a person or an organisation, each labelled (option_labels): the
     # writer's own distractors say what kind of answer it meant.
     kinds = [c for c in typed if _asks_actor(c.question)]
     texts = [x for c in kinds for x in c.distractors()]
-    labels = dict(zip(texts, (option_label(d) for d in _parse(nlp, texts, _ner_only(nlp)))))
+    distinct = list(dict.fromkeys(texts))
+    labels = dict(zip(distinct, label_options(nlp, distinct, _ner_only(nlp))))
     option_labels = {id(c): [labels[x] for x in c.distractors()] for c in kinds}
     wanted: dict[int, set[str]] = {}  # per article, the tokens of its stems (all its index needs)
     for a, c in todo:
@@ -308,7 +309,7 @@ def gate_candidate(c: Candidate, stem_doc: Any, label: str | None, index: Articl
                    fluency: dict[str, list[str]] | None = None, option_labels: Sequence[str] | None = None) -> None:
     """Apply the gates to one candidate, given its parsed stem and its answer's entity label
     (``fluency``: options' fluency problems already known, filled in; ``option_labels``: the
-    entity labels of its distractors parsed alone, for a stem asking for a person or a body)."""
+    entity labels of its distractors (``option_labels``), for a stem asking for a person or a body)."""
     hit = (PAGE_FURNITURE.search(c.question) or PAGE_FURNITURE.search(c.evidence) or _COMMENT.search(c.question)
            or (_ABOUT_COMMENT.search(c.question) and _COMMENT.search(c.evidence)))
     c.add("boilerplate", hit is None, reason=None if hit is None else f"page furniture: {hit.group(0)!r}")
@@ -327,7 +328,8 @@ def gate_candidate(c: Candidate, stem_doc: Any, label: str | None, index: Articl
     c.add("fluency", not problems, reason="; ".join(problems[:3]) or None)
     why = giveaway(c)
     c.add("giveaway", why is None, reason=why)
-    why = type_disagreement(c.question, label) or options_disagreement(c.question, c.distractors(), option_labels)
+    why = type_disagreement(c.question, label, stem_doc) or options_disagreement(c.question, c.distractors(),
+                                                                                  option_labels, stem_doc)
     c.add("type_agreement", why is None, reason=why)
     why = unresolved_reference(c.question, stem_doc)
     c.add("self_contained", why is None, reason=why)
@@ -410,17 +412,40 @@ def asks_type(stem: str) -> bool:
     return _question_word(stem) is not None
 
 
-def _question_word(stem: str) -> tuple[frozenset[str], str] | None:
+def _question_word(stem: str, doc: Any = None) -> tuple[frozenset[str], str] | None:
     """The labels the stem's earliest question word accepts and what it asks for, or None. A
     type noun written capitalised is part of a name, not the question's ("which Office of
-    Budget Review adviser" asks for a person, not an office)."""
+    Budget Review adviser" asks for a person, not an office). With the stem's tagged ``doc``, a
+    type noun that only modifies the noun after it is not the question's either: "Which
+    executive order number" asks for a number, "which party leader" for a person, "which
+    company shares" for nothing the gates know; "Which party's candidate" still asks for a party."""
     hits = []
     for rx, labels, what in _QWORDS:
         m = next((m for m in rx.finditer(stem) if not m.group(0).split()[-1][:1].isupper()
                   or m.group(0).split()[-1].lower() in _QWORD_HEADS), None)
         if m:
-            hits.append((m.start(), labels, what))
-    return min(hits, key=lambda h: h[0])[1:] if hits else None
+            hits.append((m.start(), m.end(), labels, what))
+    if not hits:
+        return None
+    start, end, labels, what = min(hits, key=lambda h: h[0])
+    head = _head_noun(doc, end) if doc is not None and re.search(r"\b(?:what|which)\b", stem[start:end], re.I) else None
+    if head is None:
+        return labels, what
+    for rx, labels2, what2 in _QWORDS:
+        if rx.fullmatch(f"which {head}"):
+            return labels2, what2
+    return None  # "which company shares": a noun the gates have no type for
+
+
+def _head_noun(doc: Any, end: int) -> str | None:
+    """The noun heading the phrase whose type noun ends at character ``end`` of the tagged stem,
+    when a later common noun heads it ("executive order number": "number"); else None."""
+    head = None
+    for t in [t for t in doc if t.idx >= end][:3]:
+        if t.tag_ not in ("NN", "NNS") or not t.text[:1].islower():
+            break  # "which party's candidate": the possessor is asked for
+        head = t.lower_
+    return head
 
 
 # What a stem asking for a person is not, and one asking for an organisation: a writer whose
@@ -436,11 +461,12 @@ def _asks_actor(stem: str) -> bool:
     return got is not None and got[1] in _OTHER_ACTOR
 
 
-def options_disagreement(stem: str, distractors: Sequence[str], labels: Sequence[str] | None) -> str | None:
+def options_disagreement(stem: str, distractors: Sequence[str], labels: Sequence[str] | None,
+                         doc: Any = None) -> str | None:
     """Why the stem's question word does not fit the kind of answer its own options are: at
-    least two of the distractors, parsed alone, are organisations under "Which person ..." (or
+    least two of the distractors (labelled by ``option_labels``) are organisations under "Which person ..." (or
     people under "Which company ..."), and none is of the kind asked; else None."""
-    got = _question_word(stem) if labels else None
+    got = _question_word(stem, doc) if labels else None
     if got is None or got[1] not in _OTHER_ACTOR:
         return None
     labels_, what = got
@@ -451,10 +477,11 @@ def options_disagreement(stem: str, distractors: Sequence[str], labels: Sequence
     return f"the question asks for {what} but its options are {kind} ({', '.join(other[:3])})"
 
 
-def type_disagreement(stem: str, label: str | None) -> str | None:
+def type_disagreement(stem: str, label: str | None, doc: Any = None) -> str | None:
     """Why the stem's question word does not fit an answer labelled ``label`` (None: it fits,
-    or the stem asks for no particular type, or the label is unknown)."""
-    got = _question_word(stem) if label is not None else None
+    or the stem asks for no particular type, or the label is unknown; ``doc``: the stem tagged,
+    see :func:`_question_word`)."""
+    got = _question_word(stem, doc) if label is not None else None
     if got is None:
         return None
     labels, what = got

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from okgen.errors import ConfigError
@@ -60,16 +61,38 @@ def pipeline_id(nlp: Any) -> str:
     return f"{meta.get('lang', 'xx')}_{meta.get('name', 'pipeline')}-{meta.get('version', '0')}"
 
 
-def option_label(doc: Any) -> str:
-    """The entity label of an answer option parsed alone: the label of its longest entity when
-    that entity covers at least half the option, else ``none``. The snapshot's quality evidence
-    measures distractor type agreement with it, and the offline generator checks its
-    distractors with it."""
+def option_label(doc: Any, start: int = 0, end: int | None = None) -> str:
+    """The entity label of an answer option in ``doc`` (the option at characters ``start:end``;
+    by default the whole doc): the label of the entity covering most of it when that covers at
+    least half the option, else ``none``. See :func:`option_labels`."""
+    end = len(doc.text) if end is None else end
     best, size = "none", 0
     for e in doc.ents:
-        if len(e.text) > size:
-            best, size = e.label_, len(e.text)
-    return best if size * 2 >= len(doc.text.strip()) else "none"
+        covered = min(e.end_char, end) - max(e.start_char, start)
+        if covered > size:
+            best, size = e.label_, covered
+    return best if size * 2 >= len(doc.text[start:end].strip()) else "none"
+
+
+# A name is labelled in this sentence, a number alone. Parsed bare, a name often gets no label or
+# the wrong one ("Google": none, "St Petersburg": PERSON); in a sentence the tagger labels it as the
+# day's news does: on the five news-dev days' distinct entity mentions, the majority label of the
+# mentions in context was matched for 95 % of 2025-04-11's names (90 % bare), and for 2025-04-13's
+# ORG 81 % (75 % bare), PERSON 86 % (77 %), GPE 84 % (74 %). Numbers, dates and amounts (any
+# option with a digit) are labelled better bare (CARDINAL 95 % bare, 85 % framed).
+OPTION_FRAME = "It was about {}."
+_FRAME_AT = OPTION_FRAME.index("{}")
+
+
+def option_labels(nlp: Any, texts: Sequence[str], disable: Sequence[str] = ()) -> list[str]:
+    """The entity label of each answer option (:func:`option_label`): a name parsed in
+    :data:`OPTION_FRAME`, an option with a digit parsed alone. The snapshot's quality evidence
+    measures distractor type agreement with it; the offline generator checks its distractors with
+    it and the quality gates read a writer's options with it."""
+    framed = [t if any(ch.isdigit() for ch in t) else OPTION_FRAME.format(t) for t in texts]
+    docs = nlp.pipe(framed, disable=[p for p in disable if p in nlp.pipe_names], batch_size=256)
+    return [option_label(d) if f == t else option_label(d, _FRAME_AT, _FRAME_AT + len(t))
+            for t, f, d in zip(texts, framed, docs)]
 
 
 NER_ONLY = ("parser", "lemmatizer", "attribute_ruler")

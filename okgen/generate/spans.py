@@ -154,6 +154,11 @@ def classify_name(words: list[str], sentence: str, s: int, e: int, titled: bool 
     return None
 
 
+# Words a name writes in lower case ("Bank of England", "Ludwig van Beethoven", "al Ahli Arab").
+NAME_PARTICLES = frozenset({"of", "the", "for", "and", "&", "de", "la", "le", "van", "von", "der", "den", "del", "da", "di",
+                            "du", "dos", "das", "al", "el", "bin", "ibn"})
+
+
 def kind_of_choice(text: str) -> str:
     """Coarse form type of an answer choice, used by the give-away check.
 
@@ -175,7 +180,7 @@ def kind_of_choice(text: str) -> str:
         return "quantity"
     if re.match(r"^(?:about |around |over |nearly |more than |fewer than |less than |some )?[\d.,]+", t):
         return "number"
-    words = [w for w in re.split(r"\s+", t) if w.lower() not in ("of", "the", "for", "and", "de", "la", "van", "von", "&")]
+    words = [w for w in re.split(r"\s+", t) if w.lower() not in NAME_PARTICLES]
     if words and all(w[:1].isupper() or w[:1].isdigit() for w in words):
         return "name"
     return "text"

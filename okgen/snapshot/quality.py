@@ -121,7 +121,7 @@ class QualityEvidence(_Frozen):
     ``histogram`` (run length -> questions), ``median``, ``max``, ``over_limit`` (runs > ``limit``)
     and ``over_limit_rate``; None without article texts or spaCy."""
     distractor_type_agreement: dict[str, Any] | None
-    """Each distractor's spaCy entity label (option parsed alone) against the answer's, over
+    """Each distractor's spaCy entity label (:func:`~okgen.generate.nlp.option_labels`) against the answer's, over
     questions whose answer has a label: ``distractors``, ``agreeing``, ``rate``."""
     answer_types: dict[str, int]
     """Questions by the answer's spaCy entity label (``none`` when it has none)."""
@@ -185,16 +185,15 @@ def compute_quality(questions: Sequence[Question], corpus: Sequence[Article], fu
 
 
 def _nlp_measures(questions: Sequence[Question], corpus: Sequence[Article], nlp: Any):
-    from okgen.generate.nlp import option_label
+    from okgen.generate.nlp import option_labels
     from okgen.generate.overlap import MAX_SHARED_RUN, longest_shared_run
 
     disable = [p for p in ("parser", "lemmatizer", "attribute_ruler") if p in nlp.pipe_names]
     texts = {a.id: f"{a.title}\n{a.text}" for a in corpus if a.text}
     have_text = all(q.article_id in texts for q in questions) and bool(questions)
     options = list(dict.fromkeys(c for q in questions for c in q.choices))  # each distinct option parsed once
-    docs = list(nlp.pipe([*(q.question for q in questions), *options], disable=disable, batch_size=128))
-    stems = docs[: len(questions)]
-    label_of = {o: option_label(d) for o, d in zip(options, docs[len(questions):])}
+    stems = list(nlp.pipe([q.question for q in questions], disable=disable, batch_size=128))
+    label_of = dict(zip(options, option_labels(nlp, options, disable)))
     overlap = None
     if have_text:
         runs = [longest_shared_run(q.question, texts[q.article_id], doc=d) for q, d in zip(questions, stems)]
