@@ -27,9 +27,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--day", default=str(ROOT.parent / "shared" / "data" / "news-dev" / "news_2025-04-11.json"))
+    news = ROOT.parent / "shared" / "data" / "news-dev"
+    ap.add_argument("--day", default=str(news / "news_2025-04-11.json"),
+                    help="a news-dev day (2025-04-11) or a dump file (news_2025-04-11.json)")
     args = ap.parse_args()
-    day_file = Path(args.day)
+    day_file = news / f"news_{args.day}.json" if len(args.day) == 10 and args.day[4] == "-" else Path(args.day)
+    if not day_file.is_file():
+        raise SystemExit(f"bench_generate_offline: {day_file}: no such day file")
     date = dt.date.fromisoformat(day_file.stem.split("_")[-1])
     with tempfile.TemporaryDirectory() as home:
         subprocess.run([sys.executable, "-m", "okgen", "-q", "--home", home, "ingest", "--import", str(day_file),

@@ -585,6 +585,7 @@ def test_a_sentence_holding_another_articles_headline_is_a_block_of_links():
                          "bridge over the Norvik river on Friday, two years after work began."),
             _day_article("lnk", 2, "Harbour strike halts ferries to Veldoria", "Harbour strike halts ferries to "
                          "Veldoria, the port authority said on Friday, after 300 workers walked out.")]
+    arts = [a.model_copy(update={"source": "norvikpost"}) for a in arts]  # links point to the outlet's own stories
     g = ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), 1)
     pool = g.build_pool(arts, DAY)
     assert pool.reasons["sentence_related_links"] >= 1, pool.reasons
@@ -594,3 +595,6 @@ def test_a_sentence_holding_another_articles_headline_is_a_block_of_links():
     assert titles.other_in(links, arts[0]) and not titles.other_in(lede, arts[0])
     assert not titles.other_in(arts[2].text, arts[2])  # its own headline (and a copy's) is no link
     assert not titles.other_in("Mayor Ivan Petrov opens", arts[0])  # a headline's start alone is none
+    # Another outlet's headline quoted in a sentence is no link.
+    other = arts[1].model_copy(update={"source": "veldoriatimes"})
+    assert not extractive._Titles([arts[0], other]).other_in(links, arts[0])

@@ -239,12 +239,15 @@ def test_options_are_labelled_as_names_in_a_sentence_and_numbers_alone(nlp):
     """Parsed bare, "Google" gets no label and "St Petersburg" is taken for a person, so a city
     question could only get distractors the tagger also misreads; in "It was about NAME." both get
     the label the news gives them. Numbers, amounts and dates are labelled alone."""
-    from okgen.generate.nlp import NER_ONLY, option_label, option_labels
+    from okgen.generate.nlp import NER_ONLY, OPTION_FRAME, option_label, option_labels
 
-    assert option_label(nlp("St Petersburg")) != "GPE" and option_label(nlp("Google")) != "ORG"  # why it is framed
     texts = ["St Petersburg", "Moscow", "Google", "Samsung", "Donald Trump", "$45 million", "125%", "April 9, 2025",
-             "the quick brown fox jumped"]
-    assert option_labels(nlp, texts, NER_ONLY) == ["GPE", "GPE", "ORG", "ORG", "PERSON", "MONEY", "PERCENT", "DATE", "none"]
+             "the quick brown fox jumped", "dozens"]
+    assert option_labels(nlp, texts, NER_ONLY) == ["GPE", "GPE", "ORG", "ORG", "PERSON", "MONEY", "PERCENT", "DATE",
+                                                   "none", "CARDINAL"]
+    # A name is labelled where it stands in the frame, not by the frame's own words.
+    framed = nlp(OPTION_FRAME.format("Samsung"))
+    assert option_label(framed, OPTION_FRAME.index("{}"), OPTION_FRAME.index("{}") + len("Samsung")) == "ORG"
 
 
 def test_a_stem_word_that_nearly_spells_the_answer_is_a_giveaway():

@@ -33,13 +33,15 @@ def test_titles_escaped_twice_are_decoded_and_ampersands_kept(tmp_path):
     p = tmp_path / "dump.json"
     p.write_text(json.dumps([
         {"title": "Harbour&#8217;s new pier opens &amp; ferries return", "article_text": "AT&T paid &#8217; here.",
-         "news_site": "bbc", "link": "https://example.org/a", "author": "Tom &amp; Ann"},
+         "news_site": "bbc", "link": "https://example.org/a?id=1&amp;times=3", "author": "Tom &amp; Ann"},
         {"title": "AT&T and P&G report results", "article_text": "Text.", "news_site": "bbc",
          "link": "https://example.org/b"}]))
     recs = list(read_dump(p, None, default_date=dt.date(2025, 4, 12)))
     assert recs[0].fields["title"] == "Harbour\u2019s new pier opens & ferries return"
     assert recs[0].fields["author"] == "Tom & Ann"
+    assert recs[0].fields["url"] == "https://example.org/a?id=1&amp;times=3"  # a link is kept as written (its id)
     assert recs[0].fields["text"] == "AT&T paid &#8217; here."  # the text is the extractor's business
     assert recs[1].fields["title"] == "AT&T and P&G report results"
     assert _clean("<b>Baldur&#8217;s</b> Gate &#x2019;3") == "Baldur\u2019s Gate \u20193"
     assert _clean("AT&T wins") == "AT&T wins"
+    assert _clean("&lt;b&gt;Live&lt;/b&gt; results") == "Live results"  # markup escaped twice is markup

@@ -183,7 +183,7 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
     the articles ``near`` the source (its nearest stories of the day, closest first: the same
     topic, so a politician gets politicians and a club clubs) are taken first when enough
     exist; then names from the ``prefer`` articles (the same outlet: the same beat). With
-    ``same_type``, only options it accepts (the answer's entity label, :func:`~okgen.generate.nlp.option_labels`).
+    ``same_type``, only options it accepts (the answer's entity label when parsed alone).
     With the news ``day``, a date answer on or before it gets no option after it (an event
     reported that day cannot have happened later), and a later one none on or before it.
 

@@ -138,7 +138,8 @@ HEADLINE_PIECE = "fragment: a headline piece, not a name"
 
 # A function word that extraction glued to the number after it ("a5-minute", "the2025 season",
 # "than50"); written in lower case only, so "A5" or "On3" (names) are not read so.
-_GLUED_NUMBER = re.compile(r"(?<![\w-])(?:a|an|the|of|in|on|at|to|for|by|and|with|from|than|over|about)\d[\w.,-]*")
+_GLUED_NUMBER = re.compile(r"(?<![\w-])(?:a|an|the|of|in|on|at|to|for|by|and|with|from|than|over|about)"
+                           r"(?!\d+[a-z]\b)\d[\w.,-]*")  # not "a16z", "a11y": names
 
 
 def fluency_problems(text: str, nlp: Any, *, option: bool = False) -> list[str]:

@@ -440,12 +440,20 @@ def _question_word(stem: str, doc: Any = None) -> tuple[frozenset[str], str] | N
 def _head_noun(doc: Any, end: int) -> str | None:
     """The noun heading the phrase whose type noun ends at character ``end`` of the tagged stem,
     when a later common noun heads it ("executive order number": "number"); else None."""
+    toks = [t for t in doc if t.idx >= end]
     head = None
-    for t in [t for t in doc if t.idx >= end][:3]:
-        if t.tag_ not in ("NN", "NNS") or not t.text[:1].islower():
-            break  # "which party's candidate": the possessor is asked for
-        head = t.lower_
+    for k, t in enumerate(toks[:3]):
+        if t.tag_ not in ("NN", "NNS") or not t.text[:1].islower() or t.lower_ in _TIME_NOUNS:
+            break  # "which party's candidate": the possessor is asked for; "which company today ..."
+        nxt = toks[k + 1] if k + 1 < len(toks) else None
+        if nxt is not None and not (nxt.tag_ in ("NN", "NNS", "MD", ".", ",", "WDT", "WP") or nxt.tag_.startswith("VB")):
+            break  # "Which country borders Ukraine": a verb the tagger read as a noun
+        head = t.lower_[:-1] if t.tag_ == "NNS" and t.lower_.endswith("s") else t.lower_  # "party leaders"
     return head
+
+
+_TIME_NOUNS = frozenset({"today", "yesterday", "tonight", "tomorrow", "week", "weekend", "year", "month", "morning",
+                         "afternoon", "evening", "night"})
 
 
 # What a stem asking for a person is not, and one asking for an organisation: a writer whose

@@ -297,8 +297,8 @@ def _entry_link(entry: Any) -> str | None:
 def _clean(value: Any) -> str | None:
     if not value:
         return None
-    text = re.sub(r"<[^>]+>", " ", str(value))
-    text = " ".join(unescape_entities(text).split())
+    text = re.sub(r"<[^>]+>", " ", unescape_entities(str(value)))  # "&lt;b&gt;" escaped twice: a tag too
+    text = " ".join(text.split())
     return text or None
 
 

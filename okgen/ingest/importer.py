@@ -218,8 +218,9 @@ def read_dump(path: str | Path, mapping: dict[str, str] | None = None,
                 fields[f] = next((v for v in (_get(obj, k) for k in keys) if v is not None), None)
         for f in ("title", "text", "url", "source", "author", "language", "source_name", "category"):
             v = fields.get(f)
-            fields[f] = " ".join(unescape_entities(str(v)).split()) if v is not None and f != "text" \
-                else (str(v) if v is not None else None)
+            if v is not None and f in ("title", "author", "source_name"):
+                v = unescape_entities(str(v))  # "Baldur&#8217;s": escaped twice; a URL stays as written
+            fields[f] = " ".join(str(v).split()) if v is not None and f != "text" else (str(v) if v is not None else None)
         if not (fields.get("text") or "").strip():
             yield ImportedRecord(line, None, f"missing_text: no {m['text']!r}")
             continue
