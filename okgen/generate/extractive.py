@@ -237,8 +237,7 @@ class ExtractiveGenerator:
         pool.names.set_roles(roles, topics)
         pool.names.spread = {k: Counter({w: len(ids) for w, ids in bag.items()}) for k, bag in spread.items()}
         self.majority = majority
-        day = _DayNames(docs, today)
-        day.titles = _Titles(articles)
+        day = _DayNames(docs, today, articles)
         pool.near = _nearest(today)
         for a in today:
             pool.by_source.setdefault(a.source, set()).add(a.id)
@@ -261,7 +260,7 @@ class ExtractiveGenerator:
             if not usable_sentence(sent):
                 pool.reasons["sentence_unusable"] += 1
                 continue
-            if day.titles is not None and day.titles.other_in(sent.text, article):
+            if day.titles.other_in(sent.text, article):
                 pool.reasons["sentence_related_links"] += 1  # "... Rovers boss taken to hospital ...": links
                 continue
             if pr.background_sentence(sent.text, article.date):
@@ -742,7 +741,7 @@ class _DayNames:
     """How widely the day's articles use each name: one-word proper nouns and organisations by
     the number of articles naming them, and the day's outlets."""
 
-    def __init__(self, docs: dict[str, Any], articles: Sequence[Article]):
+    def __init__(self, docs: dict[str, Any], articles: Sequence[Article], pooled: Sequence[Article] | None = None):
         self.names: Counter[str] = Counter()
         self.orgs: Counter[str] = Counter()
         for doc in docs.values():
@@ -751,7 +750,8 @@ class _DayNames:
         self.outlets = {x for a in articles for x in (a.source, a.source_name or "") if x}
         self.headlines: Counter[str] = Counter(k for a in articles for k in title_keys(a.title or ""))
         """In how many of the day's headlines each word occurs ("tariff": 40)."""
-        self.titles: _Titles | None = None
+        self.titles = _Titles(pooled if pooled is not None else articles)
+        """The headlines of every article of the pool (the day's and earlier days'), for links."""
 
 
 class _Titles:

@@ -83,6 +83,8 @@ def option_label(doc: Any, start: int = 0, end: int | None = None) -> str:
 # bare, 85 % framed).
 OPTION_FRAME = "It was about {}."
 _FRAME_AT = OPTION_FRAME.index("{}")
+# Labels of numbers, amounts and dates: an option labelled so alone ("dozens", "a decade") keeps it.
+NUMERIC_LABELS = frozenset({"CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT", "DATE", "TIME"})
 
 
 def option_labels(nlp: Any, texts: Sequence[str], disable: Sequence[str] = ()) -> list[str]:
@@ -100,9 +102,6 @@ def option_labels(nlp: Any, texts: Sequence[str], disable: Sequence[str] = ()) -
         out[i] = option_label(d, _FRAME_AT, _FRAME_AT + len(texts[i]))
     return out
 
-
-# Labels of numbers, amounts and dates: an option labelled so alone ("dozens", "a decade") keeps it.
-NUMERIC_LABELS = frozenset({"CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT", "DATE", "TIME"})
 
 
 NER_ONLY = ("parser", "lemmatizer", "attribute_ruler")
