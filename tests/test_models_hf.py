@@ -221,3 +221,31 @@ def test_a_prompts_choices_share_its_forward_with_the_same_scores(fixture, reque
     assert shared.counters["prefix_groups"] == len(prompts)
     for g, r in zip(got, ref):
         assert g.scores == pytest.approx(r.scores, abs=1e-4)
+
+
+@pytest.mark.parametrize("fixture", ["llama", "gpt2"])
+def test_prompts_without_a_group_read_their_common_start_once(fixture, request, texts):
+    # The no-context setting: every prompt starts with the same instruction (and, under a chat
+    # template, the same system turn). That start runs once; each question runs against its cache.
+    path = request.getfixturevalue(fixture)
+    head = "The following is a multiple-choice question about the news. Answer with the letter of the correct choice."
+    prompts = [Prompt(({"role": "user", "content": f"{head}\n\nQuestion: {t[:30 * 2 ** j]}?\nA. x\nB. y\nC. z"},),
+                      "Answer:") for j, t in enumerate(texts[:6])]
+    labels = [["A", "B", "C"]] * len(prompts)
+    for chat in ("no", "auto"):
+        shared = load_backend(f"hf/{path},batch_size=4,chat={chat}")
+        got = shared.letter_logprobs(prompts, labels)
+        assert shared.counters["prefix_groups"] == 1 and shared.counters["prefix_tokens_reused"] >= 5 * 16
+        ref = load_backend(f"hf/{path},batch_size=1,prefix_cache=no,chat={chat}").letter_logprobs(prompts, labels)
+        for g, r in zip(got, ref):
+            assert g.scores == pytest.approx(r.scores, abs=1e-4)
+        # max_padding=1 (a GPU's default): the start, then all questions in one padded forward;
+        # on a CPU questions this unequal are not padded together, so they take more forwards.
+        padded = load_backend(f"hf/{path},batch_size=4,chat={chat},max_padding=1")
+        for g, r in zip(padded.letter_logprobs(prompts, labels), ref):
+            assert g.scores == pytest.approx(r.scores, abs=1e-4)
+        assert padded.counters["forward_passes"] == 2 < shared.counters["forward_passes"]
+    # Prompts sharing less than min_prefix tokens run whole, as before.
+    apart = load_backend(f"hf/{path},batch_size=4,chat=no,min_prefix=10000")
+    apart.letter_logprobs(prompts, labels)
+    assert apart.counters["prefix_groups"] == 0

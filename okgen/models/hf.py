@@ -8,7 +8,8 @@ Spec: ``hf/MODEL[,key=value...]`` where MODEL is a hub id or a local folder. Opt
 ``--apply_chat_template`` renders it; auto = when it has one; no = plain prompts),
 ``add_bos`` (unset: special tokens as the tokenizer adds them, like lm-evaluation-harness;
 yes|no forces them on or off),
-``prefix_cache`` (yes: prompts sharing a group prefix run it once and reuse its KV cache),
+``prefix_cache`` (yes: prompts sharing a group prefix run it once and reuse its KV cache; the
+other prompts of a call do the same with the start they all share, at least ``min_prefix`` tokens),
 ``truncation`` (left: a sequence longer than ``max_length`` loses its first tokens, exactly as
 lm-evaluation-harness's ``HFLM`` cuts it; context: okgen's rule, the article or passages are cut
 from their end before tokenising), ``revision``, ``trust_remote_code`` (no), ``max_batch_tokens``
@@ -21,7 +22,8 @@ Sampling is seeded by ``okgen eval --seed``.
 Scoring follows lm-evaluation-harness (context/continuation split, summed log-probabilities)
 with two speed-ups: choice letters are read from **one** next-token distribution when every
 letter is a single token, and prompts of one group (the oracle article) compute their common
-token prefix once and run their suffixes against its cache. Sequences are left-padded with
+token prefix once and run their suffixes against its cache (prompts outside a group, with the start
+they all share). Sequences are left-padded with
 explicit position ids, and only the logits that are needed are computed (``logits_to_keep``).
 """
 
@@ -209,6 +211,13 @@ class HFBackend(LocalTokenizerMixin, Backend):
                     plain.extend(idx)
                 else:
                     shared.append((idx, p))
+            if self.prefix_cache and len(plain) > 1:
+                # What every other prompt starts with (a chat template's system turn, the
+                # instruction) is read once too.
+                cut = min(seqs[i].fed - max(1, seqs[i].cont_len) for i in plain)
+                if (p := min(common_prefix_len([seqs[i].ids for i in plain]), cut)) >= self.min_prefix:
+                    shared.append((plain, p))
+                    plain = []
             # Several groups' prefixes run in one batched forward, their members in another.
             batch: list[tuple[list[int], int]] = []
             for g in sorted(shared, key=lambda g: -g[1]):
@@ -283,10 +292,16 @@ class HFBackend(LocalTokenizerMixin, Backend):
         self.counters["prefix_groups"] += len(groups)
         self.counters["prefix_tokens_reused"] += sum(p * (len(idx) - 1) for idx, p in groups)
         members = [(g, i) for g, (idx, _) in enumerate(groups) for i in idx]
-        members.sort(key=lambda m: -(len(seqs[m[1]].ids) - groups[m[0]][1]))
-        step = 4 * self.batch_size  # suffixes are short: more rows per forward
-        for start in range(0, len(members), step):
-            chunk = members[start:start + step]
+        members.sort(key=lambda m: -(seqs[m[1]].fed - groups[m[0]][1]))
+        step = 4 * self.batch_size  # suffixes are mostly short: more rows per forward
+        chunks: list[list[tuple[int, int]]] = [[]]
+        for m in members:
+            lens = [seqs[i].fed - groups[g][1] for g, i in chunks[-1] + [m]]
+            if chunks[-1] and (len(lens) > step or lens[0] * len(lens) > self.max_batch_tokens
+                               or self._too_padded(lens)):
+                chunks.append([])
+            chunks[-1].append(m)
+        for chunk in chunks:
             rows = torch.tensor([g for g, _ in chunk], dtype=torch.long)
             c = copy.deepcopy(cache)
             c.batch_select_indices(rows.to(self.device))
