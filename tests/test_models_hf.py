@@ -241,10 +241,16 @@ def test_prompts_without_a_group_read_their_common_start_once(fixture, request, 
             assert g.scores == pytest.approx(r.scores, abs=1e-4)
         # max_padding=1 (a GPU's default): the start, then all questions in one padded forward;
         # on a CPU questions this unequal are not padded together, so they take more forwards.
-        padded = load_backend(f"hf/{path},batch_size=4,chat={chat},max_padding=1")
+        padded = load_backend(f"hf/{path},batch_size=8,chat={chat},max_padding=1")
         for g, r in zip(padded.letter_logprobs(prompts, labels), ref):
             assert g.scores == pytest.approx(r.scores, abs=1e-4)
         assert padded.counters["forward_passes"] == 2 < shared.counters["forward_passes"]
+        # A forward never holds more tokens than a batch of whole prompts: with batch_size=2 the
+        # six questions take at least three forwards after the start.
+        small = load_backend(f"hf/{path},batch_size=2,chat={chat},max_padding=1")
+        for g, r in zip(small.letter_logprobs(prompts, labels), ref):
+            assert g.scores == pytest.approx(r.scores, abs=1e-4)
+        assert small.counters["forward_passes"] >= 1 + 3
     # Prompts sharing less than min_prefix tokens run whole, as before.
     apart = load_backend(f"hf/{path},batch_size=4,chat=no,min_prefix=10000")
     apart.letter_logprobs(prompts, labels)

@@ -293,11 +293,14 @@ class HFBackend(LocalTokenizerMixin, Backend):
         self.counters["prefix_tokens_reused"] += sum(p * (len(idx) - 1) for idx, p in groups)
         members = [(g, i) for g, (idx, _) in enumerate(groups) for i in idx]
         members.sort(key=lambda m: -(seqs[m[1]].fed - groups[m[0]][1]))
-        step = 4 * self.batch_size  # suffixes are mostly short: more rows per forward
+        # Short suffixes take more rows per forward (up to 4x the batch size), never more tokens
+        # than a batch of whole sequences would (a long retrieval prompt after a short shared start).
+        step = 4 * self.batch_size
         chunks: list[list[tuple[int, int]]] = [[]]
         for m in members:
             lens = [seqs[i].fed - groups[g][1] for g, i in chunks[-1] + [m]]
-            if chunks[-1] and (len(lens) > step or lens[0] * len(lens) > self.max_batch_tokens
+            whole = self.batch_size * (lens[0] + groups[(chunks[-1] or [m])[0][0]][1])
+            if chunks[-1] and (len(lens) > step or lens[0] * len(lens) > min(self.max_batch_tokens, whole)
                                or self._too_padded(lens)):
                 chunks.append([])
             chunks[-1].append(m)
