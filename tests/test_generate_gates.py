@@ -413,6 +413,8 @@ def test_headline_pieces_and_bios_are_caught(nlp):
     assert fluency_problems("Markets Today", nlp, option=True) and fluency_problems("Gaza Today", nlp, option=True)
     assert fluency_problems("markets today", nlp, option=True)
     assert not fluency_problems("Reading Borough Council", nlp, option=True)
+    assert not fluency_problems("Rising Star Corps", nlp, option=True)  # a unit's name ends with its body
+    assert fluency_problems("Watching Star Wars", nlp, option=True)
     assert not fluency_problems("Marta Lindqvist", nlp, option=True)
     assert not fluency_problems("Ming-Chi Kuo", nlp, option=True)  # a four-letter "-ing" word heads nothing
     c = gate(nlp, question="Who is a politics writer at the Norvik Gazette in Oslo, as reported in November 2026?",
@@ -724,3 +726,14 @@ def test_name_particles_keep_an_option_a_name():
 
     assert {kind_of_choice(x) for x in ("al Ahli Arab", "Al-Quds", "Kamal Adwan", "Ludwig van Beethoven")} == {"name"}
     assert kind_of_choice("the quick brown fox") == "text"
+
+
+def test_a_brand_after_a_capitalised_function_word_is_no_run_together_word(nlp):
+    from okgen.generate.fluency import fluency_problems
+
+    # A common noun after "From"/"In"/"At" makes a brand; a name, an acronym or an opener after it
+    # is text glued by extraction.
+    for brand in ("FromSoftware", "InDesign", "AtHome"):
+        assert not fluency_problems(brand, nlp, option=True), brand
+    for glued in ("TheUS", "OfThe", "InApril", "FromWashington", "WashingtonThe", "sinceElon"):
+        assert any("run-together" in p for p in fluency_problems(glued, nlp, option=True)), glued
