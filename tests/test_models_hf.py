@@ -251,6 +251,21 @@ def test_prompts_without_a_group_read_their_common_start_once(fixture, request, 
         for g, r in zip(small.letter_logprobs(prompts, labels), ref):
             assert g.scores == pytest.approx(r.scores, abs=1e-4)
         assert small.counters["forward_passes"] >= 1 + 3
+        # The tokens a forward attends over, the cached start counted, stay under max_batch_tokens.
+        tight = load_backend(f"hf/{path},batch_size=8,chat={chat},max_padding=1,max_batch_tokens=300")
+        seen = []
+        real = tight._forward
+
+        def spy(ids, keep, prefix_mask=None, cache=None, seen=seen, real=real):
+            width = max(len(x) for x in ids) + (0 if prefix_mask is None else int(prefix_mask.shape[1]))
+            seen.append((len(ids), width))
+            return real(ids, keep, prefix_mask=prefix_mask, cache=cache)
+
+        tight._forward = spy
+        for g, r in zip(tight.letter_logprobs(prompts, labels), ref):
+            assert g.scores == pytest.approx(r.scores, abs=1e-4)
+        suffix_forwards = seen[1:]
+        assert len(suffix_forwards) > 1 and all(rows == 1 or rows * width <= 300 for rows, width in suffix_forwards)
     # Prompts sharing less than min_prefix tokens run whole, as before.
     apart = load_backend(f"hf/{path},batch_size=4,chat=no,min_prefix=10000")
     apart.letter_logprobs(prompts, labels)

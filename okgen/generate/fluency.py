@@ -12,7 +12,7 @@ import functools
 import re
 from typing import Any
 
-from okgen.generate.lexicon import MONTHS, ORG_LAST, PLACES, WEEKDAYS
+from okgen.generate.lexicon import ORG_LAST
 
 # Function words that end or start a run-together token ("Labhas", "roundto", "ofthe").
 _GLUE_END = ("has", "had", "was", "were", "said", "says")
@@ -24,9 +24,8 @@ _OPENERS = frozenset(["The", "A", "An", "He", "She", "It", "They", "We", "In", "
 _CAMEL_OK = frozenset(["youtube", "linkedin", "macos", "tvos", "watchos", "ipados", "visionos", "oneplus", "thestreet",
                        "onlyfans", "openai", "paypal", "playstation", "javascript", "blackrock", "softbank", "deepseek",
                        "whatsapp", "gofundme", "fedex", "bitcoin", "mastercard", "smartthings", "powerpoint", "airpods",
-                       "airdrop", "facetime", "homepod", "firewire", "thinkpad", "chatgpt", "xbox", "instagram"])
-# Names that are also in the word list ("April", "China"): glued to a function word, still glued.
-_PROPER = frozenset(MONTHS) | frozenset(WEEKDAYS) | PLACES
+                       "airdrop", "facetime", "homepod", "firewire", "thinkpad", "chatgpt", "xbox", "instagram",
+                       "fromsoftware", "indesign"])
 _UNITS = frozenset(["st", "nd", "rd", "th", "s", "am", "pm", "km", "kg", "mm", "cm", "mph", "bn", "mn", "m", "k", "g", "gb", "tb", "mb", "mw", "gw", "kw", "lb", "lbs", "ft", "yr", "yrs", "x"])
 # A month or weekday glued to the next word ("Januaryand", "Octoberthat", "Mondaythe").
 _CALENDAR_GLUE = re.compile(r"^(?:January|February|March|April|June|July|August|September|October|November|December|"
@@ -44,6 +43,8 @@ _TRAIL_JUNK = frozenset(["finally", "get", "gets", "got", "now", "then", "today"
 _TODAY_TITLES = frozenset(["india", "psychology", "russia", "science", "physics", "nursing"])
 # Towns and names that look like gerunds.
 _ING_NAMES = frozenset(["reading", "ealing", "epping", "dorking", "woking", "tring", "sterling", "king", "ring", "spring"])
+# Participles that begin names of units, teams and firms ("Rising Star Corps", "Flying Tigers").
+_NAME_PARTICIPLES = frozenset(["rising", "flying", "shining", "leading", "living", "burning", "roaring", "soaring"])
 _HYPHEN_ADJ = re.compile(r"-(?:led|based|backed|mediated|owned|run|made|born|linked|funded|style|related)$", re.I)
 _PAIRS = (("(", ")"), ("[", "]"), ("{", "}"), ("\u201c", "\u201d"))
 
@@ -101,12 +102,7 @@ def run_together(token: str, lexicon: frozenset[str]) -> bool:
             return True
         if left[0].islower() and len(left) >= 2 and known(left, lexicon):
             return True  # "sinceElon", "theVersace" (brands start lower only with one letter: iPhone)
-        if left.lower() not in _GLUE_START:
-            return False
-        # "TheUS", "OfThe", "InApril"; a common noun after a capitalised function word makes a
-        # brand ("FromSoftware", "InDesign", "AtHome"): no block of text ends with "From".
-        return right_head.isupper() or right_head in _OPENERS or not known(right_head, lexicon) \
-            or right_head.lower() in _GLUE_START or right_head in _PROPER
+        return left.lower() in _GLUE_START  # "TheUS", "OfThe"
     low = token.lower()
     if known(low, lexicon):
         # spaCy's word list has slang ("outa"); English text still almost never writes it
@@ -192,8 +188,10 @@ def fluency_problems(text: str, nlp: Any, *, option: bool = False) -> list[str]:
         # Today"); "Markets Today" is a headline piece.
         titled = len(words) == 2 and words[-1] == "Today" and (
             (words[0].isupper() and len(words[0]) >= 2) or low[0] in _TODAY_TITLES)
-        # A body's head word ends a name: "Rising Star Corps" is a unit, "Playing Elizabeth Bennet" a headline.
-        body = words[-1] in ORG_LAST and words[0][:1].isupper()
+        # A participle that names ("Rising Star Corps", "Flying Tigers Group") before a body's
+        # word; "Playing Elizabeth Bennet", "Watching Fox News", "Taking Office" are headlines.
+        body = low[0] in _NAME_PARTICIPLES and len(words) >= 3 and words[-1] in ORG_LAST \
+            and all(w[:1].isupper() for w in words)
         if len(low) >= 2 and (low[-1] in _TRAIL_JUNK and not titled or (low[0].endswith("ing") and len(low[0]) >= 5
                                                          and low[0] not in _ING_NAMES and known(low[0], lex)
                                                          and not body)):

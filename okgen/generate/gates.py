@@ -520,10 +520,13 @@ def unresolved_reference(stem: str, doc: Any) -> str | None:
         # "By how many points did he lead Max Verstappen?": the question is about him, whom no
         # earlier name introduces (a name after it is another person).
         return f"{s.group(1)!r} refers to no one named before it"
-    labels = {e.label_ for e in getattr(doc, "ents", ())}
+    ents = list(getattr(doc, "ents", ()))
     for d in _DEFINITE.finditer(stem):
         kind = next(k for k in ("person", "org", "place") if d.group(k))
-        if not labels & _ROLE_LABELS[kind]:
+        # What it refers to is named before it, or right after it ("the carmaker Nissan"): "the
+        # parent company" before "the British government" is not the government.
+        if not any(e.label_ in _ROLE_LABELS[kind] and (e.start_char < d.start() or e.start_char <= d.end() + 1)
+                   for e in ents):
             return f"{d.group(0)!r} with no {kind} named in the question"
     if not names:
         return "the question names no person, organisation, place or event"

@@ -213,10 +213,10 @@ class HFBackend(LocalTokenizerMixin, Backend):
                     shared.append((idx, p))
             if self.prefix_cache and len(plain) > 1:
                 # What every other prompt starts with (a chat template's system turn, the
-                # instruction) is read once too.
+                # instruction) is read once too, in a forward of its own (not padded to an article).
                 cut = min(seqs[i].fed - max(1, seqs[i].cont_len) for i in plain)
                 if (p := min(common_prefix_len([seqs[i].ids for i in plain]), cut)) >= self.min_prefix:
-                    shared.append((plain, p))
+                    self._run_prefixed(seqs, [(plain, p)], outs)
                     plain = []
             # Several groups' prefixes run in one batched forward, their members in another.
             batch: list[tuple[list[int], int]] = []
@@ -293,15 +293,15 @@ class HFBackend(LocalTokenizerMixin, Backend):
         self.counters["prefix_tokens_reused"] += sum(p * (len(idx) - 1) for idx, p in groups)
         members = [(g, i) for g, (idx, _) in enumerate(groups) for i in idx]
         members.sort(key=lambda m: -(seqs[m[1]].fed - groups[m[0]][1]))
-        # Short suffixes take more rows per forward (up to 4x the batch size), never more tokens
-        # than a batch of whole sequences would (a long retrieval prompt after a short shared start).
-        step = 4 * self.batch_size
+        # Short suffixes take more rows per forward (up to 4x the batch size), but a forward never
+        # computes more tokens than a batch of whole sequences would (a long retrieval prompt after a
+        # short shared start), nor attends over more than max_batch_tokens, the cached prefix counted.
+        step, width = 4 * self.batch_size, int(pmask.shape[1])
         chunks: list[list[tuple[int, int]]] = [[]]
         for m in members:
             lens = [seqs[i].fed - groups[g][1] for g, i in chunks[-1] + [m]]
-            whole = self.batch_size * (lens[0] + groups[(chunks[-1] or [m])[0][0]][1])
-            if chunks[-1] and (len(lens) > step or lens[0] * len(lens) > min(self.max_batch_tokens, whole)
-                               or self._too_padded(lens)):
+            if chunks[-1] and (len(lens) > step or lens[0] * len(lens) > self.batch_size * (width + lens[0])
+                               or (width + lens[0]) * len(lens) > self.max_batch_tokens or self._too_padded(lens)):
                 chunks.append([])
             chunks[-1].append(m)
         for chunk in chunks:
