@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import socket
 
@@ -176,3 +177,30 @@ def test_a_quiet_day_is_done_without_a_snapshot_and_is_no_failure(tmp_path):
     res = json.loads(again.stdout)
     assert res["status"] == "empty" and res["already_done"] and res["signature"] is None
     assert "no question kept" in res["error"]
+
+
+def test_quiet_keeps_the_warning_of_a_day_without_a_snapshot(tmp_path):
+    """``-q`` silences progress, not warnings: a cron job run with it still learns of a day with no snapshot."""
+    dump = tmp_path / "quiet.jsonl"
+    dump.write_text(json.dumps({"title": "Baking bread at home", "text": QUIET_TEXT * 2, "url": "https://bakery.example/1",
+                                "date": f"{DAY}T08:00:00Z", "source": "bakery"}) + "\n")
+    out = okgen(Workspace(tmp_path / "ws"), "-q", "daily", "--date", str(DAY), "--import", str(dump), "--retrievers", "")
+    assert out.returncode == 0, out.stderr
+    warn = [ln for ln in out.stderr.splitlines() if "has no snapshot" in ln]
+    assert len(warn) == 1 and "no question kept" in warn[0], out.stderr
+
+
+def test_a_backfill_refuses_a_dump_whose_records_have_no_date(tmp_path):
+    """An undated record would be filed under every day of the range: refused before anything runs."""
+    dump = tmp_path / "undated.jsonl"
+    dump.write_text(json.dumps({"title": "Baking bread at home", "text": QUIET_TEXT * 2,
+                                "url": "https://bakery.example/1", "source": "bakery"}) + "\n")
+    ws = Workspace(tmp_path / "ws")
+    out = okgen(ws, "daily", "--from", str(DAY), "--to", str(DAY + dt.timedelta(days=1)), "--import", str(dump),
+                "--retrievers", "")
+    assert out.returncode == 1
+    assert "1 record(s) have no date" in out.stderr and "--date" in out.stderr
+    assert not (ws.data_dir / "okgen.sqlite").exists()
+    # One day with --date still takes the dump's undated records as that day's.
+    one = okgen(ws, "daily", "--date", str(DAY), "--import", str(dump), "--retrievers", "")
+    assert one.returncode == 0, one.stderr

@@ -87,6 +87,9 @@ def test_random_baseline_seed_in_its_name(env, tmp_path):
     assert a.record.correct == b.record.correct
     with pytest.raises(ConfigError, match="seed 3"):
         run_eval(snap.name, "random/seed3,seed=4", plan_runs(["none"]), EvalOptions(), workspace=ws, out=tmp_path / "c")
+    with pytest.raises(ConfigError, match="random/seedN"):  # a misspelt seed is no silent seed 0
+        run_eval(snap.name, "random/seedX", plan_runs(["none"]), EvalOptions(), workspace=ws, out=tmp_path / "d")
+    assert not (tmp_path / "d").exists()
 
 
 def test_a_failed_run_leaves_no_empty_folder(env, tmp_path):

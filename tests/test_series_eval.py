@@ -128,3 +128,19 @@ def test_cli_eval_series_then_timeline(workspace, series, tmp_path):
     assert (rep / "timeline.csv").read_text().splitlines()[0].startswith("model,run,bucket")
     r = cli("timeline", str(out), "--claimed", "other/model=2024-06", home=workspace.home)
     assert r.returncode == 1 and "not a model of these runs" in r.stderr
+
+
+def test_a_series_eval_whose_model_fails_to_load_leaves_no_empty_folder(workspace, series, tmp_path):
+    from okgen.errors import OkgenError
+
+    with pytest.raises(OkgenError, match="cannot load"):
+        run_series_eval("march", f"hf/{tmp_path}/no-such-model", [RunSpec("none")], workspace=workspace)
+    runs = workspace.data_dir / "runs"
+    assert not runs.exists() or not any(runs.iterdir())
+    # A folder that was there before keeps what it held.
+    keep = tmp_path / "mine"
+    keep.mkdir()
+    (keep / "notes.txt").write_text("mine")
+    with pytest.raises(OkgenError, match="cannot load"):
+        run_series_eval("march", f"hf/{tmp_path}/no-such-model", [RunSpec("none")], workspace=workspace, out=keep)
+    assert (keep / "notes.txt").read_text() == "mine"

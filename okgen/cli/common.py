@@ -48,10 +48,11 @@ def setup_logging(verbose: int = 0, quiet: bool = False) -> None:
     """Configure logging to stderr (only the CLI configures logging).
 
     okgen's own messages: warnings by default, ``-v`` info, ``-vv`` debug; other libraries'
-    messages: warnings, or everything with ``-vv``. ``--quiet``: errors only.
+    messages: warnings, or everything with ``-vv``. ``--quiet``: okgen's warnings and errors,
+    other libraries' errors.
     """
     if quiet:
-        own, other = logging.ERROR, logging.ERROR
+        own, other = logging.WARNING, logging.ERROR
     else:
         own = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
         other = logging.DEBUG if verbose >= 2 else logging.WARNING
@@ -91,6 +92,11 @@ def note(message: str) -> None:
         quiet = False
     if not quiet:
         click.echo(message, err=True)
+
+
+def warn(message: str) -> None:
+    """A warning line on stderr (``--quiet`` keeps it)."""
+    click.echo(message, err=True)
 
 
 def echo_json(data: Any) -> None:

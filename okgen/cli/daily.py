@@ -6,7 +6,15 @@ import datetime as dt
 
 import click
 
-from okgen.cli.common import echo_json, get_ctx, json_option, note, progress_enabled, want_json
+from okgen.cli.common import (
+    echo_json,
+    get_ctx,
+    json_option,
+    note,
+    progress_enabled,
+    want_json,
+    warn,
+)
 
 
 def _date(value: str | None, hint: str) -> dt.date | None:
@@ -92,7 +100,7 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
         note(f"okgen: {result.date} was already built (run {result.run_id}); --force rebuilds it")
     if result.signature is None:
         # A quiet day: nothing failed, so no error and exit 0; stdout stays empty (no signature).
-        note(f"okgen: warning: {result.date} has no snapshot: {result.error}; "
+        warn(f"okgen: warning: {result.date} has no snapshot: {result.error}; "
              f"`okgen generate --date {result.date}` prints the funnel")
         return
     note(f"snapshot: {result.snapshot}")

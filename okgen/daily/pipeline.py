@@ -228,6 +228,23 @@ def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions 
         return result
 
 
+def _check_dated(path: str | Path, workspace: Workspace) -> None:
+    """A dump imported over several days must date its records: an undated record would be filed
+    under every day of the range.
+
+    Raises:
+        ConfigError: records without a date (their count, and what to do).
+    """
+    from okgen.ingest.config import config_for
+    from okgen.ingest.importer import read_dump
+
+    cfg = config_for(workspace)
+    undated = sum(1 for r in read_dump(path, cfg.import_mapping, cfg.tz) if (r.error or "").startswith("missing_date"))
+    if undated:
+        raise ConfigError(f"{path}: {undated} record(s) have no date, so a backfill cannot tell their day; "
+                          "import a one-day dump with --date, or map its date field ([ingest] import_mapping)")
+
+
 def run_range(start: dt.date, end: dt.date, workspace: Workspace, options: DailyOptions | None = None, *,
               force: bool = False, progress: bool = False, replay_dir: str | Path | None = None) -> list[DailyResult]:
     """Backfill every date from ``start`` to ``end`` (inclusive), oldest first.
@@ -240,6 +257,8 @@ def run_range(start: dt.date, end: dt.date, workspace: Workspace, options: Daily
     if end < start:
         raise ConfigError(f"--to {end} is before --from {start}")
     opts = options or DailyOptions.resolve(workspace)
+    if opts.import_file and end > start:
+        _check_dated(opts.import_file, workspace)
     out = []
     d = start
     while d <= end:

@@ -30,6 +30,9 @@ class RandomBackend(Backend):
         super().__init__(spec, workspace)
         spec.check_options({"seed"})
         m = _SEED_NAME.fullmatch(spec.model)
+        if m is None and spec.model != "uniform":
+            raise ConfigError(f"{spec.text or spec.name}: a random baseline is random/seedN (random/seed0) or "
+                              f"random/uniform[,seed=N], not {spec.model!r}")
         named = int(m.group(1)) if m else None
         opt = spec.int_opt("seed")
         if named is not None and opt is not None and named != opt:

@@ -11,6 +11,7 @@ flag, plus the eval date. A day with that file is done and is never scored again
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Sequence
@@ -103,6 +104,7 @@ def run_series_eval(ref: str, model: str | ModelSpec, runs: Sequence[RunSpec], o
         raise IntegrityError(f"series {manifest.name} failed verification ({len(rep.problems)} problem(s); first: "
                              f"{rep.problems[0]}); refusing to evaluate it")
     root = Path(out) if out else ws.data_dir / "runs" / "series" / manifest.name / model_slug(spec)
+    existed = root.exists()
     root.mkdir(parents=True, exist_ok=True)
     result = SeriesEvalOutcome(root, manifest.name, spec.text)
     model_options = {k: v for k, v in sorted(spec.options.items()) if k not in SPEED_OPTIONS}
@@ -138,6 +140,10 @@ def run_series_eval(ref: str, model: str | ModelSpec, runs: Sequence[RunSpec], o
                 result.days.append({"date": str(snap.manifest.date), "run": rs.slug(), "scored_now": o.scored_now,
                                     "resumed": o.resumed, "accuracy": o.record.accuracy, "n": o.record.n,
                                     "done_before": False})
+    except BaseException:
+        if not existed:  # a run that failed before scoring anything leaves no empty folders behind
+            _prune_empty(root, root.parent if out else ws.data_dir / "runs")
+        raise
     finally:
         if owned and backend is not None:
             backend.close()
@@ -145,6 +151,21 @@ def run_series_eval(ref: str, model: str | ModelSpec, runs: Sequence[RunSpec], o
         {"kind": "okgen-series-run", "series": manifest.name, "series_signature": manifest.signature,
          "model": spec.text, "runs": [rs.slug() for rs in runs], "updated_at": utcnow().isoformat()}, indent=2) + "\n")
     return result
+
+
+def _prune_empty(root: Path, stop: Path) -> None:
+    """Remove the empty folders under ``root``, ``root`` itself when empty, and its empty parents
+    up to ``stop`` (excluded)."""
+    for d in sorted((p for p in root.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(OSError):
+            d.rmdir()  # only an empty folder goes
+    d = root
+    while d != stop and stop in d.parents:
+        try:
+            d.rmdir()
+        except OSError:
+            break
+        d = d.parent
 
 
 def _check_same_run(path: Path, ident: dict[str, Any]) -> None:
