@@ -266,3 +266,15 @@ def test_import_with_mapping_dedup_and_resume(tmp_path):
     assert again.stored == 0 and again.resumed == len(on_d) + 1  # the stored ones and the near copy
     with pytest.raises(ConfigError, match="none of the"):
         run_ingest(D, ws, import_file=dump, import_mapping={"text": "nothing"}, config=cfg)
+
+
+def test_a_wrong_mapping_warns_a_few_records_then_counts_the_rest(tmp_path, caplog):
+    """Every record failing for one reason (a wrong --map) gives five lines and a count, not one per record."""
+    dump = tmp_path / "d.jsonl"
+    dump.write_text("".join(json.dumps({"title": f"t{i}", "text": "some words", "url": f"https://x.example/{i}",
+                                        "date": f"{D}T08:00:00Z"}) + "\n" for i in range(40)))
+    ws = Workspace(tmp_path / "ws")
+    with caplog.at_level("WARNING", logger="okgen.ingest.pipeline"), pytest.raises(ConfigError, match="none of the 40"):
+        run_ingest(D, ws, import_file=dump, import_mapping={"text": "nothing"}, config=fast_ingest_config())
+    lines = [r.getMessage() for r in caplog.records if r.name == "okgen.ingest.pipeline"]
+    assert len(lines) == 6 and lines[-1] == "d.jsonl: 35 more record(s) failed with missing_text", lines

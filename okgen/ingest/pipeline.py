@@ -178,6 +178,9 @@ async def _run_fetch(date: dt.date, workspace: Workspace, cfg: IngestConfig, fee
             warc.close()
 
 
+MAX_RECORD_WARNINGS = 5  # per failure reason; the rest are counted in one line
+
+
 def _run_import(date: dt.date, path: Path, mapping: dict[str, str] | None, cfg: IngestConfig,
                 store: ArticleStore, summary: IngestSummary) -> None:
     """Stage the records of a dump that belong to ``date``."""
@@ -193,7 +196,8 @@ def _run_import(date: dt.date, path: Path, mapping: dict[str, str] | None, cfg: 
         if rec.fields is None:
             code = (rec.error or "error").split(":", 1)[0]
             summary.import_failed[code] += 1
-            log.warning("%s:%d: %s", path.name, rec.line, rec.error)
+            if summary.import_failed[code] <= MAX_RECORD_WARNINGS:  # a wrong mapping fails every record
+                log.warning("%s:%d: %s", path.name, rec.line, rec.error)
             continue
         f = rec.fields
         assert rec.published_at is not None
@@ -235,6 +239,9 @@ def _run_import(date: dt.date, path: Path, mapping: dict[str, str] | None, cfg: 
         if summary.import_records % 1000 == 0:
             store.conn.commit()
     store.conn.commit()
+    for code, n in sorted(summary.import_failed.items()):
+        if n > MAX_RECORD_WARNINGS:
+            log.warning("%s: %d more record(s) failed with %s", path.name, n - MAX_RECORD_WARNINGS, code)
     if summary.import_records and summary.import_records == sum(summary.import_failed.values()):
         raise ConfigError(f"{path}: none of the {summary.import_records} records could be read "
                           f"(first problem: {next(iter(summary.import_failed))}); check the field mapping")
