@@ -135,3 +135,18 @@ def test_keygen_cli(tmp_path):
     assert (tmp_path / "k.key").stat().st_mode & 0o777 == 0o600
     again = cli("keygen", "--out", str(tmp_path / "k.key"), home=tmp_path)
     assert again.returncode == 1 and "already exists" in again.stderr
+
+
+def test_pull_by_date_and_a_source_with_nothing_published(make_snapshot, workspace, tmp_path):
+    from okgen.errors import NotFoundError
+
+    snap = make_snapshot()
+    dest = tmp_path / "pub"
+    publish(snap, str(dest), workspace)
+    got = pull(str(snap.manifest.date), str(dest), Workspace(tmp_path / "by-date"))  # the day's newest
+    assert got.manifest == snap.manifest
+    with pytest.raises(NotFoundError, match="no published snapshot matches '1999-01-01'"):
+        pull("1999-01-01", str(dest), Workspace(tmp_path / "none"))
+    with pytest.raises(NotFoundError, match="no snapshot is published there"):
+        pull(snap.signature.short, str(tmp_path / "nowhere"), Workspace(tmp_path / "w"))
+    assert not (tmp_path / "nowhere").exists()

@@ -189,13 +189,20 @@ def _public_from_private(private: Path, tmpdir: Path) -> Path:
     return pub
 
 
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
 def find_entry(index: dict[str, Any], ref: str, prefer_text: bool = True) -> dict[str, Any]:
-    """Find the index entry for a signature, short signature, hash prefix or name."""
+    """Find the index entry for a signature, short signature, hash prefix, name or date (the
+    newest snapshot of that day)."""
     ref = ref.strip()
     entries = index.get("snapshots", [])
     if looks_like_signature(ref):
         long = parse_any(ref).snapshot_signature().format()
         matches = [e for e in entries if e.get("signature") == long]
+    elif _DATE.fullmatch(ref):
+        day = sorted((e for e in entries if e.get("date") == ref), key=lambda e: str(e.get("name", "")))
+        matches = [e for e in day if e.get("name") == day[-1].get("name")] if day else []
     else:
         matches = [e for e in entries if e.get("name") == ref
                    or (HEX_PREFIX.match(ref) and str(e.get("content_hash", "")).startswith(ref))]
@@ -217,6 +224,8 @@ def pull(ref: str, src: str, workspace: Workspace, *, pubkey: str | Path | None 
             signature does not verify with ``pubkey``. Nothing is left behind.
     """
     index = read_index(src)
+    if not index["snapshots"]:
+        raise NotFoundError(f"{src}: no snapshot is published there (no {INDEX}); check --from")
     entry = find_entry(index, ref, prefer_text)
     ws = workspace
     ws.snapshots_dir.mkdir(parents=True, exist_ok=True)
