@@ -667,7 +667,8 @@ def test_a_stance_others_share_has_more_than_one_right_answer(nlp):
               "Who among the ministers called for talks with Norvik Shipping on November 21, 2026?",
               "Which Dutch minister broke ranks and called for talks with Norvik Shipping on November 21, 2026?",
               "Which union is calling for a strike at Norvik Shipping, as of November 21, 2026?",
-              "Which minister was quick to condemn Norvik Shipping's cuts on November 21, 2026?")
+              "Which minister was quick to condemn Norvik Shipping's cuts on November 21, 2026?",
+              "Which investor publicly backed the plan to split Norvik Shipping on November 21, 2026?")
     one = ("Whom did Marta Lindqvist praise for the Rotterdam talks on November 21, 2026?",
            "Who did Norvik Shipping's board praise on November 21, 2026, for its cost cuts?",
            "At which port did Marta Lindqvist urge unions on November 21, 2026, to accept the cuts?",
@@ -678,7 +679,9 @@ def test_a_stance_others_share_has_more_than_one_right_answer(nlp):
            "Which storm slammed into Rotterdam's port on November 21, 2026?",
            "Which club blasted five goals past Ajax on November 21, 2026?",
            "Which zoo welcomed a baby elephant on November 21, 2026?",
-           "Who demanded $5 million from Norvik Shipping in a ransomware attack on November 21, 2026?")
+           "Who demanded $5 million from Norvik Shipping in a ransomware attack on November 21, 2026?",
+           "Which truck backed into a crane at Rotterdam on November 21, 2026?",
+           "Which union backed down from its strike at Norvik Shipping on November 21, 2026?")
     for q in shared + one:
         doc = nlp(q, disable=["parser", "lemmatizer", "attribute_ruler"])
         assert (shared_stance(q, doc) is not None) is (q in shared), q

@@ -89,7 +89,8 @@ _STANCE = (r"urg(?:e|es|ed|ing)|demand(?:s|ed|ing)?(?!\s+[$\u00a3\u20ac\d])|crit
            r"(?:baby|babies|cub|calf|foal|birth|arrival))|(?:slam(?:s|med|ming)?|blast(?:s|ed|ing)?)"
            r"(?!\s+(?:into|off|through|past|home|out|\w+\s+goals?)\b)|denounc(?:e|es|ed|ing)|decr(?:y|ies|ied|ying)|"
            r"applaud(?:s|ed|ing)?|hail(?:s|ed|ing)?|endors(?:e|es|ed|ing)|oppos(?:e|es|ed|ing)|lambast(?:s|ed|ing)?|"
-           r"commend(?:s|ed|ing)?|call(?:s|ed|ing)?\s+(?:for|on)|push(?:es|ed|ing)?\s+for|hit(?:s|ting)?\s+back\s+at")
+           r"commend(?:s|ed|ing)?|call(?:s|ed|ing)?\s+(?:for|on)|push(?:es|ed|ing)?\s+for|hit(?:s|ting)?\s+back\s+at|"
+           r"back(?:s|ed|ing)?\s+(?:the|a|an|calls?|plans?|proposals?|efforts?|moves?)\b")
 _STANCE_SUBJECT = re.compile(
     r"^\W*(?:(?:on|as of|in|by|after|before|following|during)\b[^?]{0,120}?,?\s+)?"
     r"(?P<wh>who(?:\s+among\s+(?:the\s+)?[\w'\u2019-]+)?|(?:which|what)(?:\s+[\w'\u2019-]+){1,3}?)"
