@@ -751,3 +751,14 @@ def test_a_brand_after_a_capitalised_function_word_is_no_run_together_word(nlp):
     assert not fluency_problems("Flying Tigers Group", nlp, option=True)
     for piece in ("Watching Fox News", "Leaving the Party", "Taking Office", "Joining Forces", "Rising Prices"):
         assert fluency_problems(piece, nlp, option=True), piece
+
+
+def test_a_country_the_tagger_calls_a_person_is_no_answer_to_who(nlp):
+    ev = "Malawi, hit by steep duties, imported only a few goods from Norvik last year."
+    assert [e.label_ for e in nlp(ev).ents if e.text == "Malawi"] == ["PERSON"]  # the tagger's mistake
+    kw = dict(choices=["Malawi", "Madagascar", "Cambodia", "Mozambique"], answer="Malawi", answer_type=None, evidence=ev)
+    c = gate(nlp, question="Who imported only a few goods from Norvik Shipping in 2026 despite steep duties?", **kw)
+    assert "the answer is GPE" in failed(c)["type_agreement"]
+    c = gate(nlp, question="Which country imported only a few goods from Norvik Shipping in 2026 despite steep duties?",
+             **kw)
+    assert "type_agreement" not in failed(c)

@@ -34,6 +34,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from okgen.generate import lexicon as lx
 from okgen.generate.fluency import HEADLINE_PIECE, LEADING_FUNCTION_WORD, fluency_problems
 from okgen.generate.nlp import option_labels as label_options
 from okgen.generate.overlap import (
@@ -380,7 +381,13 @@ def _context(c: Candidate, width: int = 80) -> str:
 def answer_label(c: Candidate, context_doc: Any = None) -> str | None:
     """The answer's spaCy entity label in its parsed context (the evidence sentence around the
     answer, or the answer alone), else the candidate's own ``answer_type``, else guessed from
-    its shape (digits, currency, %); None when unknown."""
+    its shape (digits, currency, %); None when unknown. A country the tagger calls a person
+    ("Malawi, facing 18% tariffs, bought ...") is a GPE."""
+    label = _answer_label(c, context_doc)
+    return "GPE" if label == "PERSON" and c.answer.strip() in lx.COUNTRIES else label
+
+
+def _answer_label(c: Candidate, context_doc: Any = None) -> str | None:
     ans = _norm(c.answer)
     if not ans:
         return None
