@@ -762,3 +762,18 @@ def test_a_country_the_tagger_calls_a_person_is_no_answer_to_who(nlp):
     c = gate(nlp, question="Which country imported only a few goods from Norvik Shipping in 2026 despite steep duties?",
              **kw)
     assert "type_agreement" not in failed(c)
+
+
+def test_a_caption_followed_by_its_photo_credit_is_boilerplate(nlp):
+    from okgen.generate.gates import photo_credit_after
+
+    caption = "Harbour pilot Jonas Berg speaks beside Marta Lindqvist at the quay in Rotterdam on November 20, 2026."
+    text = f"The strike went on. {caption}(Piet Vos/AFP via Getty Images) The unions met again on Friday."
+    assert photo_credit_after(text, caption) == "(Piet Vos/AFP via Getty Images)"
+    assert photo_credit_after(f"The strike went on. {caption} The unions met again.", caption) is None
+    assert photo_credit_after(text, "not in the article at all, anywhere") is None
+    art = ARTICLE.model_copy(update={"text": text, "text_sha256": sha256_text(text)})
+    c = Candidate(article_id=art.id, index=0, **{**GOOD, **PERSON, "evidence": caption, "answer": "Jonas Berg",
+                  "question": "Which harbour pilot spoke beside Marta Lindqvist at the Rotterdam quay on November 20, 2026?"})
+    apply_gates(art, [c], nlp=nlp)
+    assert failed(c)["boilerplate"].startswith("a photo caption")

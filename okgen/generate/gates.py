@@ -213,7 +213,21 @@ def apply_gates_many(jobs: Sequence[tuple[Article, Sequence[Candidate]]], *, nlp
         if id(a) not in index:
             index[id(a)] = ArticleTokens(f"{a.title}\n{a.text}", only=wanted[id(a)])
         gate_candidate(c, stem_doc, answer_label(c, contexts.get(id(c))), index[id(a)], nlp, fluency,
-                       option_labels.get(id(c)))
+                       option_labels.get(id(c)), credit=photo_credit_after(a.text, c.evidence))
+
+
+# A photo credit in brackets: "(Jane Doe/AFP via Getty Images)", "(AP Photo/John Doe)", "(Reuters)".
+_CREDIT = re.compile(r"\s*(\([^()]{0,80}\b(?:Getty Images|AFP|AP Photo|Reuters|EPA|Bloomberg|Shutterstock|Alamy|"
+                     r"PA Media|Photo|Credit)\b[^()]{0,40}\))")
+
+
+def photo_credit_after(text: str, evidence: str) -> str | None:
+    """The photo credit right after the evidence sentence in the article's text (the sentence is
+    then a caption: "X speaks alongside Y ... on April 2.(Name/AFP via Getty Images)"), or None."""
+    ev = evidence.strip()
+    i = text.find(ev) if len(ev) >= 20 else -1
+    m = _CREDIT.match(text, i + len(ev)) if i >= 0 else None
+    return m.group(1) if m else None
 
 
 def _ner_only(nlp: Any) -> tuple[str, ...]:
@@ -308,13 +322,16 @@ def _load() -> Any:
 
 
 def gate_candidate(c: Candidate, stem_doc: Any, label: str | None, index: ArticleTokens, nlp: Any,
-                   fluency: dict[str, list[str]] | None = None, option_labels: Sequence[str] | None = None) -> None:
+                   fluency: dict[str, list[str]] | None = None, option_labels: Sequence[str] | None = None,
+                   credit: str | None = None) -> None:
     """Apply the gates to one candidate, given its parsed stem and its answer's entity label
     (``fluency``: options' fluency problems already known, filled in; ``option_labels``: the
-    entity labels of its distractors (``option_labels``), for a stem asking for a person or a body)."""
+    entity labels of its distractors (``option_labels``), for a stem asking for a person or a body;
+    ``credit``: the photo credit that follows the evidence in the article, which makes it a caption)."""
     hit = (PAGE_FURNITURE.search(c.question) or PAGE_FURNITURE.search(c.evidence) or _COMMENT.search(c.question)
            or (_ABOUT_COMMENT.search(c.question) and _COMMENT.search(c.evidence)))
-    c.add("boilerplate", hit is None, reason=None if hit is None else f"page furniture: {hit.group(0)!r}")
+    why = f"page furniture: {hit.group(0)!r}" if hit else f"a photo caption (then {credit!r})" if credit else None
+    c.add("boilerplate", why is None, reason=why)
     problems = stem_problems(c.question, stem_doc, nlp)
     fluency = {} if fluency is None else fluency
     # Options that all open with one word ("in the fall", "in the spring") share a form, not a cut;
