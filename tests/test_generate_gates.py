@@ -777,3 +777,22 @@ def test_a_caption_followed_by_its_photo_credit_is_boilerplate(nlp):
                   "question": "Which harbour pilot spoke beside Marta Lindqvist at the Rotterdam quay on November 20, 2026?"})
     apply_gates(art, [c], nlp=nlp)
     assert failed(c)["boilerplate"].startswith("a photo caption")
+
+
+def test_a_city_is_no_answer_to_which_country_and_the_department_needs_a_name(nlp):
+    from okgen.generate.gates import city_for_country
+
+    # spaCy labels both GPE: only the gazetteer tells a city from a country.
+    assert "is a city" in city_for_country("In which country did Norvik Shipping cut jobs in 2026?", "Rotterdam")
+    assert city_for_country("In which country did Norvik Shipping cut jobs in 2026?", "Singapore") is None
+    assert city_for_country("In which city did Norvik Shipping cut jobs in 2026?", "Rotterdam") is None
+    kw = dict(choices=["Rotterdam", "Antwerp", "Hamburg", "Le Havre"], answer="Rotterdam", answer_type=None,
+              evidence="Norvik Shipping said on Tuesday that it would cut 1,200 jobs at its port in Rotterdam")
+    c = gate(nlp, question="In which country did Norvik Shipping say in November 2026 it would cut 1,200 jobs?", **kw)
+    assert "type_agreement" in failed(c)
+    c = gate(nlp, question="In which city did Norvik Shipping say in November 2026 it would cut 1,200 jobs?", **kw)
+    assert "type_agreement" not in failed(c)
+    c = gate(nlp, question="At what level did the department keep its travel advisory for Norway in November 2026?")
+    assert "'the department' with no org named" in failed(c)["self_contained"]
+    c = gate(nlp, question="At what level did the US State Department keep its travel advisory for Norway in November 2026?")
+    assert "self_contained" not in failed(c)

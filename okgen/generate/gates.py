@@ -77,7 +77,8 @@ _META_THIS = re.compile(r"\bthis (?:statement|sentence|question|quote|passage)\b
 _PERSON_ROLES = ("minister|president|official|man|woman|boy|girl|victim|suspect|star|player|singer|actor|actress|"
                  "chief executive|leader|driver|spokesman|spokeswoman|spokesperson|lawmaker|senator|governor|mayor|"
                  "couple|coach|judge|director|founder")
-_ORG_ROLES = "company|firm|group|team|club|organi[sz]ation|agency|party|brand|retailer|carmaker|band|startup|platform"
+_ORG_ROLES = ("company|firm|group|team|club|organi[sz]ation|agency|party|brand|retailer|carmaker|band|startup|platform|"
+              "department|ministry")
 _PLACE_ROLES = "country|city|town|region"
 # "the company", "the British actor": a definite description needing a name of its kind in the stem.
 _DEFINITE = re.compile(rf"\bthe (?:[a-z]+ |[A-Z][a-z]+ )?(?:(?P<person>{_PERSON_ROLES})|(?P<org>{_ORG_ROLES})|"
@@ -348,7 +349,8 @@ def gate_candidate(c: Candidate, stem_doc: Any, label: str | None, index: Articl
     why = giveaway(c)
     c.add("giveaway", why is None, reason=why)
     why = type_disagreement(c.question, label, stem_doc) or options_disagreement(c.question, c.distractors(),
-                                                                                  option_labels, stem_doc)
+                                                                                  option_labels, stem_doc) \
+        or city_for_country(c.question, c.answer, stem_doc)
     c.add("type_agreement", why is None, reason=why)
     why = unresolved_reference(c.question, stem_doc)
     c.add("self_contained", why is None, reason=why)
@@ -521,6 +523,18 @@ def type_disagreement(stem: str, label: str | None, doc: Any = None) -> str | No
     if label in labels:
         return None
     return f"the question asks for {what} but the answer is {label}"
+
+
+def city_for_country(stem: str, answer: str, doc: Any = None) -> str | None:
+    """Why a stem asking for a country has a city for its answer (both are GPEs to spaCy:
+    "Which country did Putin host Witkoff in?" with St. Petersburg), else None."""
+    a = answer.strip()
+    got = _question_word(stem, doc)
+    if got is None or got[1] != "a country" or a in lx.COUNTRIES:
+        return None
+    if a in lx.CITIES or lx.world_places().get(a) == "city":
+        return f"the question asks for a country but the answer {a!r} is a city"
+    return None
 
 
 def unresolved_reference(stem: str, doc: Any) -> str | None:
