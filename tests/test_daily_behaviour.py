@@ -199,7 +199,7 @@ def test_a_backfill_refuses_a_dump_whose_records_have_no_date(tmp_path):
     out = okgen(ws, "daily", "--from", str(DAY), "--to", str(DAY + dt.timedelta(days=1)), "--import", str(dump),
                 "--retrievers", "")
     assert out.returncode == 1
-    assert "1 record(s) have no date" in out.stderr and "--date" in out.stderr
+    assert "record 1 has no date" in out.stderr and "--date" in out.stderr
     assert not (ws.data_dir / "okgen.sqlite").exists()
     # One day with --date still takes the dump's undated records as that day's.
     one = okgen(ws, "daily", "--date", str(DAY), "--import", str(dump), "--retrievers", "")

@@ -204,6 +204,8 @@ def test_self_contained(nlp):
     assert "'the parent company' with no org named" in failed(c)["self_contained"]
     c = gate(nlp, question="How many jobs did the shipping company Norvik Shipping cut at the ports in November 2026?")
     assert "self_contained" not in failed(c)
+    c = gate(nlp, question="How many jobs did the shipping company, Norvik Shipping, cut at the ports in November 2026?")
+    assert "self_contained" not in failed(c)
     c = gate(nlp, question="After Norvik Shipping's merger, how many jobs did the company cut in Oslo in November 2026?")
     assert "self_contained" not in failed(c)
 
@@ -681,7 +683,9 @@ def test_a_stance_others_share_has_more_than_one_right_answer(nlp):
            "Which zoo welcomed a baby elephant on November 21, 2026?",
            "Who demanded $5 million from Norvik Shipping in a ransomware attack on November 21, 2026?",
            "Which truck backed into a crane at Rotterdam on November 21, 2026?",
-           "Which union backed down from its strike at Norvik Shipping on November 21, 2026?")
+           "Which union backed down from its strike at Norvik Shipping on November 21, 2026?",
+           "Which fund backed the startup's $20 million seed round on November 21, 2026?",
+           "Which investor backed a $5 billion bid for Norvik Shipping on November 21, 2026?")
     for q in shared + one:
         doc = nlp(q, disable=["parser", "lemmatizer", "attribute_ruler"])
         assert (shared_stance(q, doc) is not None) is (q in shared), q
@@ -762,6 +766,11 @@ def test_a_country_the_tagger_calls_a_person_is_no_answer_to_who(nlp):
     c = gate(nlp, question="Which country imported only a few goods from Norvik Shipping in 2026 despite steep duties?",
              **kw)
     assert "type_agreement" not in failed(c)
+    # A person named like a country stays a person when the options are people.
+    ev = "Rep. Jim Jordan, the committee's chairman, subpoenaed three Norvik Shipping executives on Monday."
+    c = gate(nlp, question="Who subpoenaed three Norvik Shipping executives in November 2026?", evidence=ev,
+             choices=["Jordan", "Jonas Berg", "Erik Dahl", "Sofia Holm"], answer="Jordan", answer_type=None)
+    assert "type_agreement" not in failed(c)
 
 
 def test_a_caption_followed_by_its_photo_credit_is_boilerplate(nlp):
@@ -772,6 +781,10 @@ def test_a_caption_followed_by_its_photo_credit_is_boilerplate(nlp):
     assert photo_credit_after(text, caption) == "(Piet Vos/AFP via Getty Images)"
     assert photo_credit_after(f"The strike went on. {caption} The unions met again.", caption) is None
     assert photo_credit_after(text, "not in the article at all, anywhere") is None
+    # An attribution or an aside in brackets is no credit.
+    for after in ("(Reuters)", "(EPA)", "(Credit Suisse had collapsed)", "(and/or more)"):
+        assert photo_credit_after(f"{caption} {after} More.", caption) is None, after
+    assert photo_credit_after(f"{caption} (AP Photo/Jane Doe)", caption) == "(AP Photo/Jane Doe)"
     art = ARTICLE.model_copy(update={"text": text, "text_sha256": sha256_text(text)})
     c = Candidate(article_id=art.id, index=0, **{**GOOD, **PERSON, "evidence": caption, "answer": "Jonas Berg",
                   "question": "Which harbour pilot spoke beside Marta Lindqvist at the Rotterdam quay on November 20, 2026?"})
@@ -779,7 +792,7 @@ def test_a_caption_followed_by_its_photo_credit_is_boilerplate(nlp):
     assert failed(c)["boilerplate"].startswith("a photo caption")
 
 
-def test_a_city_is_no_answer_to_which_country_and_the_department_needs_a_name(nlp):
+def test_a_city_is_no_answer_to_which_country(nlp):
     from okgen.generate.gates import city_for_country
 
     # spaCy labels both GPE: only the gazetteer tells a city from a country.
@@ -792,7 +805,5 @@ def test_a_city_is_no_answer_to_which_country_and_the_department_needs_a_name(nl
     assert "type_agreement" in failed(c)
     c = gate(nlp, question="In which city did Norvik Shipping say in November 2026 it would cut 1,200 jobs?", **kw)
     assert "type_agreement" not in failed(c)
-    c = gate(nlp, question="At what level did the department keep its travel advisory for Norway in November 2026?")
-    assert "'the department' with no org named" in failed(c)["self_contained"]
-    c = gate(nlp, question="At what level did the US State Department keep its travel advisory for Norway in November 2026?")
-    assert "self_contained" not in failed(c)
+    # A microstate is a country and a city at once.
+    assert city_for_country("Which country won the Grand Prix in 2026?", "Monaco") is None

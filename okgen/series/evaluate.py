@@ -104,7 +104,12 @@ def run_series_eval(ref: str, model: str | ModelSpec, runs: Sequence[RunSpec], o
         raise IntegrityError(f"series {manifest.name} failed verification ({len(rep.problems)} problem(s); first: "
                              f"{rep.problems[0]}); refusing to evaluate it")
     root = Path(out) if out else ws.data_dir / "runs" / "series" / manifest.name / model_slug(spec)
-    existed = root.exists()
+    # What this call creates, so that a failure removes that much and no more.
+    top = root
+    while not top.parent.exists():
+        top = top.parent
+    before = {p for p in root.rglob("*") if p.is_dir()} if root.exists() else set()
+    created = not root.exists()
     root.mkdir(parents=True, exist_ok=True)
     result = SeriesEvalOutcome(root, manifest.name, spec.text)
     model_options = {k: v for k, v in sorted(spec.options.items()) if k not in SPEED_OPTIONS}
@@ -141,8 +146,7 @@ def run_series_eval(ref: str, model: str | ModelSpec, runs: Sequence[RunSpec], o
                                     "resumed": o.resumed, "accuracy": o.record.accuracy, "n": o.record.n,
                                     "done_before": False})
     except BaseException:
-        if not existed:  # a run that failed before scoring anything leaves no empty folders behind
-            _prune_empty(root, root.parent if out else ws.data_dir / "runs")
+        _prune_empty(root, before, top if created else None)  # a failed run leaves no empty folder of its own
         raise
     finally:
         if owned and backend is not None:
@@ -153,18 +157,23 @@ def run_series_eval(ref: str, model: str | ModelSpec, runs: Sequence[RunSpec], o
     return result
 
 
-def _prune_empty(root: Path, stop: Path) -> None:
-    """Remove the empty folders under ``root``, ``root`` itself when empty, and its empty parents
-    up to ``stop`` (excluded)."""
-    for d in sorted((p for p in root.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+def _prune_empty(root: Path, before: set[Path], top: Path | None) -> None:
+    """Remove the empty folders under ``root`` that were not in ``before``; with ``top`` (the
+    highest folder this call created), ``root`` and its parents up to ``top`` too, when empty."""
+    made = [p for p in root.rglob("*") if p.is_dir() and not p.is_symlink() and p not in before]
+    for d in sorted(made, key=lambda p: len(p.parts), reverse=True):
         with contextlib.suppress(OSError):
             d.rmdir()  # only an empty folder goes
+    if top is None:
+        return
     d = root
-    while d != stop and stop in d.parents:
+    while True:
         try:
             d.rmdir()
         except OSError:
-            break
+            return
+        if d == top:
+            return
         d = d.parent
 
 

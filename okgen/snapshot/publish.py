@@ -225,7 +225,8 @@ def pull(ref: str, src: str, workspace: Workspace, *, pubkey: str | Path | None 
     """
     index = read_index(src)
     if not index["snapshots"]:
-        raise NotFoundError(f"{src}: no snapshot is published there (no {INDEX}); check --from")
+        raise NotFoundError(f"{src}: no snapshot is published there (its {INDEX} lists none, or there is none); "
+                            "check --from")
     entry = find_entry(index, ref, prefer_text)
     ws = workspace
     ws.snapshots_dir.mkdir(parents=True, exist_ok=True)
