@@ -103,7 +103,7 @@ def cli(ctx: click.Context, home: str | None, json_out: bool, verbose: int, quie
     Start with `okgen daily` (yesterday's news as a benchmark, on the embedded defaults) and
     `okgen VERB --help` for any verb below.
     """
-    from okgen.cli.common import Context, setup_logging
+    from okgen.cli.common import Context, setup_logging, warn
     from okgen.config import global_settings
     from okgen.settings import Workspace
 
@@ -111,8 +111,8 @@ def cli(ctx: click.Context, home: str | None, json_out: bool, verbose: int, quie
 
     setup_logging(verbose=verbose, quiet=quiet)
     for var, hint in _stray_variables(ctx):
-        click.echo(f"okgen: warning: {var} is neither a key of its okgen.toml section nor an option of its verb: "
-                   f"ignored{hint}", err=True)
+        warn(f"okgen: warning: {var} is neither a key of its okgen.toml section nor an option of its verb: "
+             f"ignored{hint}")
     ctx.obj = Context(workspace=Workspace.from_env(home), json=json_out, debug=debug, quiet=quiet)
 
 

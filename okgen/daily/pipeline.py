@@ -233,7 +233,7 @@ def _check_dated(path: str | Path, workspace: Workspace) -> None:
     under every day of the range.
 
     Raises:
-        ConfigError: records without a date (their count, and what to do).
+        ConfigError: a record without a date (the first one's line, and what to do).
     """
     from okgen.ingest.config import config_for
     from okgen.ingest.importer import read_dump

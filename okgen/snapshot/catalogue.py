@@ -20,7 +20,7 @@ from okgen.schema import Record, utcnow
 from okgen.signature import looks_like_signature, parse_any
 
 HEX_PREFIX = re.compile(r"^[0-9a-f]{6,64}$")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+DATE_REF = re.compile(r"^\d{4}-\d{2}-\d{2}$")  # a date picks the newest snapshot of that day
 
 
 class CatalogueEntry(Record):
@@ -119,7 +119,7 @@ class Catalogue:
                 )
             return matches[0]
         matches = [e for e in entries if e.name == ref]
-        if not matches and _DATE.match(ref):
+        if not matches and DATE_REF.match(ref):
             # A date: the newest snapshot of that day (entries are sorted newest first).
             same_day = [e for e in entries if str(e.date) == ref]
             matches = same_day[:1]

@@ -30,7 +30,7 @@ from okgen.settings import Workspace
 from okgen.signature import looks_like_signature, parse_any
 from okgen.snapshot import layout
 from okgen.snapshot.archive import make_archive, safe_extract
-from okgen.snapshot.catalogue import HEX_PREFIX
+from okgen.snapshot.catalogue import DATE_REF, HEX_PREFIX
 from okgen.snapshot.store import Snapshot, register
 from okgen.snapshot.verify import verify_folder
 
@@ -189,9 +189,6 @@ def _public_from_private(private: Path, tmpdir: Path) -> Path:
     return pub
 
 
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
 def find_entry(index: dict[str, Any], ref: str, prefer_text: bool = True) -> dict[str, Any]:
     """Find the index entry for a signature, short signature, hash prefix, name or date (the
     newest snapshot of that day)."""
@@ -200,7 +197,7 @@ def find_entry(index: dict[str, Any], ref: str, prefer_text: bool = True) -> dic
     if looks_like_signature(ref):
         long = parse_any(ref).snapshot_signature().format()
         matches = [e for e in entries if e.get("signature") == long]
-    elif _DATE.fullmatch(ref):
+    elif DATE_REF.match(ref):
         day = sorted((e for e in entries if e.get("date") == ref), key=lambda e: str(e.get("name", "")))
         matches = [e for e in day if e.get("name") == day[-1].get("name")] if day else []
     else:
