@@ -555,13 +555,18 @@ def test_a_head_of_state_abroad_gets_heads_of_state_or_officials_of_his_country(
         "Ana Pinto": ("visit tour trade summit", {"t:president": 3}, 8, {"visit": 2}),
         "Jo Hale": ("visit tour trade summit", {"t:prime": 3, "t:minister": 3}, 8, {"visit": 2}),
         "Li Fan": ("visit tour trade summit", {"t:chinese": 3, "t:minister": 3}, 6, {"visit": 2}),
+        "Rosa Vidal": ("visit tour trade summit", {"t:spanish": 3, "t:prime": 3, "t:minister": 3}, 8, {"visit": 2}),
         "Pia Lund": ("album stage", {"t:singer": 3}, 6, {"album": 2}),
     }
     pool = _pool(people, kind="person")
     role = Counter(["s:visit"])
     for seed in range(8):
         got = _pick(pool, "Wen Kuo", "Who will visit Vietnam on Monday?", role, kind="person", seed=seed)
-        assert got is not None and set(got) <= {"Luis Orbe", "Ana Pinto", "Jo Hale", "Li Fan"}, got
+        assert got is not None and set(got) <= {"Luis Orbe", "Ana Pinto", "Jo Hale", "Li Fan", "Rosa Vidal"}, got
+    # Another country's leader is a fair option for a state visit (news-dev 2025-04-13: Xi
+    # Jinping's visit to Vietnam had none while the Spanish and British leaders were titled so).
+    assert any("Rosa Vidal" in (_pick(pool, "Wen Kuo", "Who will visit Vietnam on Monday?", role, kind="person",
+                                      seed=seed) or ()) for seed in range(8))
     # At home (no country in the question), the officials of the day stay fair options.
     assert any(set(_pick(pool, "Wen Kuo", "Who will open the trade summit on Monday?", role, kind="person",
                          seed=seed) or ()) & {"Ada Morrow", "Tom Vessey", "Ken Dale"} for seed in range(8))

@@ -774,22 +774,44 @@ def test_a_country_the_tagger_calls_a_person_is_no_answer_to_who(nlp):
 
 
 def test_a_caption_followed_by_its_photo_credit_is_boilerplate(nlp):
-    from okgen.generate.gates import photo_credit_after
+    from okgen.generate.gates import furniture_around
 
     caption = "Harbour pilot Jonas Berg speaks beside Marta Lindqvist at the quay in Rotterdam on November 20, 2026."
     text = f"The strike went on. {caption}(Piet Vos/AFP via Getty Images) The unions met again on Friday."
-    assert photo_credit_after(text, caption) == "(Piet Vos/AFP via Getty Images)"
-    assert photo_credit_after(f"The strike went on. {caption} The unions met again.", caption) is None
-    assert photo_credit_after(text, "not in the article at all, anywhere") is None
+    assert furniture_around(text, caption) == "a photo caption (then '(Piet Vos/AFP via Getty Images)')"
+    assert furniture_around(f"The strike went on. {caption} The unions met again.", caption) is None
+    assert furniture_around(text, "not in the article at all, anywhere") is None
     # An attribution or an aside in brackets is no credit.
     for after in ("(Reuters)", "(EPA)", "(Credit Suisse had collapsed)", "(and/or more)"):
-        assert photo_credit_after(f"{caption} {after} More.", caption) is None, after
-    assert photo_credit_after(f"{caption} (AP Photo/Jane Doe)", caption) == "(AP Photo/Jane Doe)"
+        assert furniture_around(f"{caption} {after} More.", caption) is None, after
+    assert furniture_around(f"{caption} (AP Photo/Jane Doe)", caption) == "a photo caption (then '(AP Photo/Jane Doe)')"
     art = ARTICLE.model_copy(update={"text": text, "text_sha256": sha256_text(text)})
     c = Candidate(article_id=art.id, index=0, **{**GOOD, **PERSON, "evidence": caption, "answer": "Jonas Berg",
                   "question": "Which harbour pilot spoke beside Marta Lindqvist at the Rotterdam quay on November 20, 2026?"})
     apply_gates(art, [c], nlp=nlp)
     assert failed(c)["boilerplate"].startswith("a photo caption")
+
+
+def test_a_sentence_of_the_authors_bio_at_the_end_is_boilerplate(nlp):
+    from okgen.generate.gates import furniture_around
+
+    news = ("Norvik Shipping cut 400 jobs in Rotterdam on Monday, the company said. The unions called a strike "
+            "for Friday. " * 6)
+    bio = "Jane Doe is a reporter for the Harbour Gazette. Jane is a Leiden native and studied at Delft University."
+    text = f"{news}{bio}"
+    evidence = "Jane is a Leiden native and studied at Delft University."
+    assert furniture_around(text, evidence) == "the author's bio ('is a reporter for')"
+    # The news before the bio is news; a reporter the news is about, far from the article's end, too.
+    assert furniture_around(text, "The unions called a strike for Friday.") is None
+    story = ("Pieter Smit is a reporter for the Harbour Gazette. He was detained in Rotterdam on Monday. " + news * 4)
+    assert furniture_around(story, "He was detained in Rotterdam on Monday.") is None
+    art = ARTICLE.model_copy(update={"text": text, "text_sha256": sha256_text(text)})
+    c = Candidate(article_id=art.id, index=0, **{**GOOD, "evidence": evidence, "answer": "Delft University",
+                  "choices": ["Delft University", "Leiden University", "Utrecht University", "Erasmus University"],
+                  "short_answer": "Delft University",
+                  "question": "At which university did Harbour Gazette reporter Jane Doe study, as of November 20, 2026?"})
+    apply_gates(art, [c], nlp=nlp)
+    assert failed(c)["boilerplate"].startswith("the author's bio")
 
 
 def test_a_city_is_no_answer_to_which_country(nlp):
@@ -807,3 +829,37 @@ def test_a_city_is_no_answer_to_which_country(nlp):
     assert "type_agreement" not in failed(c)
     # A microstate is a country and a city at once.
     assert city_for_country("Which country won the Grand Prix in 2026?", "Monaco") is None
+
+
+def test_gates_version_9_rules(nlp):
+    # An object "him" with no one named before it is not the one asked for (held-out set 6).
+    c = gate(nlp, question="Who helped him into the harbour pilot's jacket at the Rotterdam quay on November 20, 2026?",
+             evidence="Marta Lindqvist helped Jonas Berg into the jacket at the quay on Friday.", **PERSON)
+    assert "'him' refers to no one" in failed(c)["self_contained"]
+    c = gate(nlp, question="Who helped Jonas Berg into his jacket at the Rotterdam quay on November 20, 2026?",
+             evidence="Marta Lindqvist helped Jonas Berg into the jacket at the quay on Friday.", **PERSON)
+    assert "self_contained" not in failed(c)
+    # A capitalised role word belongs to a name: "the Surf City Pro" is no undefined city.
+    c = gate(nlp, question="Who won the Surf City Harbour Pro in Rotterdam on November 20, 2026?",
+             evidence="Marta Lindqvist won the Surf City Harbour Pro on Friday.", **PERSON)
+    assert "self_contained" not in failed(c)
+    c = gate(nlp, question="Who won the surfing contest in the city on November 20, 2026?",
+             evidence="Marta Lindqvist won the Surf City Harbour Pro on Friday.", **PERSON)
+    assert "'the city' with no place" in failed(c)["self_contained"]
+    # Mojibake in an option is disfluent; an accented name is not.
+    c = gate(nlp, choices=["1,200", "800", "2,500", "45â€‹"], answer="1,200")
+    assert "mojibake" in failed(c)["fluency"]
+    c = gate(nlp, question="Who did Norvik Shipping name to run its Malmö port in November 2026?",
+             evidence="Norvik Shipping named Zoë Ångström to run its Malmö port.",
+             choices=["Zoë Ångström", "José Núñez", "Erik Dahl", "Sofia Holm"], answer="Zoë Ångström",
+             answer_type="PERSON")
+    assert "fluency" not in failed(c)
+    # A lower-case gerund starts a plain answer (a charge); a capitalised one a headline piece.
+    kw = dict(question="Besides treason, what charge did Norvik Shipping's chief deny in a Rotterdam court in November 2026?",
+              evidence="The chief denied treason and inciting violence in a Rotterdam court.", answer_type=None)
+    c = gate(nlp, choices=["inciting violence", "money laundering", "tax evasion", "bribery"],
+             answer="inciting violence", **kw)
+    assert "fluency" not in failed(c)
+    c = gate(nlp, choices=["Inciting Violence Today", "money laundering", "tax evasion", "bribery"],
+             answer="Inciting Violence Today", **kw)
+    assert "headline piece" in failed(c)["fluency"]

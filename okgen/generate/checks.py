@@ -68,6 +68,9 @@ class Limits:
     question_max_chars: int = 400
     question_min_words: int = 5
     choice_max_chars: int = 160
+    choice_max_words: int = 12
+    """A choice of more words is a clause, not an answer: four 20-word paraphrases of a quote test
+    reading, not knowing the news, and the right one is the one worded like the article."""
     evidence_max_chars: int = 1500
     rationale_max_chars: int = 1500
     short_answer_max_tokens: int = 10
@@ -130,6 +133,8 @@ def _length_problems(c: Candidate, choices: Sequence[str], limits: Limits) -> li
     long_choices = [x for x in choices if len(x) > limits.choice_max_chars]
     if long_choices:
         out.append(f"a choice is longer than {limits.choice_max_chars} characters")
+    elif wordy := [x for x in choices if len(x.split()) > limits.choice_max_words]:
+        out.append(f"a choice has {max(len(x.split()) for x in wordy)} words (over {limits.choice_max_words}): a clause, not an answer")
     if len(c.evidence) > limits.evidence_max_chars:
         out.append(f"evidence longer than {limits.evidence_max_chars} characters")
     if len(c.rationale) > limits.rationale_max_chars:

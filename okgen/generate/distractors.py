@@ -418,10 +418,11 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
         if field_ is not None and c_field not in ((field_,) if same_field else (None, field_)):
             return False  # a chief executive against a president, a striker against a minister
         c_home = title_country(pool.roles.get(normalize(c), {})) if kind == "person" else None
-        if leader and c_home != home and not head_of_state(pool.roles.get(normalize(c), {})):
+        c_leader = head_of_state(pool.roles.get(normalize(c), {}))
+        if leader and c_home != home and not c_leader:
             return False
-        if home is not None and c_home not in (None, home):
-            return False  # "Israeli Prime Minister X" against "US President Y"
+        if home is not None and c_home not in (None, home) and not (leader and c_leader):
+            return False  # "Israeli Prime Minister X" against "US President Y"; abroad, leaders meet leaders
         if c_home in abroad:
             return False  # China's commerce minister for a visit to Beijing
         if sim >= MIN_NEAR_SIMILARITY and (

@@ -147,6 +147,16 @@ _GLUED_NUMBER = re.compile(r"(?<![\w-])(?:a|an|the|of|in|on|at|to|for|by|and|wit
                            r"(?!\d+[a-z]\b)\d[\w.,-]*")  # not "a16z", "a11y": names
 
 
+def _mojibake(text: str) -> bool:
+    """Whether ``text`` holds UTF-8 read as another encoding ("Tarpenâ€‹ning", "donâ€™t"), as
+    ftfy judges it (its ``badness`` heuristics; accented names are fine)."""
+    if text.isascii():
+        return False
+    from ftfy.badness import is_bad
+
+    return is_bad(text)
+
+
 def fluency_problems(text: str, nlp: Any, *, option: bool = False) -> list[str]:
     """What makes ``text`` disfluent (empty list: nothing).
 
@@ -176,6 +186,8 @@ def fluency_problems(text: str, nlp: Any, *, option: bool = False) -> list[str]:
             out.append(f"unbalanced {a}{b}")
     if text.count('"') % 2:
         out.append('unbalanced "')
+    if _mojibake(text):
+        out.append("mojibake: text decoded with the wrong encoding")
     if option:
         low = [w.lower() for w in words]
         # A headline's lead word is capitalised ("Live: ...", "Watch ..."): "live translation mode" is none.
@@ -192,7 +204,9 @@ def fluency_problems(text: str, nlp: Any, *, option: bool = False) -> list[str]:
         # word; "Playing Elizabeth Bennet", "Watching Fox News", "Taking Office" are headlines.
         body = low[0] in _NAME_PARTICIPLES and len(words) >= 3 and words[-1] in ORG_LAST \
             and all(w[:1].isupper() for w in words)
+        # A lower-case gerund starts a plain answer ("inciting violence", a charge), no headline.
         if len(low) >= 2 and (low[-1] in _TRAIL_JUNK and not titled or (low[0].endswith("ing") and len(low[0]) >= 5
+                                                         and words[0][:1].isupper()
                                                          and low[0] not in _ING_NAMES and known(low[0], lex)
                                                          and not body)):
             out.append(HEADLINE_PIECE)

@@ -46,12 +46,12 @@ from okgen.generate.overlap import (
 )
 from okgen.generate.precision import UNRELEASED, country_giveaway, leader_giveaway, seat_giveaway
 from okgen.generate.records import Candidate
-from okgen.generate.sentences import PAGE_FURNITURE
+from okgen.generate.sentences import AUTHOR_BIO, PAGE_FURNITURE
 from okgen.generate.text import DATE_RE
 from okgen.schema import Article
 
 GATES = ("boilerplate", "fluency", "giveaway", "type_agreement", "self_contained", "one_answer", "stem_overlap")
-GATES_VERSION = 8
+GATES_VERSION = 9
 """Bumped when a gate changes what it drops (part of the generation run key)."""
 DEFAULT_ON = True
 """Whether runs apply the gates when ``[generate] quality_gates`` is not set."""
@@ -214,7 +214,7 @@ def apply_gates_many(jobs: Sequence[tuple[Article, Sequence[Candidate]]], *, nlp
         if id(a) not in index:
             index[id(a)] = ArticleTokens(f"{a.title}\n{a.text}", only=wanted[id(a)])
         gate_candidate(c, stem_doc, answer_label(c, contexts.get(id(c))), index[id(a)], nlp, fluency,
-                       option_labels.get(id(c)), credit=photo_credit_after(a.text, c.evidence))
+                       option_labels.get(id(c)), around=furniture_around(a.text, c.evidence))
 
 
 # A photo credit in brackets: "(Jane Doe/AFP via Getty Images)", "(AP Photo/John Doe)", "(Photo: ...)";
@@ -223,13 +223,26 @@ _CREDIT = re.compile(r"\s*(\([^()]{0,80}(?:[A-Za-z]/[A-Z]|\bvia Getty\b|\bGetty 
                      r"\bPhoto(?: by|:))[^()]{0,60}\))")
 
 
-def photo_credit_after(text: str, evidence: str) -> str | None:
-    """The photo credit right after the evidence sentence in the article's text (the sentence is
-    then a caption: "X speaks alongside Y ... on April 2.(Name/AFP via Getty Images)"), or None."""
+_BIO = re.compile(AUTHOR_BIO, re.IGNORECASE)
+BIO_TAIL = 1500  # an author's bio starts within this many characters of the article's end ...
+BIO_SPAN = 600  # ... and runs on this many characters ("She grew up in Ohio and studied at ...")
+
+
+def furniture_around(text: str, evidence: str) -> str | None:
+    """What makes the evidence sentence page furniture by where it stands in the article's text,
+    or None: the photo credit right after it (a caption: "X speaks alongside Y ... on April
+    2.(Name/AFP via Getty Images)"), or an author's bio at the article's end that it belongs to
+    ("Jane Doe is a reporter for ... She graduated from ...")."""
     ev = evidence.strip()
     i = text.find(ev) if len(ev) >= 20 else -1
-    m = _CREDIT.match(text, i + len(ev)) if i >= 0 else None
-    return m.group(1) if m else None
+    if i < 0:
+        return None
+    m = _CREDIT.match(text, i + len(ev))
+    if m:
+        return f"a photo caption (then {m.group(1)!r})"
+    for b in _BIO.finditer(text, max(0, len(text) - BIO_TAIL, i - BIO_SPAN), i + len(ev)):
+        return f"the author's bio ({b.group(0).strip()!r})"
+    return None
 
 
 def _ner_only(nlp: Any) -> tuple[str, ...]:
@@ -325,14 +338,15 @@ def _load() -> Any:
 
 def gate_candidate(c: Candidate, stem_doc: Any, label: str | None, index: ArticleTokens, nlp: Any,
                    fluency: dict[str, list[str]] | None = None, option_labels: Sequence[str] | None = None,
-                   credit: str | None = None) -> None:
+                   around: str | None = None) -> None:
     """Apply the gates to one candidate, given its parsed stem and its answer's entity label
     (``fluency``: options' fluency problems already known, filled in; ``option_labels``: the
     entity labels of its distractors (``option_labels``), for a stem asking for a person or a body;
-    ``credit``: the photo credit that follows the evidence in the article, which makes it a caption)."""
+    ``around``: what makes the evidence furniture by where it stands in the article, as
+    :func:`furniture_around` says)."""
     hit = (PAGE_FURNITURE.search(c.question) or PAGE_FURNITURE.search(c.evidence) or _COMMENT.search(c.question)
            or (_ABOUT_COMMENT.search(c.question) and _COMMENT.search(c.evidence)))
-    why = f"page furniture: {hit.group(0)!r}" if hit else f"a photo caption (then {credit!r})" if credit else None
+    why = f"page furniture: {hit.group(0)!r}" if hit else around
     c.add("boilerplate", why is None, reason=why)
     problems = stem_problems(c.question, stem_doc, nlp)
     fluency = {} if fluency is None else fluency
@@ -563,9 +577,16 @@ def unresolved_reference(stem: str, doc: Any) -> str | None:
         # "By how many points did he lead Max Verstappen?": the question is about him, whom no
         # earlier name introduces (a name after it is another person).
         return f"{s.group(1)!r} refers to no one named before it"
+    for t in doc if doc is not None else ():
+        # "Who helped him into the green jacket?": an object is not the one asked for (that is
+        # "himself"), so it is someone the question has to name before it.
+        if t.lower_ in ("him", "her") and t.tag_ == "PRP" and not any(start < t.idx for start, _ in names):
+            return f"{t.text!r} refers to no one named before it"
     ents = list(getattr(doc, "ents", ()))
     for d in _DEFINITE.finditer(stem):
         kind = next(k for k in ("person", "org", "place") if d.group(k))
+        if d.group(kind)[:1].isupper():
+            continue  # "the Surf City El Salvador Pro", "the Labour Party": the role word is a name's
         # What it refers to is named before it, or right after it ("the carmaker Nissan", "the
         # carmaker, Nissan,"): "the parent company" before "the British government" is not the government.
         if not any(e.label_ in _ROLE_LABELS[kind] and e.start_char <= d.end() + 2 for e in ents):

@@ -23,13 +23,16 @@ from okgen.generate import lexicon as lx
 # Page furniture: captions and credits, author bios, ads and affiliate notes, newsletter and
 # cookie prompts, related links, video-player text. The quality gates drop a question whose stem
 # or evidence has it, whoever wrote the question (okgen.generate.gates).
+# An author's bio: "Jane Doe is a reporter for ...", "she writes about ...".
+AUTHOR_BIO = (r"\bis (?:an? |the )?(?:[\w-]+ ){0,4}(?:writer|reporter|correspondent|editor|producer|contributor|"
+              r"journalist|columnist|freelancer|production assistant)s? (?:at|for|with|on)\b|"
+              r"\bis an? (?:[\w-]+ ){0,2}(?:writer|reporter|correspondent|editor|journalist|columnist|freelancer)\b|"
+              r"\bwrit(?:es|ing) (?:news |features |reviews )?(?:for|about) ")
 PAGE_FURNITURE = re.compile("|".join([
     r"\b(?:photo|photograph|image|picture|illustration|video)s?\s*(?:by|credit|courtesy|:)",
     r"\b(?:getty images|ap photo|afp via getty|shutterstock|epa-efe|pa media|alamy|reuters/)",
     r"\((?:left|right|centre|center|pictured|file)\)|\bpictured (?:above|below|left|right|here|on)\b|\bfile photo\b",
-    r"\bis (?:an? |the )?(?:[\w-]+ ){0,4}(?:writer|reporter|correspondent|editor|producer|contributor|"
-    r"journalist|columnist|freelancer|production assistant)s? (?:at|for|with|on)\b|"
-    r"\bis an? (?:[\w-]+ ){0,2}(?:writer|reporter|correspondent|editor|journalist|columnist|freelancer)\b|\bwrit(?:es|ing) (?:news |features |reviews )?(?:for|about) |\bfollow (?:him|her|them|us) on\b|\bcan be reached at\b|\bcontributed (?:to )?this\b",
+    AUTHOR_BIO + r"|\bfollow (?:him|her|them|us) on\b|\bcan be reached at\b|\bcontributed (?:to )?this\b",
     r"\badvertisement\b|\bsponsored (?:content|by)\b|\bwe may earn a commission\b|\baffiliate link|\bshop now\b|"
     r"\bpromo code\b",
     r"\b(?:daily|weekly|monthly) newsletter (?:by|from)\b|\bsign up (?:for|to|now)\b|\bsubscribe (?:to (?:our|the)|now|today)\b|\bour newsletter\b|\bnewsletter sign|"
