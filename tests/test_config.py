@@ -162,3 +162,25 @@ def test_a_misspelt_variable_under_a_section_prefix_is_warned_about(tmp_path, cl
     warned = [ln for ln in out.stderr.splitlines() if "warning" in ln]
     assert len(warned) == 1 and "OKGEN_GENERATE_PER_ARTICLES" in warned[0], out.stderr
     assert "did you mean OKGEN_GENERATE_PER_ARTICLE?" in warned[0]
+
+
+def test_status_reports_a_broken_okgen_toml(tmp_path, clean_env):
+    """`okgen status` shows what it can and names the config error first (exit 1); a valid file
+    passes silently."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "okgen.toml").write_text('[generate]\nper_article = "x"\n', encoding="utf-8")
+    run = [sys.executable, "-m", "okgen", "--home", str(tmp_path)]
+    out = subprocess.run([*run, "status"], env=dict(os.environ), capture_output=True, text=True)
+    assert out.returncode == 1, out.stderr
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("config: error:"))
+    assert "per_article" in line and "valid integer" in line
+    assert "no daily runs yet" in out.stdout
+    js = subprocess.run([*run, "--json", "status"], env=dict(os.environ), capture_output=True, text=True)
+    assert js.returncode == 1 and "per_article" in json.loads(js.stdout)["config_error"]
+    (tmp_path / "okgen.toml").write_text("[generate]\nper_article = 3\n", encoding="utf-8")
+    out = subprocess.run([*run, "status"], env=dict(os.environ), capture_output=True, text=True)
+    assert out.returncode == 0 and "config:" not in out.stdout, out.stdout

@@ -368,6 +368,25 @@ def test_importer_mapping_dates_and_bad_records(tmp_path):
             list(read_dump(bad))
 
 
+def test_a_failed_first_import_leaves_no_empty_store_and_a_later_one_keeps_the_store(tmp_path):
+    from okgen.ingest.pipeline import run_ingest
+
+    ws = Workspace(tmp_path / "ws")
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b"[1, 2")
+    with pytest.raises(ImportFormatError, match="not valid JSON"):
+        run_ingest(D, ws, import_file=bad)
+    assert not ws.db_path.exists()  # nothing was stored, so no empty store is left behind
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps([{"title": "Harbour strike ends", "text": "The strike at the port ended. " * 40,
+                                 "url": "https://example.org/strike", "date": D.isoformat(), "source": "example"}]))
+    assert run_ingest(D, ws, import_file=good).stored == 1
+    with pytest.raises(ImportFormatError):
+        run_ingest(D, ws, import_file=bad)
+    with ArticleStore(ws.db_path) as store:  # a store that already held articles stays
+        assert store.count(D) == 1
+
+
 # ------------------------------------------------------------------------------ store
 def test_article_store_upsert_queries_and_context(tmp_path):
     arts, _ = make_articles(12, D, days=3, seed=2)

@@ -57,13 +57,14 @@ def test_index_build_ls_search(capsys, workspace, snap):
     assert code == 0 and q.article_id in out
 
 
-def test_index_build_reports_each_failure_and_keeps_the_rest(capsys, workspace, snap):
+def test_index_build_refuses_an_unknown_retriever_before_any_work(capsys, workspace, snap):
     code, out, err = run(capsys, "index", "build", "--signature", snap.manifest.content_hash[:12],
-                         "--retriever", "nope", "--retriever", "bm25", "--window", "1", "--json")
-    assert code == 1
-    rows = json.loads(out)
-    assert rows[0]["error"].startswith("no retriever spec named 'nope'") and rows[1]["error"] is None
-    assert err.strip().splitlines()[-1] == "okgen: error: 1 of 2 indexes failed"
+                         "--retriever", "bm25", "--retriever", "nope", "--window", "1", "--json")
+    assert code == 1 and out.strip() == ""
+    assert err.strip().splitlines() == ["okgen: error: no retriever spec named 'nope'; known: bm25-passages, bm25, "
+                                        "colbert, dpr (or give a path to a .toml file)"]
+    code, out, _ = run(capsys, "index", "ls", "--json")
+    assert code == 0 and json.loads(out) == []  # bm25, named first, was not built either
     code, _, err = run(capsys, "index", "build", "--signature", "ffffffffffff", "--retriever", "bm25", "--window", "1")
     assert code == 1 and "no snapshot matches" in err and len(err.strip().splitlines()) == 1
     code, _, err = run(capsys, "index", "build", "--signature", snap.manifest.content_hash[:12], "--retriever", "bm25",
@@ -76,19 +77,25 @@ def test_retrieval_eval_writes_json_markdown_and_plot(capsys, workspace, snap, t
     code, out, err = run(capsys, "retrieval-eval", "--signature", snap.manifest.content_hash[:12],
                          "--retrievers", "bm25,dpr,nope", "--windows", "1,5,10", "--k", "1,3,5,10",
                          "--out", str(out_dir), "--json")
+    # A misspelt retriever: one line, nothing written, no index built.
+    assert code == 1 and out.strip() == "" and not out_dir.exists()
+    assert err.strip().splitlines() == ["okgen: error: no retriever spec named 'nope'; known: bm25-passages, bm25, "
+                                        "colbert, dpr (or give a path to a .toml file)"]
+    code, out, err = run(capsys, "retrieval-eval", "--signature", snap.manifest.content_hash[:12],
+                         "--retrievers", "bm25,dpr", "--windows", "1,5,10", "--k", "1,3,5,10",
+                         "--out", str(out_dir), "--json")
     assert code == 0, err
     data = json.loads(out)
     assert data["kind"] == "okgen-retrieval-eval" and data["n_questions"] == len(snap.questions)
     assert data["snapshot_signature"] == snap.manifest.signature
     ok = [r for r in data["rows"] if r["error"] is None]
     assert len(ok) == 2 * 3 * 4 and all(r["n"] == len(snap.questions) for r in ok)
-    assert [r for r in data["rows"] if r["retriever"] == "nope"][0]["error"].startswith("no retriever spec named")
     bm25_1 = {r["k"]: r for r in ok if r["retriever"] == "bm25" and r["window"] == 1}
     assert bm25_1[10]["hit_rate"] >= bm25_1[3]["hit_rate"] >= bm25_1[1]["hit_rate"] > 0.5
     assert bm25_1[1]["mrr"] == pytest.approx(bm25_1[1]["hit_rate"])
     assert json.loads((out_dir / "retrieval.json").read_text())["rows"] == data["rows"]
     md = (out_dir / "retrieval.md").read_text()
-    assert "| bm25 |" in md and "| dpr |" in md and "1-day hit" in md and "- nope, 1-day: no retriever spec" in md
+    assert "| bm25 |" in md and "| dpr |" in md and "1-day hit" in md
     assert (out_dir / "retrieval.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # The indexes built for the eval are reused by a second run.
     code, out, _ = run(capsys, "retrieval-eval", "--signature", snap.manifest.content_hash[:12], "--retrievers", "bm25",
@@ -105,9 +112,11 @@ def test_retrieval_eval_markdown_to_stdout_and_total_failure(capsys, workspace, 
     code, _, err = run(capsys, "--home", str(tmp_path / "elsewhere"), "retrieval-eval", "--signature",
                        snap.manifest.content_hash[:12], "--retrievers", "bm25", "--windows", "1", "--k", "1")
     assert code == 1 and "no snapshot matches" in err
-    code, _, err = run(capsys, "retrieval-eval", "--signature", snap.manifest.content_hash[:12], "--retrievers", "nope",
+    bad = tmp_path / "broken.toml"  # a spec file that exists but does not load: every cell fails
+    bad.write_text("not toml [\n", encoding="utf-8")
+    code, _, err = run(capsys, "retrieval-eval", "--signature", snap.manifest.content_hash[:12], "--retrievers", str(bad),
                        "--windows", "1,5", "--k", "1", "--out", str(tmp_path / "fail"))
-    assert code == 1 and "every retriever x window failed (first: no retriever spec named 'nope'" in err
+    assert code == 1 and "every retriever x window failed (first: " in err and "broken.toml" in err
     assert (tmp_path / "fail" / "retrieval.json").is_file()  # the failed table is still written
 
 

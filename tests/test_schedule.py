@@ -147,7 +147,8 @@ def test_bad_at_and_tz(workspace):
 
 
 def test_schedule_cli_stops_cleanly_on_sigterm(workspace):
-    env = dict(os.environ, OKGEN_HOME=str(workspace.home))
+    # A daily-verb option in the environment is named once: the scheduled runs read settings.
+    env = dict(os.environ, OKGEN_HOME=str(workspace.home), OKGEN_DAILY_GENERATOR="openai/x", OKGEN_DAILY_WINDOWS="1")
     p = subprocess.Popen([sys.executable, "-m", "okgen", "schedule", "--at", "03:00"], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     log = workspace.logs_dir / "schedule.log"
@@ -159,6 +160,9 @@ def test_schedule_cli_stops_cleanly_on_sigterm(workspace):
     out, err = p.communicate(timeout=30)
     assert p.returncode == 143, err  # 128 + SIGTERM, like every other verb
     assert "Traceback" not in err
+    warned = [ln for ln in err.splitlines() if "warning" in ln]
+    assert len(warned) == 1 and "OKGEN_DAILY_GENERATOR" in warned[0], err  # OKGEN_DAILY_WINDOWS is a [daily] key
+    assert "set [generate] generator in okgen.toml or OKGEN_GENERATE_GENERATOR" in warned[0]
     assert "scheduler stopped" in log.read_text()
     assert sch.next_run_time(workspace) is not None
 

@@ -30,17 +30,22 @@ def build(ref: str, retrievers: tuple[str, ...], windows: tuple[str, ...], rebui
     An existing index is verified and reused; one built for another corpus is refused. Dense
     encoders take the vectors of passages already encoded (any window, any day) from the
     workspace's encoding store and encode only new ones: the `encoded` and `reused` columns.
-    Failures are reported per index; the exit status is 1 when any failed.
+    Failures are reported per index; the exit status is 1 when any failed. A retriever name no
+    spec has is refused before any work.
     """
     from okgen.retrieval.evaluate import parse_int_list
     from okgen.retrieval.index import open_index
+    from okgen.retrieval.specs import find_spec_file
     from okgen.snapshot.store import resolve
 
     ws = get_ctx().workspace
+    names = _names(retrievers)
+    for name in names:  # a misspelt name is one line before any work, not a failed index each
+        find_spec_file(name, ws)
     snap = resolve(ref, ws)
     wins = parse_int_list(",".join(windows), "windows")
     rows, failed = [], 0
-    for name in _names(retrievers):
+    for name in names:
         for w in wins:
             row = {"retriever": name, "window": w}
             try:

@@ -34,13 +34,17 @@ def retrieval_eval(ref: str, retrievers: str, windows: str, ks: str, with_choice
     Example: okgen retrieval-eval --signature SIG --retrievers bm25,dpr,colbert --windows 1,5,10 --k 1,3,5,10
     """
     from okgen.retrieval.evaluate import compare_retrievers, parse_int_list
+    from okgen.retrieval.specs import find_spec_file
     from okgen.schema import utcnow
     from okgen.snapshot.store import resolve
 
     ws = get_ctx().workspace
     wins, cutoffs = parse_int_list(windows, "windows"), parse_int_list(ks, "k")
+    names = [r.strip() for r in retrievers.split(",") if r.strip()]
+    for name in names:  # a misspelt name is one line before any work, not a run of failed cells
+        find_spec_file(name, ws)
     snap = resolve(ref, ws)
-    report = compare_retrievers(snap, ws, retrievers.split(","), wins, cutoffs, with_choices=with_choices,
+    report = compare_retrievers(snap, ws, names, wins, cutoffs, with_choices=with_choices,
                                 build=not no_build)
     if out is None:
         stamp = utcnow().strftime("%Y%m%dT%H%M%SZ")

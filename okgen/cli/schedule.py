@@ -8,7 +8,7 @@ import threading
 
 import click
 
-from okgen.cli.common import get_ctx
+from okgen.cli.common import get_ctx, warn
 
 
 @click.command("schedule")
@@ -30,6 +30,9 @@ def schedule(at: str, tz: str, misfire_grace: int, catch_up_days: int) -> None:
     parse_at(at)
     parse_tz(tz)
     ws = get_ctx().workspace
+    for var, hint in _daily_options_in_env():
+        warn(f"okgen: warning: {var} sets an option of `okgen daily`, which the scheduled runs do not read: "
+             f"ignored ({hint})")
     file_logging(ws)
     log = logging.getLogger("okgen.schedule")
     sched = new_scheduler(ws, "background")
@@ -55,3 +58,27 @@ def schedule(at: str, tz: str, misfire_grace: int, catch_up_days: int) -> None:
     click.echo("scheduler stopped", err=True)
     # The shell's convention (128 + signal): 143 after SIGTERM, 130 after Ctrl-C, as every verb.
     raise click.exceptions.Exit(128 + received[0] if received else 0)
+
+
+def _daily_options_in_env() -> list[tuple[str, str]]:
+    """``OKGEN_DAILY_<OPTION>`` variables that set an option of the ``daily`` verb but no
+    ``[daily]`` key (the scheduled runs read the settings, not the verb's options), each with the
+    setting that does the same where one exists."""
+    import os
+
+    from okgen.cli.daily import daily
+    from okgen.config import SECTIONS, Settings
+
+    options = {p.name for p in daily.params if p.name}
+    keys = set(Settings.model_fields["daily"].annotation.model_fields)
+    out = []
+    for var in sorted(os.environ):
+        if not var.upper().startswith("OKGEN_DAILY_"):
+            continue
+        name = var.upper()[len("OKGEN_DAILY_"):].lower()
+        if name not in options or name in keys:
+            continue
+        where = next((sec for sec in SECTIONS if name in getattr(Settings.model_fields[sec].annotation, "model_fields", {})), None)
+        out.append((var, f"set [{where}] {name} in okgen.toml or OKGEN_{where.upper()}_{name.upper()}" if where
+                    else "no okgen.toml setting does the same"))
+    return out

@@ -19,14 +19,21 @@ def _fmt_time(ts: float | None) -> str:
 @click.option("--limit", default=10, show_default=True, type=int, help="Runs to show.")
 @json_option
 def status(limit: int, json_out: bool) -> None:
-    """Show recent daily runs with their stages, failures and the next scheduled run.
+    """Show recent daily runs with their stages, failures and the next scheduled run; a broken
+    okgen.toml is reported first (exit status 1).
 
     Example: okgen status --limit 5
     """
     from okgen.daily.scheduler import next_run_time
     from okgen.daily.state import RunState
+    from okgen.errors import ConfigError
 
     ws = get_ctx().workspace
+    try:  # what the next run would read: a broken okgen.toml is the first thing to fix
+        ws.settings()
+        config_error = None
+    except ConfigError as e:
+        config_error = str(e)
     runs = []
     if ws.db_path.is_file():
         with RunState(ws.db_path) as st:
@@ -34,6 +41,7 @@ def status(limit: int, json_out: bool) -> None:
     nxt = next_run_time(ws)
     data = {
         "workspace": str(ws.home),
+        "config_error": config_error,
         "next_scheduled_run": nxt.isoformat() if nxt else None,
         "runs": [
             {
@@ -48,11 +56,17 @@ def status(limit: int, json_out: bool) -> None:
     }
     if want_json(json_out):
         echo_json(data)
+        if config_error:
+            raise SystemExit(1)
         return
     click.echo(f"workspace: {ws.home}")
+    if config_error:
+        click.echo(f"config: error: {config_error} (every verb that reads it stops on it)")
     click.echo(f"next scheduled run: {nxt.isoformat() if nxt else 'none (okgen schedule is not set up here)'}")
     if not runs:
         click.echo("no daily runs yet (okgen daily starts one)")
+        if config_error:
+            raise SystemExit(1)
         return
     rows = []
     for r in runs:
@@ -63,3 +77,5 @@ def status(limit: int, json_out: bool) -> None:
     failures = [(r, s) for r in runs for s in r.stages if s.status == "failed"]
     for r, s in failures[:10]:
         click.echo(f"failed: run {r.run_id} ({r.date}) stage {s.stage}: {s.error}")
+    if config_error:
+        raise SystemExit(1)
