@@ -59,9 +59,10 @@ def test_a_good_candidate_passes_every_check():
      "no_article_reference"),
     (dict(question="Employ? On May 3."), "length_bounds"),
     (dict(rationale="Stated. " * 400), "length_bounds"),
-    # Four clauses of 13 words: a reading test of the quote, not an answer (held-out set 5).
-    (dict(choices=[f"it would hire {n} people from the town over the next five years or so" for n in
-                   ("1,800", "900", "2,400", "1,200")], answer="it would hire 1,800 people from the town over the next five years or so"),
+    # Four clauses of 17 words: a reading test of the quote, not an answer (held-out set 5).
+    (dict(choices=[f"it would hire {n} people from the town and the region over the next five years or so" for n in
+                   ("1,800", "900", "2,400", "1,200")],
+          answer="it would hire 1,800 people from the town and the region over the next five years or so"),
      "length_bounds"),
     (dict(short_answer="the plant would employ exactly one thousand eight hundred people in total, a lot"),
      "short_answer"),

@@ -567,6 +567,10 @@ def test_a_head_of_state_abroad_gets_heads_of_state_or_officials_of_his_country(
     # Jinping's visit to Vietnam had none while the Spanish and British leaders were titled so).
     assert any("Rosa Vidal" in (_pick(pool, "Wen Kuo", "Who will visit Vietnam on Monday?", role, kind="person",
                                       seed=seed) or ()) for seed in range(8))
+    # Not for a measure only the answer's government takes: another leader may have done the same.
+    for seed in range(8):
+        got = _pick(pool, "Wen Kuo", "Who imposed tariffs on Vietnam on Monday?", role, kind="person", seed=seed)
+        assert got is None or "Rosa Vidal" not in got, got
     # At home (no country in the question), the officials of the day stay fair options.
     assert any(set(_pick(pool, "Wen Kuo", "Who will open the trade summit on Monday?", role, kind="person",
                          seed=seed) or ()) & {"Ada Morrow", "Tom Vessey", "Ken Dale"} for seed in range(8))

@@ -800,7 +800,7 @@ def test_a_sentence_of_the_authors_bio_at_the_end_is_boilerplate(nlp):
     bio = "Jane Doe is a reporter for the Harbour Gazette. Jane is a Leiden native and studied at Delft University."
     text = f"{news}{bio}"
     evidence = "Jane is a Leiden native and studied at Delft University."
-    assert furniture_around(text, evidence) == "the author's bio ('is a reporter for')"
+    assert furniture_around(text, evidence) == "the author's bio ('Jane Doe is a reporter for')"
     # The news before the bio is news; a reporter the news is about, far from the article's end, too.
     assert furniture_around(text, "The unions called a strike for Friday.") is None
     story = ("Pieter Smit is a reporter for the Harbour Gazette. He was detained in Rotterdam on Monday. " + news * 4)
@@ -846,6 +846,21 @@ def test_gates_version_9_rules(nlp):
     c = gate(nlp, question="Who won the surfing contest in the city on November 20, 2026?",
              evidence="Marta Lindqvist won the Surf City Harbour Pro on Friday.", **PERSON)
     assert "'the city' with no place" in failed(c)["self_contained"]
+    # ... but a capitalised role word alone is no name: "the President" still needs one.
+    c = gate(nlp, question="Who did the President name to run the harbour authority on November 20, 2026?",
+             evidence="The president named Marta Lindqvist to run the harbour authority.", **PERSON)
+    assert "the President" in failed(c)["self_contained"]
+    # A person named in full after the pronoun may be its referent; a possessive "her" is none.
+    c = gate(nlp, question="Which club signed her on loan on November 20, 2026, according to Marta Lindqvist?",
+             evidence="Rotterdam Harbour FC signed Marta Lindqvist on loan, her agent said.",
+             choices=["Rotterdam Harbour FC", "Delft United", "Leiden City", "Utrecht Rovers"],
+             answer="Rotterdam Harbour FC", answer_type="ORG")
+    assert "self_contained" not in failed(c)
+    c = gate(nlp, question="Which club signed Marta Lindqvist and her twin sister on November 20, 2026?",
+             evidence="Rotterdam Harbour FC signed Marta Lindqvist and her twin sister.",
+             choices=["Rotterdam Harbour FC", "Delft United", "Leiden City", "Utrecht Rovers"],
+             answer="Rotterdam Harbour FC", answer_type="ORG")
+    assert "self_contained" not in failed(c)
     # Mojibake in an option is disfluent; an accented name is not.
     c = gate(nlp, choices=["1,200", "800", "2,500", "45â€‹"], answer="1,200")
     assert "mojibake" in failed(c)["fluency"]
@@ -860,6 +875,22 @@ def test_gates_version_9_rules(nlp):
     c = gate(nlp, choices=["inciting violence", "money laundering", "tax evasion", "bribery"],
              answer="inciting violence", **kw)
     assert "fluency" not in failed(c)
+    c = gate(nlp, choices=["Inciting violence", "Money laundering", "Tax evasion", "Bribery"],
+             answer="Inciting violence", **kw)  # sentence case, as LLMs write options
+    assert "fluency" not in failed(c)
     c = gate(nlp, choices=["Inciting Violence Today", "money laundering", "tax evasion", "bribery"],
              answer="Inciting Violence Today", **kw)
     assert "headline piece" in failed(c)["fluency"]
+
+
+def test_an_author_bio_line_needs_a_name_and_the_articles_end(nlp):
+    from okgen.generate.gates import furniture_around
+
+    news = "Norvik Shipping cut 400 jobs in Rotterdam on Monday, the company said. " * 12
+    # A reporter the news is about, near the end of a story that goes on: news, not a bio.
+    tail = ("Pieter Smit is a reporter for the Harbour Gazette. A Rotterdam court sentenced him to six years on "
+            "Monday. " + "His employer said it would appeal the ruling and called the charges baseless. " * 12)
+    assert furniture_around(news + tail, "A Rotterdam court sentenced him to six years on Monday.") is None
+    # A judge "writing for the majority" is no bio either.
+    text = news + "Justice Ada Morrow, writing for the majority, said the law stood. The court ruled 6-3 on Monday."
+    assert furniture_around(text, "The court ruled 6-3 on Monday.") is None

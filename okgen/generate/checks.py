@@ -68,9 +68,11 @@ class Limits:
     question_max_chars: int = 400
     question_min_words: int = 5
     choice_max_chars: int = 160
-    choice_max_words: int = 12
+    choice_max_words: int = 15
     """A choice of more words is a clause, not an answer: four 20-word paraphrases of a quote test
-    reading, not knowing the news, and the right one is the one worded like the article."""
+    reading, not knowing the news, and the right one is the one worded like the article (a long
+    official name, "United Nations Relief and Works Agency for Palestine Refugees in the Near
+    East", has 13)."""
     evidence_max_chars: int = 1500
     rationale_max_chars: int = 1500
     short_answer_max_tokens: int = 10

@@ -331,6 +331,9 @@ GENERIC_NOUNS = frozenset({"country", "nation", "state", "city", "government", "
                            "month", "part", "side", "way", "number"})
 
 
+_VISIT = re.compile(r"\b(?:visit\w*|trip|tour\w*|travel\w*|talks|summit|met|meet\w*|arriv\w*)\b", re.IGNORECASE)
+
+
 def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequence[str], n: int,
              same_type: Callable[[str], bool] | None = None, evidence: Counter[str] | None = None,
              role: Counter[str] | None = None, question: str = "") -> list[str]:
@@ -380,6 +383,10 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     # home, the officials of the day are fair options (a president's dismissal of a commandant
     # against his secretaries).
     leader = bool(abroad) and home is not None and head_of_state(pool.roles.get(normalize(answer), {}))
+    # A state visit, a trip, talks abroad: another country's leader is a fair option there ("Who
+    # will visit Vietnam?"), not for a measure only the answer's government takes ("Who imposed
+    # tariffs on Vietnam?").
+    visit = leader and _VISIT.search(question) is not None
     # A role one article tells (a quarterback's new deal, a vacuum cleaner's launch) is no story
     # every reader knows: a person of the answer's field, or any name used like the answer, is a
     # fair option, written with the role or not.
@@ -418,11 +425,11 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
         if field_ is not None and c_field not in ((field_,) if same_field else (None, field_)):
             return False  # a chief executive against a president, a striker against a minister
         c_home = title_country(pool.roles.get(normalize(c), {})) if kind == "person" else None
-        c_leader = head_of_state(pool.roles.get(normalize(c), {}))
+        c_leader = leader and head_of_state(pool.roles.get(normalize(c), {}))
         if leader and c_home != home and not c_leader:
             return False
-        if home is not None and c_home not in (None, home) and not (leader and c_leader):
-            return False  # "Israeli Prime Minister X" against "US President Y"; abroad, leaders meet leaders
+        if home is not None and c_home not in (None, home) and not (c_leader and visit):
+            return False  # "Israeli Prime Minister X" against "US President Y"; on a visit, leaders meet leaders
         if c_home in abroad:
             return False  # China's commerce minister for a visit to Beijing
         if sim >= MIN_NEAR_SIMILARITY and (

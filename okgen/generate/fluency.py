@@ -204,9 +204,11 @@ def fluency_problems(text: str, nlp: Any, *, option: bool = False) -> list[str]:
         # word; "Playing Elizabeth Bennet", "Watching Fox News", "Taking Office" are headlines.
         body = low[0] in _NAME_PARTICIPLES and len(words) >= 3 and words[-1] in ORG_LAST \
             and all(w[:1].isupper() for w in words)
-        # A lower-case gerund starts a plain answer ("inciting violence", a charge), no headline.
+        # A gerund with a capitalised word after it heads a headline ("Playing Elizabeth Bennet",
+        # "Leaving the Party"); with none it starts a plain answer ("inciting violence", "Rising
+        # interest rates").
         if len(low) >= 2 and (low[-1] in _TRAIL_JUNK and not titled or (low[0].endswith("ing") and len(low[0]) >= 5
-                                                         and words[0][:1].isupper()
+                                                         and any(w[:1].isupper() for w in words[1:])
                                                          and low[0] not in _ING_NAMES and known(low[0], lex)
                                                          and not body)):
             out.append(HEADLINE_PIECE)

@@ -15,8 +15,9 @@ candidate of one article, so the funnel counts each gate's failures. Gates, in o
   company" an organisation, "How many" a count, "When" a date, "Where" a place, ...), the
   answer's type being spaCy's entity label of the answer in its evidence sentence, else of
   the answer alone, else the candidate's ``answer_type``;
-* ``self_contained``: no unresolved pronoun (a stem opening with "He"/"It"/"This", or a
-  he/she/they with no name before it) and no bare definite description ("the company",
+* ``self_contained``: no unresolved pronoun (a stem opening with "He"/"It"/"This", a
+  he/she/they with no name before it, an object him/her with nobody named before it nor a
+  person named in full after it) and no bare definite description ("the company",
   "the minister") in a stem that names no one;
 * ``one_answer``: the stem asks who took a stance others share ("Who called for an
   investigation into ...?", "Which country welcomed ...?"): more than one option may be right;
@@ -46,7 +47,7 @@ from okgen.generate.overlap import (
 )
 from okgen.generate.precision import UNRELEASED, country_giveaway, leader_giveaway, seat_giveaway
 from okgen.generate.records import Candidate
-from okgen.generate.sentences import AUTHOR_BIO, PAGE_FURNITURE
+from okgen.generate.sentences import PAGE_FURNITURE
 from okgen.generate.text import DATE_RE
 from okgen.schema import Article
 
@@ -223,9 +224,12 @@ _CREDIT = re.compile(r"\s*(\([^()]{0,80}(?:[A-Za-z]/[A-Z]|\bvia Getty\b|\bGetty 
                      r"\bPhoto(?: by|:))[^()]{0,60}\))")
 
 
-_BIO = re.compile(AUTHOR_BIO, re.IGNORECASE)
-BIO_TAIL = 1500  # an author's bio starts within this many characters of the article's end ...
-BIO_SPAN = 600  # ... and runs on this many characters ("She grew up in Ohio and studied at ...")
+# An author's bio line: a name, then "is a (senior) reporter/writer/editor ... at/for/with/on".
+_BIO = re.compile(r"(?:^|(?<=[.!?\"\u201d])\s+)(?:[A-Z][\w'\u2019.-]*\s+){1,3}is\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,4}"
+                  r"(?:writer|reporter|correspondent|editor|producer|contributor|journalist|columnist|freelancer|"
+                  r"production assistant)s?\s+(?:at|for|with|on)\b")
+BIO_TAIL = 800  # an author's bio line starts within this many characters of the article's end ...
+BIO_SPAN = 600  # ... and the evidence within this many after it ("She grew up in Ohio and studied at ...")
 
 
 def furniture_around(text: str, evidence: str) -> str | None:
@@ -240,9 +244,8 @@ def furniture_around(text: str, evidence: str) -> str | None:
     m = _CREDIT.match(text, i + len(ev))
     if m:
         return f"a photo caption (then {m.group(1)!r})"
-    for b in _BIO.finditer(text, max(0, len(text) - BIO_TAIL, i - BIO_SPAN), i + len(ev)):
-        return f"the author's bio ({b.group(0).strip()!r})"
-    return None
+    b = _BIO.search(text, max(0, len(text) - BIO_TAIL, i - BIO_SPAN), i + len(ev))
+    return f"the author's bio ({b.group(0).strip()!r})" if b else None
 
 
 def _ner_only(nlp: Any) -> tuple[str, ...]:
@@ -577,16 +580,20 @@ def unresolved_reference(stem: str, doc: Any) -> str | None:
         # "By how many points did he lead Max Verstappen?": the question is about him, whom no
         # earlier name introduces (a name after it is another person).
         return f"{s.group(1)!r} refers to no one named before it"
+    ents = list(getattr(doc, "ents", ()))
     for t in doc if doc is not None else ():
         # "Who helped him into the green jacket?": an object is not the one asked for (that is
         # "himself"), so it is someone the question has to name before it.
-        if t.lower_ in ("him", "her") and t.tag_ == "PRP" and not any(start < t.idx for start, _ in names):
-            return f"{t.text!r} refers to no one named before it"
-    ents = list(getattr(doc, "ents", ()))
+        if t.lower_ in ("him", "her") and t.tag_ == "PRP" and not any(start < t.idx for start, _ in names) \
+                and not any(e.label_ == "PERSON" and len(e) >= 2 and e.start > t.i for e in ents):
+            # A person named in full after it may be its referent ("Which club signed her on
+            # loan, Jane Doe's agent said?"); one word is not enough (the small model tags
+            # "Rotterdam" a person).
+            return f"{t.text!r} refers to no one named in the question"
     for d in _DEFINITE.finditer(stem):
         kind = next(k for k in ("person", "org", "place") if d.group(k))
-        if d.group(kind)[:1].isupper():
-            continue  # "the Surf City El Salvador Pro", "the Labour Party": the role word is a name's
+        if d.group(kind)[:1].isupper() and re.match(r"\s+[A-Z]", stem[d.end():]):
+            continue  # "the Surf City El Salvador Pro": the role word is inside a name ("the President" is none)
         # What it refers to is named before it, or right after it ("the carmaker Nissan", "the
         # carmaker, Nissan,"): "the parent company" before "the British government" is not the government.
         if not any(e.label_ in _ROLE_LABELS[kind] and e.start_char <= d.end() + 2 for e in ents):
