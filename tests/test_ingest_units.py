@@ -368,7 +368,7 @@ def test_importer_mapping_dates_and_bad_records(tmp_path):
             list(read_dump(bad))
 
 
-def test_a_failed_first_import_leaves_no_empty_store_and_a_later_one_keeps_the_store(tmp_path):
+def test_a_dump_that_is_not_json_is_refused_before_the_store_is_opened(tmp_path):
     from okgen.ingest.pipeline import run_ingest
 
     ws = Workspace(tmp_path / "ws")
@@ -376,7 +376,7 @@ def test_a_failed_first_import_leaves_no_empty_store_and_a_later_one_keeps_the_s
     bad.write_bytes(b"[1, 2")
     with pytest.raises(ImportFormatError, match="not valid JSON"):
         run_ingest(D, ws, import_file=bad)
-    assert not ws.db_path.exists()  # nothing was stored, so no empty store is left behind
+    assert not ws.db_path.exists()  # refused before the store (shared by the whole workspace) is opened
     good = tmp_path / "good.json"
     good.write_text(json.dumps([{"title": "Harbour strike ends", "text": "The strike at the port ended. " * 40,
                                  "url": "https://example.org/strike", "date": D.isoformat(), "source": "example"}]))

@@ -189,3 +189,12 @@ def test_dense_build_and_eval_print_encoded_and_reused_counts_and_progress_lines
     code, out, err = run(capsys, "-q", "index", "build", "--signature", ref, "--retriever", "dpr", "--window", "10",
                          "--rebuild", "--json")
     assert code == 0 and json.loads(out)[0]["reused"] == ten["num_units"] and "okgen.progress" not in err
+
+
+def test_a_misspelt_retriever_is_refused_before_the_snapshot_is_read(capsys, workspace):
+    # The name is checked first: one line, whatever the snapshot (here: none matches).
+    for verb in (["retrieval-eval", "--retrievers", "bm25,nope"], ["index", "build", "--retriever", "bm25,nope", "--window", "1"]):
+        code, out, err = run(capsys, *verb, "--signature", "ffffffffffff")
+        assert code == 1 and out.strip() == "", verb
+        assert err.strip().splitlines() == ["okgen: error: no retriever spec named 'nope'; known: bm25-passages, "
+                                            "bm25, colbert, dpr (or give a path to a .toml file)"], err

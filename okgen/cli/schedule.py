@@ -30,11 +30,14 @@ def schedule(at: str, tz: str, misfire_grace: int, catch_up_days: int) -> None:
     parse_at(at)
     parse_tz(tz)
     ws = get_ctx().workspace
-    for var, hint in _daily_options_in_env():
-        warn(f"okgen: warning: {var} sets an option of `okgen daily`, which the scheduled runs do not read: "
-             f"ignored ({hint})")
+    ignored = [f"{var} sets an option of `okgen daily`, which the scheduled runs do not read: ignored ({hint})"
+               for var, hint in _daily_options_in_env()]
+    for line in ignored:
+        warn(f"okgen: warning: {line}")
     file_logging(ws)
     log = logging.getLogger("okgen.schedule")
+    for line in ignored:
+        log.warning("%s", line)  # in schedule.log too, where a service's operator looks
     sched = new_scheduler(ws, "background")
     sched.start(paused=True)  # paused: the stored job (and a missed fire time) is read first
     job = configure(sched, ws, at=at, tz=tz, misfire_grace=misfire_grace, catch_up_days=catch_up_days)
@@ -69,7 +72,7 @@ def _daily_options_in_env() -> list[tuple[str, str]]:
     from okgen.cli.daily import daily
     from okgen.config import SECTIONS, Settings
 
-    options = {p.name for p in daily.params if p.name}
+    options = {p.name for p in daily.params if p.name and not p.envvar}  # --json reads OKGEN_JSON
     keys = set(Settings.model_fields["daily"].annotation.model_fields)
     out = []
     for var in sorted(os.environ):

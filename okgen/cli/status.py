@@ -20,7 +20,7 @@ def _fmt_time(ts: float | None) -> str:
 @json_option
 def status(limit: int, json_out: bool) -> None:
     """Show recent daily runs with their stages, failures and the next scheduled run; a broken
-    okgen.toml is reported first (exit status 1).
+    okgen.toml or OKGEN_* setting is reported first (exit status 1).
 
     Example: okgen status --limit 5
     """
@@ -34,6 +34,8 @@ def status(limit: int, json_out: bool) -> None:
         config_error = None
     except ConfigError as e:
         config_error = str(e)
+    except OSError as e:  # okgen.toml unreadable (a folder, no permission)
+        config_error = f"{ws.config_path}: {e.strerror or e}"
     runs = []
     if ws.db_path.is_file():
         with RunState(ws.db_path) as st:
@@ -57,7 +59,7 @@ def status(limit: int, json_out: bool) -> None:
     if want_json(json_out):
         echo_json(data)
         if config_error:
-            raise SystemExit(1)
+            raise click.exceptions.Exit(1)
         return
     click.echo(f"workspace: {ws.home}")
     if config_error:
@@ -66,7 +68,7 @@ def status(limit: int, json_out: bool) -> None:
     if not runs:
         click.echo("no daily runs yet (okgen daily starts one)")
         if config_error:
-            raise SystemExit(1)
+            raise click.exceptions.Exit(1)
         return
     rows = []
     for r in runs:
@@ -78,4 +80,4 @@ def status(limit: int, json_out: bool) -> None:
     for r, s in failures[:10]:
         click.echo(f"failed: run {r.run_id} ({r.date}) stage {s.stage}: {s.error}")
     if config_error:
-        raise SystemExit(1)
+        raise click.exceptions.Exit(1)

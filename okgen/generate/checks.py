@@ -60,6 +60,11 @@ ARTICLE_REF = re.compile(
     re.IGNORECASE)
 
 
+# Bumped when a check drops what it did not before (2: a choice of more than 15 words); part of
+# a generate run's key, with the gates' version, so a resumed run never mixes two versions.
+CHECKS_VERSION = 2
+
+
 @dataclass(frozen=True)
 class Limits:
     """Length bounds of the ``length_bounds`` and ``short_answer`` checks."""

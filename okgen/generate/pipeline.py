@@ -29,7 +29,7 @@ from okgen.errors import ConfigError, LockedError, NotFoundError
 from okgen.generate import gates as quality_gates
 from okgen.generate.agents import prompt_hash as hash_prompts
 from okgen.generate.agents import resolve_agents_dir
-from okgen.generate.checks import DEDUP, Limits, dedup_features, near_duplicates
+from okgen.generate.checks import CHECKS_VERSION, DEDUP, Limits, dedup_features, near_duplicates
 from okgen.generate.dayset import (
     ANSWERS,
     BALANCE,
@@ -197,7 +197,7 @@ def run_generate(
         "validator": val_info.model_dump(mode="json") if val_info else None,
         "probes": [p.model_dump(mode="json") for p in probe_infos], "drop_known": agents.drop_known,
         "per_article": per_article, "seed": seed, "endpoints": agents.endpoints, "okgen": __version__,
-        "gates": quality_gates.GATES_VERSION if gates_on else 0,
+        "gates": quality_gates.GATES_VERSION if gates_on else 0, "checks": CHECKS_VERSION,
     }
     if isinstance(agents.generator, ExtractiveGenerator):
         # Its distractors come from the pool's other articles: another pool is another run.

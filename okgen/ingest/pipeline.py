@@ -77,40 +77,12 @@ def run_ingest(date: dt.date, workspace: Workspace, *, feeds: str | Path | None 
     for what, path in (("WARC file", replay), ("import file", import_file)):
         if path is not None and not Path(path).is_file():
             raise NotFoundError(f"{path}: no such {what}")
+    if import_file is not None:
+        _check_import_file(Path(import_file))
     mode = "replay" if replay is not None else "import" if import_file is not None else "live"
     run_id = f"{date.isoformat()}-{utcnow().strftime('%Y%m%dT%H%M%SZ')}-{os.getpid()}"
     summary = IngestSummary(date=date.isoformat(), mode=mode, run_id=run_id, config_hash=cfg.content_hash)
     t0 = time.monotonic()
-    fresh = not workspace.db_path.exists()
-    try:
-        _ingest(date, workspace, cfg, summary, run_id, mode, import_file, import_mapping, feeds, replay, progress, t0)
-    except BaseException:
-        if fresh:
-            _drop_empty_store(workspace.db_path)  # a first run that stored nothing leaves no empty store
-        raise
-    log.info("ingest %s (%s): stored %d, %d in all for the date", date, mode, summary.stored, summary.stored_total)
-    if mode != "import" and summary.feeds_failed:
-        message = failed_feeds_message(summary)
-        if cfg.fail_when_all_feeds_fail and summary.feeds_total and not summary.feeds_ok:
-            raise IngestError(message, summary)
-        log.warning("%s", message)
-    return summary
-
-
-def _drop_empty_store(path: Path) -> None:
-    """Remove the article store at ``path`` (with its WAL files) when it holds no article."""
-    try:
-        with ArticleStore(path) as store:
-            empty = store.count() == 0
-    except Exception:  # noqa: BLE001 - a store that cannot be read is left as it is
-        return
-    if empty:
-        for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-            p.unlink(missing_ok=True)
-
-
-def _ingest(date: dt.date, workspace: Workspace, cfg: IngestConfig, summary: IngestSummary, run_id: str, mode: str,
-            import_file: Any, import_mapping: Any, feeds: Any, replay: Any, progress: bool, t0: float) -> None:
     with _date_lock(workspace, date), ArticleStore(workspace.db_path) as store:
         store.start_run(run_id, date, mode)
         caps: dict[str, int] = {}
@@ -125,6 +97,25 @@ def _ingest(date: dt.date, workspace: Workspace, cfg: IngestConfig, summary: Ing
         summary.stored_total = store.count(date)
         summary.elapsed_s = time.monotonic() - t0
         store.finish_run(run_id, summary.to_dict())
+    log.info("ingest %s (%s): stored %d, %d in all for the date", date, mode, summary.stored, summary.stored_total)
+    if mode != "import" and summary.feeds_failed:
+        message = failed_feeds_message(summary)
+        if cfg.fail_when_all_feeds_fail and summary.feeds_total and not summary.feeds_ok:
+            raise IngestError(message, summary)
+        log.warning("%s", message)
+    return summary
+
+
+def _check_import_file(path: Path) -> None:
+    """Refuse a dump that is not text or not JSON/JSONL before the store is opened, so a bad file
+    creates nothing (the same error ``_run_import`` would raise; the dump is read twice).
+
+    Raises:
+        ImportFormatError: not UTF-8, empty, or neither JSON nor JSONL.
+    """
+    from okgen.ingest.importer import iter_records
+
+    next(iter(iter_records(path)), None)
 
 
 NETWORK_ERRORS = ("dns_error", "connect_error", "timeout", "blocked_address")
