@@ -587,7 +587,7 @@ def unresolved_reference(stem: str, doc: Any) -> str | None:
         if t.lower_ in ("him", "her") and t.tag_ == "PRP" and not any(start < t.idx for start, _ in names) \
                 and not any(e.label_ == "PERSON" and len(e) >= 2 and e.start > t.i for e in ents):
             # A person named in full after it may be its referent ("Which club signed her on
-            # loan, Jane Doe's agent said?"); one word is not enough (the small model tags
+            # loan, according to Jane Doe?"); one word is not enough (the small model tags
             # "Rotterdam" a person).
             return f"{t.text!r} refers to no one named in the question"
     for d in _DEFINITE.finditer(stem):
