@@ -106,6 +106,11 @@ def test_giveaway(nlp):
     assert "initials" in failed(c)["giveaway"]
     c = gate(nlp, choices=["1,200", "many", "several", "some"])
     assert "only option of its form" in failed(c)["giveaway"]
+    # An acronym among names is no outlier of form (held-out set 6: "X" among other platforms).
+    c = gate(nlp, question="Which platform did Norvik Shipping choose for its press statements in November 2026?",
+             choices=["NSX", "Harbour Wire", "Portline", "Dockside"], answer="NSX", answer_type="ORG",
+             evidence="Norvik Shipping said it would post its press statements only on NSX from now on.")
+    assert "giveaway" not in failed(c)
     # The answer's country named another way in the stem (news-dev: "talks with Egyptian
     # mediators in Cairo", answer Egypt; "Israeli" with the answer Israel).
     c = gate(nlp, question="Which country hosted talks between Egyptian mediators and Hamas in November 2026?",

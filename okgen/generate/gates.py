@@ -652,19 +652,20 @@ def giveaway(c: Candidate) -> str | None:
     return None
 
 
-def _shape(text: str) -> tuple[bool, bool, bool]:
+def _shape(text: str) -> tuple[bool, bool]:
+    """An option's form: digits or not, capitalised or not. An acronym among names is no
+    outlier ("X" among Truth Social, Bluesky and Threads; "AMD" among Nvidia and Intel)."""
     t = text.strip()
     upper = t[:1].isupper() or _PARTICLE.match(t) is not None  # "al-Mawasi" is a capitalised name
-    return (any(ch.isdigit() for ch in t), upper, t.isupper() and any(ch.isalpha() for ch in t))
+    return (any(ch.isdigit() for ch in t), upper)
 
 
 _PARTICLE = re.compile(r"(?:al|el|ad|as|an|ar|at|de|da|di|du|del|der|van|von|le|la|bin|ibn|ben|abu)[-\s'\u2019][A-Z]")
 
 
-def _describe(shape: tuple[bool, bool, bool]) -> str:
-    digits, upper, caps = shape
-    return ", ".join(["with digits" if digits else "without digits",
-                      "all capitals" if caps else ("capitalised" if upper else "lower case")])
+def _describe(shape: tuple[bool, bool]) -> str:
+    digits, upper = shape
+    return ", ".join(["with digits" if digits else "without digits", "capitalised" if upper else "lower case"])
 
 
 def _norm(text: str) -> str:
