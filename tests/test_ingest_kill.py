@@ -88,3 +88,13 @@ def test_sigkill_during_fetch_leaves_no_worker_or_tracker(tmp_path):
                 p.kill()
     finally:
         web.stop()
+
+
+def test_a_worker_whose_parent_died_before_it_started_watching_leaves_at_once():
+    """The parent's pid comes from the parent: a worker that finishes its imports after the
+    parent was killed (reparented, getppid() is now another process) must not take that one for
+    its parent and wait for it forever (a CI run left such a worker behind)."""
+    code = ("import time; from okgen.ingest.extract import _init_worker; _init_worker(0, 2**22 + 7); "
+            "time.sleep(20); print('still here')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "still here" not in out.stdout, (out.stdout, out.stderr)

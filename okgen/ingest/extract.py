@@ -258,7 +258,7 @@ _WARM_PAGE = ("<html lang='en'><head><title>Warm-up</title></head><body><article
               + "</p></article></body></html>").encode()
 
 
-def _init_worker(nice: int) -> None:
+def _init_worker(nice: int, parent: int | None = None) -> None:
     import signal
     import threading
 
@@ -267,8 +267,11 @@ def _init_worker(nice: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # A parent killed outright (SIGKILL, OOM) cannot shut the pool down, and the worker holds
     # both ends of its queue's pipe, so it would wait for work forever (and keep the
-    # multiprocessing resource tracker alive with it): leave as soon as the parent is gone.
-    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True, name="okgen-parent-watch").start()
+    # multiprocessing resource tracker alive with it): leave as soon as the parent is gone. The
+    # parent's pid comes from the parent: read here, after seconds of imports on a loaded
+    # machine, getppid() could already be init's, and the worker would wait for that to change.
+    parent = os.getppid() if parent is None else parent
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True, name="okgen-parent-watch").start()
     if nice and hasattr(os, "nice"):
         try:
             os.nice(nice)
@@ -315,7 +318,7 @@ class Extractor:
     def _new_pool(self) -> ProcessPoolExecutor:
         # spawn: the parent runs threads (WARC writer, test servers); forking them is unsafe.
         return ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_init_worker, initargs=(self.nice,))
+                                   initializer=_init_worker, initargs=(self.nice, os.getpid()))
 
     def warm(self) -> None:
         """Start every worker and import trafilatura in it (so the first pages do not wait)."""
