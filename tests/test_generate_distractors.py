@@ -589,3 +589,28 @@ def test_a_number_with_one_place_among_its_options_gets_none():
         assert got is not None
         ranks.add(sum(g in ("April 10",) for g in got))
     assert ranks == {0, 1}
+
+
+@pytest.mark.parametrize("answer", ["10%", "25%", "40%", "125%", "30 percent"])
+def test_a_round_percentage_gets_round_options(answer):
+    # A reviewer picked "10%" among "14%", "16%" and "26%", and "25%" among "23%", "19%" and "9%":
+    # the only round figure. A multiple of 5 gets multiples of 5 (of 10, from 20 up: multiples of 10),
+    # and its rank among them still varies.
+    from okgen.generate.distractors import _value
+
+    a = _value(answer, "percent", 2025)
+    unit = 10 if a >= 20 and a % 10 == 0 else 5
+    ranks: set[int] = set()
+    for seed in range(60):
+        got = pick(answer, "percent", pool=Pool(), article_id="x", article_norm="", question="q",
+                   rng=random.Random(seed), year=2025)
+        assert got is not None and len(set(got)) == 3 and answer not in got, got
+        vals = [_value(g, "percent", 2025) for g in got]
+        assert all(v % unit == 0 for v in vals), got
+        assert all(g.endswith(answer.lstrip("0123456789")) for g in got), got  # written as the answer is
+        ranks.add(sum(v < a for v in vals))
+    assert len(ranks) >= 2, ranks
+    # A figure that is not round keeps its close options ("28%": 26%, 30%, ...).
+    got = pick("28%", "percent", pool=Pool(), article_id="x", article_norm="", question="q", rng=random.Random(1),
+               year=2025)
+    assert got is not None and min(abs(_value(g, "percent", 2025) - 28) for g in got) <= 2

@@ -73,10 +73,13 @@ def test_a_fronted_place_that_restricts_the_fact_ends_the_question(nlp):
 
 
 def test_a_count_keeps_what_says_which_ones_are_counted(nlp):
-    # news-dev 2025-04-13: "How many alleged members had been flown ..." lost "more" and "of ..." (paraphrased).
-    q = _stem(nlp, "Interior Minister Anna Berg said 12 more alleged members of Hells Angels and Bandidos had been "
+    # news-dev 2025-04-13: "How many alleged members had been flown ..." lost "of ..." (paraphrased).
+    q = _stem(nlp, "Interior Minister Anna Berg said 12 alleged members of Hells Angels and Bandidos had been "
                    "flown to Chile.", "12")
-    assert q.startswith("How many more alleged members of Hells Angels and Bandidos had been flown to Chile")
+    assert q.startswith("How many alleged members of Hells Angels and Bandidos had been flown to Chile")
+    # A count relative to an earlier one ("12 more"): "How many more ...", than what? (a reviewer)
+    assert _stem(nlp, "Interior Minister Anna Berg said 12 more alleged members of Hells Angels and Bandidos had "
+                      "been flown to Chile.", "12") is None
 
 
 def test_a_name_in_apposition_says_which_one(nlp):
@@ -556,3 +559,59 @@ def test_a_change_to_a_bare_level_is_not_asked_by_how_much(nlp):
                       "the Harlan Institute found.", "11%") is None
     q = _stem(nlp, "Apple's revenue rose 5% to $3.2 billion in the quarter, the company said on Friday.", "5%")
     assert q is not None and q.startswith("By what percentage did Apple's revenue rise to $3.2 billion"), q
+
+
+def test_a_clause_of_contrast_is_asked_like_a_main_clause(nlp):
+    # "..., while the Nasdaq finished up 7.3%" (news-dev 2025-04-11, paraphrased): a "while"
+    # clause states its own fact; an "if" clause states none.
+    assert _stem(nlp, "Rivertown imposes a 30 percent tariff on steel, while Lakeport has raised tariffs on "
+                      "Rivertown imports to 90 percent.", "90 percent") == (
+        "To what percentage has Lakeport raised tariffs on Rivertown imports, as reported on April 12, 2025?")
+    assert _stem(nlp, "Rivertown imposes a 30 percent tariff on steel, if Lakeport raises tariffs on "
+                      "Rivertown imports to 90 percent.", "90 percent") is None
+    # A closing move needs the period it closed over: "finish up" over which day or week?
+    assert _stem(nlp, "The Orbis 100 index closed up 3.1% on the week, while the Meridian Composite "
+                      "finished up 6.2%.", "6.2%") is None
+
+
+def test_a_past_tense_the_tagger_took_for_a_participle_is_still_asked(nlp):
+    sent = next(nlp("Trump imposed 10% tariffs on all Rivertown exports this month.").sents)
+    verb = next(t for t in sent if t.lower_ == "imposed")
+    if verb.tag_ != "VBN":
+        pytest.skip("the pipeline tags this verb right: nothing to correct")
+    assert _stem(nlp, sent.text, "10%") == (
+        "What tariff rate did Trump impose on all Rivertown exports, as reported on April 12, 2025?")
+
+
+def test_a_rate_given_to_plural_tariffs_or_by_of_is_asked_what_rate(nlp):
+    assert _stem(nlp, "The European Union imposed steel tariffs of 25% on Tuesday.", "25%") == (
+        "What steel tariff rate did the European Union impose on April 8, 2025?")
+    assert _stem(nlp, "Lakeport will impose 40% tariffs on Rivertown cars.", "40%") == (
+        "What tariff rate will Lakeport impose on Rivertown cars, as reported on April 12, 2025?")
+    # A rate of nothing named ("40% tariffs" on what?), and one beside another rate ("84% ... and again to 125%"), are not asked.
+    assert _stem(nlp, "Lakeport imposed 40% tariffs on Tuesday.", "40%") is None
+    assert _stem(nlp, "Lakeport imposed tariffs of 40% on Rivertown goods, and raised them to 70% on Friday.",
+                 "40%") is None
+
+
+def test_a_sum_given_by_of_is_asked_how_large(nlp):
+    assert _stem(nlp, "The Rivertown council proposed a transport budget of $2.8 billion on Tuesday.",
+                 "$2.8 billion") == "How large a transport budget did the Rivertown council propose on April 8, 2025?"
+    # A sentence that speaks of an unnamed organisation may give its size: whose budget? (a reviewer:
+    # the agency was never named)
+    assert _stem(nlp, "After the agency received $7.1 billion, the Rivertown council proposed a transport budget "
+                      "of $2.8 billion on Tuesday.", "$2.8 billion") is None
+    assert _stem(nlp, "The Rivertown weather agency is facing a $1.3 billion cut to its research budget.",
+                 "$1.3 billion") is None  # whose budget? "its" points back
+    assert _stem(nlp, "The Rivertown weather agency is facing a $1.3 billion cut to research and operations.",
+                 "$1.3 billion") == (
+        "How large a cut to research and operations is the Rivertown weather agency facing, as reported on "
+        "April 12, 2025?")
+
+
+def test_a_phrase_after_an_and_on_the_verb_is_left_out(nlp):
+    # "is facing a 25% tariff on steel exports - and also on products made from them": the parse hangs
+    # "also on products" on the verb; the question stops before the "and".
+    q = _stem(nlp, "Rivertown is still facing Lakeport's 25% tariff on steel exports - and also on goods "
+                   "made from steel.", "25%")
+    assert q is None or "also" not in q

@@ -485,7 +485,7 @@ TITLE_FIELDS = {
                  "lawmaker", "congressman", "congresswoman", "representative", "rep", "spokesperson",
                  "spokesman", "spokeswoman", "ambassador", "envoy", "premier", "prime", "diplomat",
                  "politician", "speaker", "mp", "democrat", "republican", "king", "queen", "prince",
-                 "opposition", "cabinet", "vice"),
+                 "opposition", "cabinet", "vice", "adviser", "advisor"),
     "bench": ("judge", "justice", "magistrate"),  # who questions, not who is questioned
     "law": ("prosecutor", "lawyer", "attorney", "defendant", "counsel", "solicitor", "barrister"),
     "business": ("ceo", "founder", "executive", "billionaire", "investor",
@@ -750,10 +750,13 @@ def _percents(answer: str, year: int) -> tuple[list[str], list[str]]:
     sample = m.group(0)
     value = float(sample)
     step = 1.0 if value < 10 else 2.0 if value < 30 else 5.0
-    if "." in sample:
-        step = step / 2
+    steps = [step / 2] if "." in sample else [step]
+    if "." not in sample and value >= 10 and value % 5 == 0:
+        # A round answer among round options: "10%" against "14%", "16%" and "26%" gave it away.
+        # Rounder steps first; the plain step where they leave too few options (near 0% or 100%).
+        steps[:0] = [10.0, 5.0] if value >= 20 and value % 10 == 0 else [5.0]
 
-    def make(mults: Iterable[float]) -> list[str]:
+    def make(mults: Iterable[float], step: float) -> list[str]:
         out = []
         for k in mults:
             v = round(value + k * step, len(sample.split(".")[1]) if "." in sample else 0)
@@ -761,7 +764,14 @@ def _percents(answer: str, year: int) -> tuple[list[str], list[str]]:
                 out.append(_reformat(answer, v, sample))
         return list(dict.fromkeys(out))
 
-    return make((1, -1, 2, -2)), make((4, -4, 6, -6, 8, -8, 3, -3))
+    for step in steps:
+        close, far = make((1, -1, 2, -2), step), make((4, -4, 6, -6, 8, -8, 3, -3, 5, -5), step)
+        if len(close) + len(far) >= MIN_PERCENT_OPTIONS:
+            break
+    return close, far
+
+
+MIN_PERCENT_OPTIONS = 8  # candidates a step must give (a stream asks for more than three)
 
 
 def _years(answer: str, year: int) -> tuple[list[str], list[str]]:

@@ -55,6 +55,7 @@ from okgen.generate.sentences import (
     camel_names,
     in_gazetteer,
     run_together,
+    teaser_tail,
     unglue,
     usable_sentence,
     well_formed_name,
@@ -251,9 +252,14 @@ class ExtractiveGenerator:
         ctx = _ArticleContext(article, doc, majority, day)
         items = []
         own = own_outlet_title(article)
-        for i, sent in enumerate(doc.sents):
+        sents = list(doc.sents)
+        teasers = teaser_tail(sents)
+        for i, sent in enumerate(sents):
             if i >= self.max_index:
                 break
+            if i >= teasers:
+                pool.reasons["sentence_related_links"] += 1  # the closing teasers of related stories
+                continue
             if own:  # "Less than a month to get your table for TechCrunch Sessions": the outlet's own promotion
                 pool.reasons["about_the_outlet"] += 1
                 continue
@@ -520,20 +526,28 @@ CURRENCY_SIGNS = frozenset("$£€¥₹")
 MONEY_SUFFIXES = frozenset({"m", "bn", "b", "k", "tn", "trn", "mn"})
 
 
+# Words an article puts before a number to comment on its size: not part of the number.
+SIZE_WORDS = frozenset({"just", "only", "mere"})
+
+
 def whole_sum(ent: Any) -> Any:
     """A sum of money with the sign and unit the tagger left out of it ("$143.5bn", not "143.5bn";
-    "€40m", not "40"), written together as the article wrote them; other entities as they are."""
-    if ent.label_ != "MONEY":
-        return ent
+    "€40m", not "40"), written together as the article wrote them; a number without the word that
+    comments on its size ("just $3.9 billion": "$3.9 billion"); other entities as they are."""
+    from spacy.tokens import Span
+
     doc, start, end = ent.doc, ent.start, ent.end
+    while end - start > 1 and doc[start].lower_ in SIZE_WORDS and ent.label_ in ("MONEY", "PERCENT", "CARDINAL",
+                                                                                 "QUANTITY"):
+        start += 1  # the article's comment is no part of the answer, nor of each option
+    if ent.label_ != "MONEY":
+        return ent if start == ent.start else Span(doc, start, end, label=ent.label_)
     if start > 0 and doc[start - 1].text in CURRENCY_SIGNS and not doc[start - 1].whitespace_:
         start -= 1
     if end < len(doc) and doc[end].lower_ in MONEY_SUFFIXES and not doc[end - 1].whitespace_:
         end += 1
     if (start, end) == (ent.start, ent.end):
         return ent
-    from spacy.tokens import Span
-
     return Span(doc, start, end, label=ent.label_)
 
 

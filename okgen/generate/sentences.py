@@ -257,3 +257,43 @@ def in_gazetteer(name: str) -> bool:
     """Whether a place name is a country, city, region or continent okgen's gazetteer knows."""
     n = name.strip()
     return n in lx.PLACES or n in lx.PLACE_ACRONYMS or n.removeprefix("the ") in lx.PLACES
+
+
+TEASER_RUN = 3  # closing sentences in a row about none of the story's people, from the first of ...
+TEASER_NEWCOMERS = 2  # ... sentences that each name a person the story never gave: links to other stories
+
+
+def teaser_tail(sents: list[Any]) -> int:
+    """The index of the first sentence of a block of related-story teasers that extraction kept at
+    an article's end (a BBC story of one sub-postmistress that ends with one line each on other
+    stories: another sub-postmaster's award, a post office's closure, a third victim's claim), or
+    ``len(sents)`` when it has none. A teaser block is the closing
+    sentences, none of which names a person the story named before, opens with a pronoun or holds
+    a quotation, from the first of at least :data:`TEASER_NEWCOMERS` sentences whose subject is
+    a person the story never named, by full name (a teaser's news: "Jane Doe has started a
+    claim ..."); at least :data:`TEASER_RUN` sentences."""
+    def people(sent: Any) -> set[str]:  # the words of the people it names
+        return {t.lower_ for e in sent.ents if e.label_ == "PERSON" for t in e if t.is_alpha and t.is_title}
+
+    def names(sent: Any) -> set[str]:  # its proper nouns, however tagged ("Flanagan faces ...")
+        return {t.lower_ for t in sent if t.pos_ == "PROPN" and t.is_alpha}
+
+    before: list[set[str]] = []
+    seen: set[str] = set()
+    for sent in sents:
+        before.append(set(seen))
+        seen |= people(sent)
+    newcomers: list[int] = []
+    for j in range(len(sents) - 1, -1, -1):
+        sent = sents[j]
+        first = next((t for t in sent if not t.is_punct), None)
+        if names(sent) & before[j] or first is None or first.pos_ == "PRON" \
+                or any(q in sent.text for q in ('"', "\u201c", "\u201d")):
+            break
+        if any(e.label_ == "PERSON" and len(e) >= 2 and e.root.dep_ in ("nsubj", "nsubjpass")
+               and e.root.head.dep_ == "ROOT" and not people(sent) & before[j]
+               and not any(e[-1].lower_ in names(s) for s in sents[j + 1:]) for e in sent.ents):
+            newcomers.append(j)
+    if len(newcomers) < TEASER_NEWCOMERS or len(sents) - newcomers[-1] < TEASER_RUN:
+        return len(sents)
+    return newcomers[-1]

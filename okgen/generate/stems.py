@@ -93,6 +93,9 @@ class Stem:
 
 
 # Verbs that state a standing figure ("totalled", "amounts to", "stands at"): news only with its date.
+# Words that make a count relative to an earlier one ("10 more members", "5 additional
+# flights"): the question would have to say the earlier one.
+RELATIVE_COUNT = frozenset({"more", "fewer", "additional", "other", "further", "extra"})
 STAT_VERBS = frozenset({"total", "amount", "stand", "average", "number"})
 # The writer's judgement of a number ("an impressive 140,147 points"): not part of what is counted.
 EVALUATIVE = frozenset({"impressive", "whopping", "staggering", "massive", "huge", "stunning", "remarkable",
@@ -297,9 +300,12 @@ def _clause(verb: Any, skip: set[int], purpose: bool = True, owner: Any = None) 
     with a pronoun that is not ``owner``'s (:func:`_owned`) is left out."""
     brackets = _bracketed(verb.sent)
     toks: list[Any] = []
+    # What follows an "and" the parse hung on the verb is a second conjunct's ("is facing a tariff
+    # on steel - and also on products ..."): left out, not run on ("... also on products").
+    coord = min((c.i for c in verb.children if c.dep_ == "cc" and c.i > verb.i), default=len(verb.doc))
     for child in verb.children:
         if child.i < verb.i or (child.dep_ not in KEEP_VERB_DEPS and not _meaning(child)
-                                and not (purpose and _purpose(child))) or child.i in skip:
+                                and not (purpose and _purpose(child))) or child.i in skip or child.i > coord:
             continue
         if child.dep_ == "prt" and (child.tag_ in ("RBR", "RBS", "JJ", "JJR", "JJS") or child.tag_.startswith("NN")):
             return None  # "grilled [whistleblower] Dr. X": a noun the parse took for a particle
@@ -415,7 +421,7 @@ def _verb_forms(verb: Any) -> tuple[str, str] | None:
         return first.text.lower(), " ".join(rest)
     if verb.lemma_.lower() == "be":
         return None  # no do-support for "be": "did X be ..." is not English
-    if verb.tag_ == "VBD":
+    if verb.tag_ == "VBD" or _past_mistagged(verb):
         return "did", base_form(verb)
     if verb.tag_ == "VBZ":
         return "does", base_form(verb)
@@ -610,14 +616,32 @@ def _fronted(verb: Any, ent: Any) -> str | None:
     return " ".join(parts)
 
 
+# A clause of contrast states its own fact ("The Dow closed up 4.9%, while the Nasdaq finished up
+# 7.3%"); "if", "when", "until" and "because" clauses are conditions, times or reasons.
+CONTRAST_MARKS = frozenset({"while", "whereas"})
+
+
 def _finite(verb: Any) -> bool:
-    """Whether the verb heads a finite clause ("signed", "has signed", "will sign"; not "to sign")."""
-    if verb.dep_ in ("xcomp", "acl", "relcl", "advcl", "pcomp", "amod"):
+    """Whether the verb heads a finite clause ("signed", "has signed", "will sign"; not "to sign"),
+    a main clause or one of contrast ("..., while China has raised tariffs to 125%")."""
+    if verb.dep_ == "advcl" and not (verb.i > verb.head.i and any(
+            c.dep_ == "mark" and c.lower_ in CONTRAST_MARKS and c.i < verb.i for c in verb.children)):
+        return False
+    if verb.dep_ in ("xcomp", "acl", "relcl", "pcomp", "amod"):
         return False
     auxes = [c for c in verb.children if c.dep_ in ("aux", "auxpass")]
     if any(a.tag_ == "TO" or a.lower_ == "to" for a in auxes):
         return False
-    return verb.tag_ in ("VBD", "VBZ", "VBP") or any(a.tag_ in ("MD", "VBD", "VBZ", "VBP") for a in auxes)
+    return verb.tag_ in ("VBD", "VBZ", "VBP") or any(a.tag_ in ("MD", "VBD", "VBZ", "VBP") for a in auxes) \
+        or _past_mistagged(verb)
+
+
+def _past_mistagged(verb: Any) -> bool:
+    """A main verb the tagger took for a participle though it has its own subject and no
+    auxiliary: a past tense ("Trump imposed 10% tariffs ..." tagged ``VBN``)."""
+    return verb.dep_ == "ROOT" and verb.tag_ == "VBN" and verb.lower_.endswith("ed") \
+        and any(c.dep_ == "nsubj" for c in verb.children) \
+        and not any(c.dep_ in ("aux", "auxpass") for c in verb.children)
 
 
 def auxes_of(verb: Any, dep: str) -> list[Any]:
@@ -852,8 +876,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             noun = ent.root.head
             mods = [t for t in subj_toks if t.i not in ent_ids and t.dep_ in ("amod", "compound") and t.head.i == noun.i
                     and t.lower_ not in EVALUATIVE]
-            # "10 more alleged members of MS-13": "more" and "of MS-13" say which ones are counted.
-            mods += [t for t in subj_toks if t.head.i in ent_ids and t.lower_ in ("more", "fewer", "additional", "other")]
+            if any(t.head.i in ent_ids and t.lower_ in RELATIVE_COUNT for t in subj_toks):
+                return None  # "10 more alleged members of MS-13": "How many more", than what? (a reviewer)
             for c in noun.children:
                 if c.dep_ == "prep" and c.i > noun.i:
                     phrase = _subtree_tokens(c)
@@ -933,15 +957,27 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             body = f"By what percentage {aux} {s} {vform} {tail}"
             form = "amount"
         elif kind == "percent" and holder.dep_ == "advmod" and holder.lower_ in DIRECTION_WORDS \
-                and ent.root.head.i == holder.i and base_form(verb) in CLOSING_VERBS:
-            # "The Dow closed up 4.9% on the week": "did the Dow close up on the week".
+                and ent.root.head.i == holder.i and base_form(verb) in CLOSING_VERBS and tail:
+            # "The Dow closed up 4.9% on the week": "did the Dow close up on the week" (not "did
+            # the Nasdaq finish up": over which day or week?).
             body = f"By what percentage {aux} {s} {vform} {holder.lower_} {tail}"
             form = "amount"
-        elif kind in ("percent", "money") and holder.dep_ in ("dobj", "obj") and ent.root.head.i == holder.i \
-                and ent.end <= holder.i and (size := _size_question(holder, ent, kind)) is not None \
+        elif kind in ("percent", "money") and holder.dep_ in ("dobj", "obj") and _sizes(ent, holder) \
+                and not _unnamed_owner(sent) and (size := _size_question(holder, ent, kind)) is not None \
                 and (len(size.split()) > 4 or tail) and not _pluperfect(verb):  # "How high a tariff did Canada impose": on what?
             # "imposed a 10% tariff on all UK imports": "How high a tariff on all UK imports did ... impose".
             body = f"{size} {aux} {s} {vform} {tail}"
+            form = "amount"
+        elif kind == "percent" and inner is None and holder.dep_ in ("dobj", "obj") and _sizes(ent, holder) \
+                and not _unnamed_owner(sent) \
+                and (rate := _rate_question(holder, ent)) is not None and not _pluperfect(verb) \
+                and (rate[1] or len(rate[0].split()) > 3 or _levied_on(rest)) \
+                and not any(e.label_ == ent.label_ and (e.end <= ent.start or e.start >= ent.end) for e in sent.ents):
+            # "imposed 10% tariffs on all UK exports", "imposed its own tariffs of 84% on US goods":
+            # "What tariff rate did ... impose on all UK exports". Not beside another percentage
+            # ("tariffs of 84% ... and again to 125% on Friday": which one is asked?).
+            what, after = rate
+            body = " ".join(x for x in (what, aux, s, vform, after, tail) if x)
             form = "amount"
         elif kind != "date" and holder.dep_ in ("dobj", "obj") and (holder.i == ent.root.i or (kind == "count" and ent.root.head.i == holder.i)):
             if kind == "count":
@@ -1055,6 +1091,67 @@ SIZE_MARKS = frozenset({"%", "percent", "per", "cent", "$", "\u00a3", "\u20ac", 
 SCALE_WORDS = frozenset({"m", "bn", "b", "k", "mn", "tn", "million", "billion", "trillion", "thousand"})
 
 
+# Organisations a sentence points back to without a name ("After the agency received $7.5 billion
+# ..., the administration has proposed a science budget of $3.9 billion": whose budget?).
+OWNER_HEADS = frozenset({"agency", "company", "firm", "group", "department", "organisation", "organization",
+                         "carmaker", "automaker", "retailer", "bank", "lender", "startup", "chipmaker", "airline"})
+
+
+def _unnamed_owner(sent: Any) -> bool:
+    """Whether the sentence speaks of "the agency", "the company" ...: a size it gives may be that
+    unnamed organisation's, which the question cannot say (a reviewer: "NASA is never named")."""
+    return any(t.lower_ in OWNER_HEADS and any(c.dep_ == "det" and c.lower_ in ("the", "this", "that") for c in t.children)
+               and not any(c.pos_ == "PROPN" or c.ent_type_ for c in t.children) for t in sent)
+
+
+def _sizes(ent: Any, noun: Any) -> bool:
+    """Whether the answer gives the size of ``noun``: before it ("a 10% tariff", "a $1.3bn cut")
+    or after it by "of" ("tariffs of 84%", "a budget of $3.9 billion")."""
+    return ent.root.head.i == noun.i and ent.end <= noun.i or _of_size(ent, noun)
+
+
+def _of_size(ent: Any, noun: Any) -> bool:
+    """Whether the answer follows ``noun`` as its "of" phrase ("a budget of $3.9 billion")."""
+    of = ent.root.head
+    return ent.root.dep_ == "pobj" and of.lower_ == "of" and of.head.i == noun.i and of.i > noun.i
+
+
+# Nouns whose percentage is a rate, asked "What tariff rate ..." when plural or without "a" ("10%
+# tariffs", "its tariffs of 84%"). A levy or a fee is an amount as often as a rate.
+RATE_NOUNS = frozenset({"tariff", "tax", "duty"})
+
+
+def _levied_on(tokens: list[Any]) -> bool:
+    """Whether the phrases say what a rate is levied on ("on US imported goods", "against
+    Canada"; not "on Friday"): a tariff rate of what otherwise?"""
+    return any(t.dep_ == "prep" and t.lower_ in ("on", "against") and any(
+        c.dep_ == "pobj" and c.ent_type_ not in ("DATE", "TIME") for c in t.children) for t in tokens)
+
+
+def _rate_question(noun: Any, ent: Any) -> tuple[str, str] | None:
+    """("What tariff rate", "on all UK exports"): the question word for a percentage that is the
+    rate of ``noun`` (a tariff, a tax, a duty), its modifiers kept ("What steel tariff rate"), and
+    the noun's own phrases to say after the verb; None when the noun is no rate or its phrases say
+    too much."""
+    if noun.lemma_.lower() not in RATE_NOUNS:
+        return None
+    ent_ids = set(range(ent.start, ent.end))
+    of = ent.root.head.i if _of_size(ent, noun) else -1
+    mods = [t for t in noun.children if t.i < noun.i and t.dep_ in ("amod", "compound") and t.i not in ent_ids
+            and t.lower_ not in EVALUATIVE | {"own", "new", "additional", "further", "more", "extra"}]
+    after = [t for c in noun.children if c.dep_ == "prep" and c.i > noun.i and c.i != of for t in _subtree_tokens(c)]
+    words = _whole_words(sorted([t for m in mods for t in m.subtree], key=lambda t: t.i))
+    after.sort(key=lambda t: t.i)
+    if after and after[-1].i - after[0].i + 1 != len(after):
+        return None  # "on steel exports - and also on products ...": a phrase the parse split
+    if len(after) > 8 or not _self_contained(after) or any(
+            t.like_num or t.ent_type_ in ("MONEY", "PERCENT") or t.tag_ in ("JJR", "RBR", "JJS", "RBS") for t in words + after):
+        return None
+    if len(words) > 3:
+        return None
+    return " ".join(x for x in ("What", _text(words), noun.lemma_.lower(), "rate") if x), _text(after)
+
+
 def _size_question(noun: Any, ent: Any, kind: str) -> str | None:
     """"How high a tariff on UK imports" for an answer that gives the size of ``noun`` (the
     object, singular, with "a", "an" or "another"), with the noun's own phrase; None when the
@@ -1062,9 +1159,12 @@ def _size_question(noun: Any, ent: Any, kind: str) -> str | None:
     lemma = noun.lemma_.lower()
     if noun.tag_ != "NN" or not any(c.dep_ == "det" and c.lower_ in ("a", "an", "another") for c in noun.children):
         return None
-    if kind == "percent" and lemma not in HIGH_NOUNS | CHANGE_NOUNS or kind == "money" and lemma not in HIGH_NOUNS | LARGE_NOUNS:
+    if kind == "percent" and lemma not in HIGH_NOUNS | CHANGE_NOUNS \
+            or kind == "money" and lemma not in HIGH_NOUNS | LARGE_NOUNS | CHANGE_NOUNS:
         return None
     ent_ids = set(range(ent.start, ent.end))
+    if _of_size(ent, noun):  # "a budget of $3.9 billion": the "of" goes with the answer
+        ent_ids.add(ent.root.head.i)
     phrase = [t for t in _subtree_tokens(noun) if t.i not in ent_ids and t.head.i not in ent_ids
               and not (t.dep_ == "det" and t.head.i == noun.i) and t.lower_ not in EVALUATIVE]
     phrase.sort(key=lambda t: t.i)
@@ -1075,7 +1175,7 @@ def _size_question(noun: Any, ent: Any, kind: str) -> str | None:
     if len(phrase) > 8 or not _self_contained(phrase) or any(t.like_num or t.text in SIZE_MARKS for t in phrase) \
             or any(t.tag_ in ("JJR", "RBR", "JJS", "RBS") or t.ent_type_ in ("MONEY", "PERCENT") or t.lower_ in SCALE_WORDS
                    for t in phrase) \
-            or any(t.i < ent.start and t.dep_ not in ("amod", "compound") for t in phrase):
+            or any(t.i < min(ent.start, noun.i) and t.dep_ not in ("amod", "compound") for t in phrase):
         return None
     text = _text(phrase)
     how = "How high" if lemma in HIGH_NOUNS else "How large"
