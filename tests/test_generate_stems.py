@@ -588,6 +588,12 @@ def test_a_rate_given_to_plural_tariffs_or_by_of_is_asked_what_rate(nlp):
         "What steel tariff rate did the European Union impose on April 8, 2025?")
     assert _stem(nlp, "Lakeport will impose 40% tariffs on Rivertown cars.", "40%") == (
         "What tariff rate will Lakeport impose on Rivertown cars, as reported on April 12, 2025?")
+    # A subject whose left-out clause names where the rate applies: from whom? (a reviewer)
+    told = "Markets slid again on Monday as Mayor Hale widened her trade dispute, making clear that Lakeport goods{} " \
+           "would now face a minimum 60% tariff rate."
+    assert _stem(nlp, told.format(" exported to Rivertown"), "60%") is None
+    assert _stem(nlp, told.format(""), "60%") == (
+        "How high a minimum tariff rate would Lakeport goods face, as reported on April 12, 2025?")
     # A rate of nothing named ("40% tariffs" on what?), and one beside another rate ("84% ... and again to 125%"), are not asked.
     assert _stem(nlp, "Lakeport imposed 40% tariffs on Tuesday.", "40%") is None
     assert _stem(nlp, "Lakeport imposed tariffs of 40% on Rivertown goods, and raised them to 70% on Friday.",

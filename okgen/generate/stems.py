@@ -963,13 +963,14 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             body = f"By what percentage {aux} {s} {vform} {holder.lower_} {tail}"
             form = "amount"
         elif kind in ("percent", "money") and holder.dep_ in ("dobj", "obj") and _sizes(ent, holder) \
-                and not _unnamed_owner(sent) and (size := _size_question(holder, ent, kind)) is not None \
+                and not _unnamed_owner(sent) and not _loses_name(subj) \
+                and (size := _size_question(holder, ent, kind)) is not None \
                 and (len(size.split()) > 4 or tail) and not _pluperfect(verb):  # "How high a tariff did Canada impose": on what?
             # "imposed a 10% tariff on all UK imports": "How high a tariff on all UK imports did ... impose".
             body = f"{size} {aux} {s} {vform} {tail}"
             form = "amount"
         elif kind == "percent" and inner is None and holder.dep_ in ("dobj", "obj") and _sizes(ent, holder) \
-                and not _unnamed_owner(sent) \
+                and not _unnamed_owner(sent) and not _loses_name(subj) \
                 and (rate := _rate_question(holder, ent)) is not None and not _pluperfect(verb) \
                 and (rate[1] or len(rate[0].split()) > 3 or _levied_on(rest)) \
                 and not any(e.label_ == ent.label_ and (e.end <= ent.start or e.start >= ent.end) for e in sent.ents):
@@ -1102,6 +1103,14 @@ def _unnamed_owner(sent: Any) -> bool:
     unnamed organisation's, which the question cannot say (a reviewer: "NASA is never named")."""
     return any(t.lower_ in OWNER_HEADS and any(c.dep_ == "det" and c.lower_ in ("the", "this", "that") for c in t.children)
                and not any(c.pos_ == "PROPN" or c.ent_type_ for c in t.children) for t in sent)
+
+
+def _loses_name(subj: Any) -> bool:
+    """Whether the subject has a clause the question leaves out that names a place, a group or a
+    person ("Chinese goods [exported to the US] would face a minimum 145% tariff rate": a reviewer
+    asked from whom)."""
+    return any(c.dep_ in ("acl", "relcl") and any(t.ent_type_ in ("GPE", "LOC", "ORG", "NORP", "PERSON")
+                                                   for t in c.subtree) for c in subj.children)
 
 
 def _sizes(ent: Any, noun: Any) -> bool:
