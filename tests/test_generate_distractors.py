@@ -610,6 +610,18 @@ def test_a_round_percentage_gets_round_options(answer):
         assert all(g.endswith(answer.lstrip("0123456789")) for g in got), got  # written as the answer is
         ranks.add(sum(v < a for v in vals))
     assert len(ranks) >= 2, ranks
+    # The article's own round figures are never options: a finer step then, not no question.
+    text = normalize("A 5% cut, a 15% levy, 20% on some goods and 30% on others.")
+    for seed in range(20):
+        assert pick(answer, "percent", pool=Pool(), article_id="x", article_norm=text, question="q",
+                    rng=random.Random(seed), year=2025) is not None
+    # A stream asks for more options than a question: it gets them.
+    assert len(pick(answer, "percent", pool=Pool(), article_id="x", article_norm="", question="q",
+                    rng=random.Random(0), year=2025, n=7) or []) == 7
+    if answer == "10%":  # 5% is the only multiple of 5 below it: the plain step gives the options
+        got = pick(answer, "percent", pool=Pool(), article_id="x", article_norm=text, question="q",
+                   rng=random.Random(0), year=2025)
+        assert got is not None and any(_value(g, "percent", 2025) % 5 for g in got), got
     # A figure that is not round keeps its close options ("28%": 26%, 30%, ...).
     got = pick("28%", "percent", pool=Pool(), article_id="x", article_norm="", question="q", rng=random.Random(1),
                year=2025)

@@ -606,3 +606,29 @@ def test_a_sentence_holding_another_articles_headline_is_a_block_of_links():
     # Another outlet's headline quoted in a sentence is no link.
     other = arts[1].model_copy(update={"source": "veldoriatimes"})
     assert not extractive._Titles([arts[0], other]).other_in(links, arts[0])
+
+
+def test_a_block_of_related_story_teasers_closing_an_article_is_found():
+    # A BBC story that ends with one line each on other stories (news-dev 2025-04-10, paraphrased):
+    # none names the story's people, two have a newcomer as subject; the story's own end is kept.
+    from okgen.generate.nlp import load_pipeline
+    from okgen.generate.sentences import teaser_tail
+
+    nlp = load_pipeline()
+    story = ("Mary Stone, 88, has had her compensation offer raised by the Post Office. "
+             "Stone said the new offer was still far below her claim. "
+             "Minister Tom Reid said Stone would be paid quickly. ")
+    teasers = ("Former postmaster Alan Finch was awarded £9,000 over the Horizon scandal. "
+               "A branch in Lakemouth is one of 80 earmarked for closure. "
+               "Janet Moss has started a legal claim against her former employer. ")
+    sents = list(nlp(story + teasers).sents)
+    assert teaser_tail(sents) == 3
+    # The story's own closing lines, which name its people again, are no teasers.
+    own = ("Reid met Stone and other victims the next day. Jane Doe, a campaigner, said more must be done. "
+           "John Roe, a lawyer, is advising several victims.")
+    sents = list(nlp(story + own).sents)
+    assert teaser_tail(sents) == len(sents)
+    # Nor is a closing block that names one newcomer twice (the story's last paragraphs).
+    sents = list(nlp(story + "Jane Doe launched a campaign on Monday. Jane Doe is a councillor in Lakemouth. "
+                     "John Roe said he would back her.").sents)
+    assert teaser_tail(sents) == len(sents)

@@ -616,8 +616,35 @@ def test_a_sum_given_by_of_is_asked_how_large(nlp):
 
 
 def test_a_phrase_after_an_and_on_the_verb_is_left_out(nlp):
-    # "is facing a 25% tariff on steel exports - and also on products made from them": the parse hangs
-    # "also on products" on the verb; the question stops before the "and".
-    q = _stem(nlp, "Rivertown is still facing Lakeport's 25% tariff on steel exports - and also on goods "
-                   "made from steel.", "25%")
-    assert q is None or "also" not in q
+    # The parse hangs "also on goods ..." on the verb; the question stops before the "and".
+    sent = next(nlp("Canada is facing a 25% tariff on steel exports - and also on goods made from steel.").sents)
+    verb = next(t for t in sent if t.lower_ == "facing")
+    assert any(c.dep_ == "cc" for c in verb.children)  # the misparse this test is about
+    assert _stem(nlp, sent.text, "25%") == "How high a tariff on steel exports is Canada facing, as reported on April 12, 2025?"
+    # An answer inside the second conjunct is not asked with the first one's phrase.
+    assert _stem(nlp, "Germany pledged $500 million in aid to Ukraine and also to Moldova on Monday.", "Moldova") is None
+
+
+def test_a_contrast_clause_beside_a_condition_or_a_forecast_is_not_asked(nlp):
+    assert _stem(nlp, "Rivertown tariffs would rise to 50% if Lakeport retaliates, while Lakeport exports would "
+                      "fall by 20%.", "20%") is None
+    assert _stem(nlp, "Analysts expect Orbis to cut 5% of jobs, while Meridian would raise prices by 10%.", "10%") is None
+
+
+def test_a_passive_glued_to_its_auxiliary_is_no_past_tense(nlp):
+    # "Dorrwas spotted": extraction glued "was" to the name; "spotted" has no object.
+    assert _stem(nlp, "Last month,Jane Dorrwas spotted in Lisbon with friends.", "Lisbon") is None
+
+
+def test_a_relative_count_on_the_noun_or_the_object_is_not_asked(nlp):
+    assert _stem(nlp, "The Rivertown navy flew 10 more alleged gang members to Eastland on Monday.", "10") is None
+    assert _stem(nlp, "Another 300 workers were laid off by Kestrel Airways on Monday.", "300") is None
+
+
+def test_a_rate_that_is_an_increment_or_levied_on_nothing_named_is_not_asked(nlp):
+    assert _stem(nlp, "Lakeport imposed additional tariffs of 34% on Rivertown goods.", "34%") is None
+    assert _stem(nlp, "Mayor Hale imposed 10% blanket tariffs on Tuesday.", "10%") is None
+    assert _stem(nlp, "Lakeport imposed 20% tariffs on top of existing levies.", "20%") is None
+    assert _stem(nlp, "Mayor Hale set a blanket tariff of 10% on much of the wider region.", "10%") is None
+    assert _stem(nlp, "Lakeport imposed tariffs of 20% on Rivertown steel on Monday.", "20%") == (
+        "What tariff rate did Lakeport impose on Rivertown steel on April 7, 2025?")

@@ -240,11 +240,27 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
         if got is None and why is not None:
             why.append("no_distractors")
         return got
-    gen = {"money": _numbers, "count": _numbers, "quantity": _numbers, "percent": _percents,
+    if kind == "percent":
+        # Round options first for a round answer; a finer step where the article's own figures
+        # (never options) or the bounds leave too few, or a stream asks for more.
+        for step in _percent_steps(answer):
+            got = _number_options(answer, kind, _percents(answer, step), ok, same_type, rng, n, year, day)
+            if got is not None:
+                return got
+        return None
+    gen = {"money": _numbers, "count": _numbers, "quantity": _numbers,
            "year": _years, "date": _dates}.get(kind)
     if gen is None:
         return None
-    close, far = gen(answer, year)
+    return _number_options(answer, kind, gen(answer, year), ok, same_type, rng, n, year, day)
+
+
+def _number_options(answer: str, kind: str, groups: tuple[list[str], list[str]], ok: Callable[[str], bool],
+                    same_type: Callable[[str], bool] | None, rng: random.Random, n: int, year: int,
+                    day: dt.date | None) -> list[str] | None:
+    """``n`` options of a number or date from its close and far candidates, those that may not be
+    offered left out (:func:`_around`)."""
+    close, far = groups
     if kind == "date" and day is not None:
         when = parse_date(answer, year)
         if when is not None:
@@ -743,20 +759,33 @@ def _numbers(answer: str, year: int) -> tuple[list[str], list[str]]:
             make(_round_like(value * f, sample) for f in FAR_FACTORS))
 
 
-def _percents(answer: str, year: int) -> tuple[list[str], list[str]]:
+def _percent_steps(answer: str) -> list[float]:
+    """The steps a percentage's options are drawn at, roundest first: a multiple of 5 from 10% up
+    gets multiples of 5 (of 10 from 20% up) before the plain step ("10%" against "14%", "16%" and
+    "26%" was the only round figure: a reviewer picked it)."""
+    m = _NUMBER.search(answer)
+    if not m:
+        return []
+    sample = m.group(0)
+    value = float(sample)
+    step = 1.0 if value < 10 else 2.0 if value < 30 else 5.0
+    if "." in sample:
+        return [step / 2]
+    if value >= 20 and value % 10 == 0:
+        return [10.0, 5.0, step] if step < 5 else [10.0, step]
+    if value >= 10 and value % 5 == 0 and step < 5:
+        return [5.0, step]
+    return [step]
+
+
+def _percents(answer: str, step: float) -> tuple[list[str], list[str]]:
     m = _NUMBER.search(answer)
     if not m:
         return [], []
     sample = m.group(0)
     value = float(sample)
-    step = 1.0 if value < 10 else 2.0 if value < 30 else 5.0
-    steps = [step / 2] if "." in sample else [step]
-    if "." not in sample and value >= 10 and value % 5 == 0:
-        # A round answer among round options: "10%" against "14%", "16%" and "26%" gave it away.
-        # Rounder steps first; the plain step where they leave too few options (near 0% or 100%).
-        steps[:0] = [10.0, 5.0] if value >= 20 and value % 10 == 0 else [5.0]
 
-    def make(mults: Iterable[float], step: float) -> list[str]:
+    def make(mults: Iterable[float]) -> list[str]:
         out = []
         for k in mults:
             v = round(value + k * step, len(sample.split(".")[1]) if "." in sample else 0)
@@ -764,14 +793,7 @@ def _percents(answer: str, year: int) -> tuple[list[str], list[str]]:
                 out.append(_reformat(answer, v, sample))
         return list(dict.fromkeys(out))
 
-    for step in steps:
-        close, far = make((1, -1, 2, -2), step), make((4, -4, 6, -6, 8, -8, 3, -3, 5, -5), step)
-        if len(close) + len(far) >= MIN_PERCENT_OPTIONS:
-            break
-    return close, far
-
-
-MIN_PERCENT_OPTIONS = 8  # candidates a step must give (a stream asks for more than three)
+    return make((1, -1, 2, -2)), make((4, -4, 6, -6, 8, -8, 3, -3, 5, -5))
 
 
 def _years(answer: str, year: int) -> tuple[list[str], list[str]]:

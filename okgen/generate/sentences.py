@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from typing import Any
 
 from okgen.generate import lexicon as lx
@@ -269,9 +270,11 @@ def teaser_tail(sents: list[Any]) -> int:
     stories: another sub-postmaster's award, a post office's closure, a third victim's claim), or
     ``len(sents)`` when it has none. A teaser block is the closing
     sentences, none of which names a person the story named before, opens with a pronoun or holds
-    a quotation, from the first of at least :data:`TEASER_NEWCOMERS` sentences whose subject is
+    a quotation, from the first of at least :data:`TEASER_NEWCOMERS` news sentences (no credit or
+    bio line: :func:`usable_sentence`) whose subject is
     a person the story never named, by full name (a teaser's news: "Jane Doe has started a
-    claim ..."); at least :data:`TEASER_RUN` sentences."""
+    claim ..."); at least :data:`TEASER_RUN` sentences, none naming a person another of them names
+    (one line per story)."""
     def people(sent: Any) -> set[str]:  # the words of the people it names
         return {t.lower_ for e in sent.ents if e.label_ == "PERSON" for t in e if t.is_alpha and t.is_title}
 
@@ -290,10 +293,16 @@ def teaser_tail(sents: list[Any]) -> int:
         if names(sent) & before[j] or first is None or first.pos_ == "PRON" \
                 or any(q in sent.text for q in ('"', "\u201c", "\u201d")):
             break
-        if any(e.label_ == "PERSON" and len(e) >= 2 and e.root.dep_ in ("nsubj", "nsubjpass")
+        if usable_sentence(sent) and any(e.label_ == "PERSON" and len(e) >= 2 and e.root.dep_ in ("nsubj", "nsubjpass")
                and e.root.head.dep_ == "ROOT" and not people(sent) & before[j]
                and not any(e[-1].lower_ in names(s) for s in sents[j + 1:]) for e in sent.ents):
             newcomers.append(j)
     if len(newcomers) < TEASER_NEWCOMERS or len(sents) - newcomers[-1] < TEASER_RUN:
         return len(sents)
-    return newcomers[-1]
+    start = newcomers[-1]
+    run = sents[start:]
+    persons = {w for sent in run for w in people(sent)}
+    named: Counter[str] = Counter(w for sent in run for w in names(sent) & persons)
+    if any(c > 1 for c in named.values()):
+        return len(sents)  # a person named twice: the story's own closing paragraphs, not one-line links
+    return start

@@ -96,6 +96,13 @@ class Stem:
 # Words that make a count relative to an earlier one ("10 more members", "5 additional
 # flights"): the question would have to say the earlier one.
 RELATIVE_COUNT = frozenset({"more", "fewer", "additional", "other", "further", "extra"})
+def _relative_count(noun: Any, ent_ids: set[int]) -> bool:
+    """Whether a count of ``noun`` is relative to an earlier one: "10 more", "5 additional",
+    "another 300" (on the number or on the noun)."""
+    return any(t.lower_ in RELATIVE_COUNT or t.lower_ == "another" and t.dep_ == "det"
+               for t in noun.subtree if t.head.i in ent_ids or t.head.i == noun.i)
+
+
 STAT_VERBS = frozenset({"total", "amount", "stand", "average", "number"})
 # The writer's judgement of a number ("an impressive 140,147 points"): not part of what is counted.
 EVALUATIVE = frozenset({"impressive", "whopping", "staggering", "massive", "huge", "stunning", "remarkable",
@@ -294,6 +301,17 @@ def _bracketed(sent: Any) -> set[int]:
     return inside
 
 
+def _coordination(verb: Any) -> int:
+    """Where a second conjunct the parse hung on the verb starts: an "and" or "but" followed by
+    another phrase of the verb ("faces a levy on timber - and also on goods made of it"); the
+    sentence's end when there is none."""
+    for c in verb.children:
+        if c.dep_ == "cc" and c.i > verb.i and c.lower_ in ("and", "but") \
+                and any(p.dep_ == "prep" and p.i > c.i for p in verb.children):
+            return c.i
+    return len(verb.doc)
+
+
 def _clause(verb: Any, skip: set[int], purpose: bool = True, owner: Any = None) -> list[Any] | None:
     """The kept right-hand side of ``verb`` (tokens after the verb), or None when it holds a
     parenthesis or is too long. With ``purpose``, a short infinitive of purpose stays; a reason
@@ -301,8 +319,8 @@ def _clause(verb: Any, skip: set[int], purpose: bool = True, owner: Any = None) 
     brackets = _bracketed(verb.sent)
     toks: list[Any] = []
     # What follows an "and" the parse hung on the verb is a second conjunct's ("is facing a tariff
-    # on steel - and also on products ..."): left out, not run on ("... also on products").
-    coord = min((c.i for c in verb.children if c.dep_ == "cc" and c.i > verb.i), default=len(verb.doc))
+    # on timber - and also on goods made of it"): left out, not run on ("... also on goods").
+    coord = _coordination(verb)
     for child in verb.children:
         if child.i < verb.i or (child.dep_ not in KEEP_VERB_DEPS and not _meaning(child)
                                 and not (purpose and _purpose(child))) or child.i in skip or child.i > coord:
@@ -624,8 +642,7 @@ CONTRAST_MARKS = frozenset({"while", "whereas"})
 def _finite(verb: Any) -> bool:
     """Whether the verb heads a finite clause ("signed", "has signed", "will sign"; not "to sign"),
     a main clause or one of contrast ("..., while China has raised tariffs to 125%")."""
-    if verb.dep_ == "advcl" and not (verb.i > verb.head.i and any(
-            c.dep_ == "mark" and c.lower_ in CONTRAST_MARKS and c.i < verb.i for c in verb.children)):
+    if verb.dep_ == "advcl" and not _contrast(verb):
         return False
     if verb.dep_ in ("xcomp", "acl", "relcl", "pcomp", "amod"):
         return False
@@ -636,12 +653,25 @@ def _finite(verb: Any) -> bool:
         or _past_mistagged(verb)
 
 
+def _contrast(verb: Any) -> bool:
+    """Whether the verb heads a clause of contrast after a plain main clause ("The Dow closed up
+    4.9% on the week, while the Nasdaq finished up 7.3%"): not before it, not beside a condition
+    ("if ..."), a report or a forecast ("would", "could") in either clause."""
+    head = verb.head
+    modal = ("would", "could", "might", "may", "should")
+    return verb.i > head.i and head.dep_ == "ROOT" and head.pos_ in ("VERB", "AUX") \
+        and head.lemma_.lower() not in REPORTING \
+        and any(c.dep_ == "mark" and c.lower_ in CONTRAST_MARKS and c.i < verb.i for c in verb.children) \
+        and not any(c.dep_ == "aux" and c.lower_ in modal for v in (verb, head) for c in v.children) \
+        and not any(c.dep_ == "advcl" and any(m.lower_ in ("if", "unless") for m in c.children) for c in head.children)
+
+
 def _past_mistagged(verb: Any) -> bool:
     """A main verb the tagger took for a participle though it has its own subject and no
     auxiliary: a past tense ("Trump imposed 10% tariffs ..." tagged ``VBN``)."""
     return verb.dep_ == "ROOT" and verb.tag_ == "VBN" and verb.lower_.endswith("ed") \
-        and any(c.dep_ == "nsubj" for c in verb.children) \
-        and not any(c.dep_ in ("aux", "auxpass") for c in verb.children)
+        and any(c.dep_ == "nsubj" for c in verb.children) and any(c.dep_ == "dobj" for c in verb.children) \
+        and not any(c.dep_ in ("aux", "auxpass", "agent") for c in verb.children)
 
 
 def auxes_of(verb: Any, dep: str) -> list[Any]:
@@ -876,7 +906,7 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             noun = ent.root.head
             mods = [t for t in subj_toks if t.i not in ent_ids and t.dep_ in ("amod", "compound") and t.head.i == noun.i
                     and t.lower_ not in EVALUATIVE]
-            if any(t.head.i in ent_ids and t.lower_ in RELATIVE_COUNT for t in subj_toks):
+            if _relative_count(noun, ent_ids):
                 return None  # "10 more alleged members of MS-13": "How many more", than what? (a reviewer)
             for c in noun.children:
                 if c.dep_ == "prep" and c.i > noun.i:
@@ -923,6 +953,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             if holder.head.i == holder.i:
                 return None
             holder = holder.head
+        if holder.i > _coordination(verb):
+            return None  # the answer in a second conjunct the question would leave out
         pp = ent.root.head  # "imposed tariffs [on China]": the answer in a phrase of the object
         nested = role == "pobj" and pp.lower_ in OBJECT_PREPS and pp.head.dep_ in ("dobj", "obj") and pp.i > pp.head.i
         cut = {t.i for t in pp.subtree} if nested else set()
@@ -965,24 +997,27 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         elif kind in ("percent", "money") and holder.dep_ in ("dobj", "obj") and _sizes(ent, holder) \
                 and not _unnamed_owner(sent) and not _loses_name(subj) \
                 and (size := _size_question(holder, ent, kind)) is not None \
-                and (len(size.split()) > 4 or tail) and not _pluperfect(verb):  # "How high a tariff did Canada impose": on what?
+                and (tail or len(size.split()) > 4 and not _of_size(ent, holder)) \
+                and not _pluperfect(verb):  # "How high a tariff did Canada impose": on what?
             # "imposed a 10% tariff on all UK imports": "How high a tariff on all UK imports did ... impose".
             body = f"{size} {aux} {s} {vform} {tail}"
             form = "amount"
         elif kind == "percent" and inner is None and holder.dep_ in ("dobj", "obj") and _sizes(ent, holder) \
                 and not _unnamed_owner(sent) and not _loses_name(subj) \
                 and (rate := _rate_question(holder, ent)) is not None and not _pluperfect(verb) \
-                and (rate[1] or len(rate[0].split()) > 3 or _levied_on(rest)) \
+                and (rate[1] or rate[2] or _levied_on([t for t in rest if t.head.i == verb.i or t.head.head.i == verb.i])) \
                 and not any(e.label_ == ent.label_ and (e.end <= ent.start or e.start >= ent.end) for e in sent.ents):
-            # "imposed 10% tariffs on all UK exports", "imposed its own tariffs of 84% on US goods":
-            # "What tariff rate did ... impose on all UK exports". Not beside another percentage
-            # ("tariffs of 84% ... and again to 125% on Friday": which one is asked?).
-            what, after = rate
+            # "imposed 40% tariffs on Rivertown cars", "imposed its tariffs of 30% on Lakeport grain":
+            # "What tariff rate did ... impose on Rivertown cars". Not beside another percentage
+            # ("tariffs of 30% ... and again to 60% on Friday": which one is asked?).
+            what, after, _ = rate
             body = " ".join(x for x in (what, aux, s, vform, after, tail) if x)
             form = "amount"
         elif kind != "date" and holder.dep_ in ("dobj", "obj") and (holder.i == ent.root.i or (kind == "count" and ent.root.head.i == holder.i)):
             if kind == "count":
                 noun = holder
+                if _relative_count(noun, ent_ids):
+                    return None  # "flew 10 more alleged gang members": how many more than what?
                 mods = [t for t in noun.children if t.dep_ in ("amod", "compound") and t.i not in ent_ids
                         and t.lower_ not in EVALUATIVE]
                 for c in noun.children:
@@ -1092,7 +1127,7 @@ SIZE_MARKS = frozenset({"%", "percent", "per", "cent", "$", "\u00a3", "\u20ac", 
 SCALE_WORDS = frozenset({"m", "bn", "b", "k", "mn", "tn", "million", "billion", "trillion", "thousand"})
 
 
-# Organisations a sentence points back to without a name ("After the agency received $7.5 billion
+# Organisations a sentence points back to without a name ("After the agency got $6 billion
 # ..., the administration has proposed a science budget of $3.9 billion": whose budget?).
 OWNER_HEADS = frozenset({"agency", "company", "firm", "group", "department", "organisation", "organization",
                          "carmaker", "automaker", "retailer", "bank", "lender", "startup", "chipmaker", "airline"})
@@ -1107,7 +1142,7 @@ def _unnamed_owner(sent: Any) -> bool:
 
 def _loses_name(subj: Any) -> bool:
     """Whether the subject has a clause the question leaves out that names a place, a group or a
-    person ("Chinese goods [exported to the US] would face a minimum 145% tariff rate": a reviewer
+    person ("Lakeport goods [shipped to Rivertown] would face a minimum 60% tariff rate": a reviewer
     asked from whom)."""
     return any(c.dep_ in ("acl", "relcl") and any(t.ent_type_ in ("GPE", "LOC", "ORG", "NORP", "PERSON")
                                                    for t in c.subtree) for c in subj.children)
@@ -1115,7 +1150,7 @@ def _loses_name(subj: Any) -> bool:
 
 def _sizes(ent: Any, noun: Any) -> bool:
     """Whether the answer gives the size of ``noun``: before it ("a 10% tariff", "a $1.3bn cut")
-    or after it by "of" ("tariffs of 84%", "a budget of $3.9 billion")."""
+    or after it by "of" ("tariffs of 30%", "a budget of $2.8 billion")."""
     return ent.root.head.i == noun.i and ent.end <= noun.i or _of_size(ent, noun)
 
 
@@ -1126,19 +1161,23 @@ def _of_size(ent: Any, noun: Any) -> bool:
 
 
 # Nouns whose percentage is a rate, asked "What tariff rate ..." when plural or without "a" ("10%
-# tariffs", "its tariffs of 84%"). A levy or a fee is an amount as often as a rate.
+# tariffs", "its tariffs of 30%"). A levy or a fee is an amount as often as a rate.
 RATE_NOUNS = frozenset({"tariff", "tax", "duty"})
+# Words of the kind of a rate, which say nothing of what it is levied on.
+RATE_KINDS = frozenset({"blanket", "baseline", "base", "minimum", "maximum", "flat", "universal", "reciprocal",
+                        "retaliatory", "import", "export", "trade", "border", "penalty", "rate"})
 
 
 def _levied_on(tokens: list[Any]) -> bool:
     """Whether the phrases say what a rate is levied on ("on US imported goods", "against
     Canada"; not "on Friday"): a tariff rate of what otherwise?"""
     return any(t.dep_ == "prep" and t.lower_ in ("on", "against") and any(
-        c.dep_ == "pobj" and c.ent_type_ not in ("DATE", "TIME") for c in t.children) for t in tokens)
+        c.dep_ == "pobj" and c.ent_type_ not in ("DATE", "TIME", "EVENT") and c.lower_ not in ("top", "behalf", "advice")
+        for c in t.children) for t in tokens)
 
 
-def _rate_question(noun: Any, ent: Any) -> tuple[str, str] | None:
-    """("What tariff rate", "on all UK exports"): the question word for a percentage that is the
+def _rate_question(noun: Any, ent: Any) -> tuple[str, str, bool] | None:
+    """("What tariff rate", "on Rivertown cars", named): the question word for a percentage that is the
     rate of ``noun`` (a tariff, a tax, a duty), its modifiers kept ("What steel tariff rate"), and
     the noun's own phrases to say after the verb; None when the noun is no rate or its phrases say
     too much."""
@@ -1146,19 +1185,26 @@ def _rate_question(noun: Any, ent: Any) -> tuple[str, str] | None:
         return None
     ent_ids = set(range(ent.start, ent.end))
     of = ent.root.head.i if _of_size(ent, noun) else -1
+    if any(t.lower_ in RELATIVE_COUNT | {"another", "new"} for t in noun.children if t.dep_ in ("amod", "det", "advmod")):
+        return None  # "additional tariffs of 34%": an increment, not the rate
     mods = [t for t in noun.children if t.i < noun.i and t.dep_ in ("amod", "compound") and t.i not in ent_ids
-            and t.lower_ not in EVALUATIVE | {"own", "new", "additional", "further", "more", "extra"}]
+            and t.lower_ not in EVALUATIVE | {"own"}]
     after = [t for c in noun.children if c.dep_ == "prep" and c.i > noun.i and c.i != of for t in _subtree_tokens(c)]
     words = _whole_words(sorted([t for m in mods for t in m.subtree], key=lambda t: t.i))
     after.sort(key=lambda t: t.i)
+    if after and not _levied_on(after[:1] + [t for t in after if t.head.i == after[0].i]) \
+            and after[0].lower_ in ("on", "against"):
+        return None  # "tariffs on top of existing levies", "on Liberation Day": on nothing named
     if after and after[-1].i - after[0].i + 1 != len(after):
-        return None  # "on steel exports - and also on products ...": a phrase the parse split
+        return None  # "on timber - and also on goods made of it": a phrase the parse split
     if len(after) > 8 or not _self_contained(after) or any(
             t.like_num or t.ent_type_ in ("MONEY", "PERCENT") or t.tag_ in ("JJR", "RBR", "JJS", "RBS") for t in words + after):
         return None
     if len(words) > 3:
         return None
-    return " ".join(x for x in ("What", _text(words), noun.lemma_.lower(), "rate") if x), _text(after)
+    # "steel tariffs", "US tariffs": what they are on or whose; not "blanket", "baseline" tariffs.
+    named = any(t.pos_ == "PROPN" or t.ent_type_ or t.pos_ == "NOUN" and t.lower_ not in RATE_KINDS for t in words)
+    return " ".join(x for x in ("What", _text(words), noun.lemma_.lower(), "rate") if x), _text(after), named
 
 
 def _size_question(noun: Any, ent: Any, kind: str) -> str | None:
