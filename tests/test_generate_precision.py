@@ -211,6 +211,26 @@ def test_words_glued_by_extraction_are_written_apart():
     assert unglue(rare) == rare
 
 
+def test_a_title_or_a_word_glued_to_a_name_is_written_apart_or_marked():
+    # news-dev 2025-04-14 offered "PresidentJD Vance" as an answer and "Howard Lutnicksayingthat",
+    # "Zara Tindalland" among a day's names.
+    from okgen.generate.sentences import run_together, unglue, well_formed_name
+
+    assert unglue("Vice PresidentJD Vance dropped the cup.") == "Vice President JD Vance dropped the cup."
+    assert unglue("Rivertown CEOMara Holt said") == "Rivertown CEO Mara Holt said"
+    # A word glued to a name's end is split off where the name stands alone elsewhere ...
+    assert unglue("Karelova spoke. Ines Karelovafrom Lakeport") == "Karelova spoke. Ines Karelova from Lakeport"
+    # ... else only marked glued: no answer, no option.
+    assert unglue("with Tomas Brantovsayingthat the deal") == "with Tomas Brantovsayingthat the deal"
+    for name in ("Tomas Brantovsayingthat", "Ada Ortiz-Cortezfor", "Tomas Brantov'sagenda", "PresidentJD Vance"):
+        assert not well_formed_name(name, "PERSON"), name
+    # Real names that end like a glued word stay whole and usable.
+    assert unglue("Karim Boussaid and Nikos Stathas met Ola Aasland") == "Karim Boussaid and Nikos Stathas met Ola Aasland"
+    for word in ("Haaland", "Rowland", "Kingston", "Presidential", "Queensland", "CEOs", "Ocasio-Cortez", "Boussaid",
+                 "Stathas", "Golshad", "Aasland", "SenGupta", "RepRap"):
+        assert not run_together(word), word
+
+
 def test_distractors_get_the_answers_entity_label_when_parsed_alone():
     pool = _pool()
     # Only options the type check accepts are offered (the generator checks each option's spaCy
@@ -543,3 +563,15 @@ def test_recently_is_background_only_before_an_earlier_event():
                  "He said recently that prices would rise.",
                  "The recently-announced plan was dropped on Monday."):
         assert not pr.background_sentence(text, DAY), text
+
+
+def test_the_maker_of_a_named_product_it_launched_is_no_answer(nlp):
+    from okgen.generate.precision import product_maker
+
+    def judged(text, answer):
+        return product_maker(next(e for e in nlp(text).ents if e.text == answer))
+
+    assert judged("Samsung unveiled the Nimbus Vac Lite on Friday.", "Samsung")
+    assert judged("Nintendo will release the Switch 2 in June.", "Nintendo")
+    assert not judged("The Justice Department launched an investigation into Harvard.", "The Justice Department")
+    assert not judged("Orbis released its quarterly earnings on Monday.", "Orbis")

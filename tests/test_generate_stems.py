@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytest.importorskip("spacy")
@@ -648,3 +650,100 @@ def test_a_rate_that_is_an_increment_or_levied_on_nothing_named_is_not_asked(nlp
     assert _stem(nlp, "Mayor Hale set a blanket tariff of 10% on much of the wider region.", "10%") is None
     assert _stem(nlp, "Lakeport imposed tariffs of 20% on Rivertown steel on Monday.", "20%") == (
         "What tariff rate did Lakeport impose on Rivertown steel on April 7, 2025?")
+
+
+def _stem_in(nlp, text: str, answer: str) -> str | None:
+    """The stem for ``answer`` in whichever sentence of ``text`` holds it."""
+    from okgen.generate.extractive import whole_sum
+    from okgen.generate.stems import answer_kind, make_stem
+
+    ent = next(e for e in (whole_sum(e) for e in nlp(text).ents) if e.text == answer)
+    stem = make_stem(ent.sent, ent, answer_kind(ent), "April 12, 2025")
+    return stem.question if stem else None
+
+
+def test_a_sum_in_what_it_is_of_is_asked_how_much_in(nlp):
+    assert _stem_in(nlp, "Rivertown's allies have announced $21 billion in additional military support for Lakeport.",
+                    "$21 billion") == ("How much in additional military support for Lakeport have Rivertown's allies "
+                                 "announced, as reported on April 12, 2025?")
+    assert _stem_in(nlp, "Orbis Labs took an additional $3 billion in funding from Meridian Capital.",
+                    "$3 billion") == "How much in funding from Meridian Capital did Orbis Labs take, as reported on April 12, 2025?"
+    # Not cash, a time, a market session (how or when, not what); not where the money goes; not a
+    # sum the verb takes with "for".
+    refused = {"The Lakeport appeal raised $5 million in hours.": "$5 million",
+               "Orbis Labs lost $5 billion in after-hours trading.": "$5 billion",
+               "Orbis Labs invested $3 billion in new factories.": "$3 billion",
+               "Police seized $40,000 in cash from the Kestrel depot.": "$40,000",
+               "Small Orbis clients can qualify for $90,000 in free server credits.": "$90,000"}
+    assert {text: _stem_in(nlp, text, answer) for text, answer in refused.items()} == dict.fromkeys(refused)
+
+
+def test_a_price_keeps_no_seller_the_parse_hung_on_it(nlp):
+    assert _stem_in(nlp, "Norvale Motors has agreed to buy the Volta brand for $1.38bn from Capri Holdings.",
+                    "$1.38bn") == "For how much has Norvale Motors agreed to buy the Volta brand, as reported on April 12, 2025?"
+
+
+def test_a_sum_is_the_number_without_the_words_on_its_kind(nlp):
+    from okgen.generate.extractive import whole_sum
+
+    sums = [whole_sum(e).text for t in ("Orbis Labs took an additional $3 billion in funding.",
+                                        "The allies pledged a record $21 billion to Lakeport.",
+                                        "Orbis paid a $5 million fine.")
+            for e in nlp(t).ents if e.label_ == "MONEY"]
+    assert sums == ["$3 billion", "$21 billion", "$5 million"]
+    # A sum in words keeps its words ("a million dollars" is no "million dollars").
+    assert [whole_sum(e).text for e in nlp("They paid a million dollars.").ents] == ["a million dollars"]
+
+
+def test_a_date_written_as_an_ordinal_is_asked_with_ordinal_options(nlp):
+    import random
+
+    from okgen.generate.distractors import Pool, pick
+    from okgen.generate.text import format_like, parse_date
+
+    assert _stem(nlp, "The film Rivertown Nights will premiere May 19th at the Lakeport Film Festival.", "May 19th") == (
+        "On what date will the film Rivertown Nights premiere at the Lakeport Film Festival, as reported on April 12, 2025?")
+    when, style = parse_date("May 19th", 2025)
+    assert (when, style) == (__import__("datetime").date(2025, 5, 19), "md_ord")
+    assert [format_like(when.replace(day=d), style) for d in (1, 2, 3, 11, 22)] == \
+        ["May 1st", "May 2nd", "May 3rd", "May 11th", "May 22nd"]
+    assert format_like(when, "dm_ord") == "19th May" and format_like(when, "md") == "May 19"
+    # An ISO date keeps its form.
+    iso = pick("2025-05-19", "date", pool=Pool(), article_id="a", article_norm="", question="On what date?",
+               rng=random.Random(0), year=2025, n=3)
+    assert iso is not None and all(re.fullmatch(r"\d{4}-\d\d-\d\d", g) for g in iso), iso
+    got = pick("May 19th", "date", pool=Pool(), article_id="a", article_norm="", question="On what date?",
+               rng=random.Random(0), year=2025, n=3)
+    assert got is not None and all(re.fullmatch(r"[A-Z][a-z]+ \d{1,2}(?:st|nd|rd|th)", g) for g in got), got
+    # Within three weeks of the answer where that gives enough (a festival in May: no "August 19th").
+    for seed in range(20):
+        got = pick("May 19th", "date", pool=Pool(), article_id="a", article_norm="", question="On what date?",
+                   rng=random.Random(seed), year=2025, n=3)
+        assert all(abs((parse_date(g, 2025)[0] - when).days) <= 21 for g in got), got
+
+
+def test_a_role_many_hold_says_whom_the_question_asks_about(nlp):
+    # A reviewer could not tell whom "Who was indicted on five counts of wire fraud ...?" and "Who is
+    # paying a visit to Beijing ...?" asked about (news-dev 2025-04-10 and 04-11).
+    assert _stem(nlp, "Lakeland state Rep. Tom Brant, 41, was charged with two counts of bribery on Friday.",
+                 "Tom Brant") == "Which Lakeland state representative was charged with two counts of bribery on April 11, 2025?"
+    assert _stem(nlp, "Ada Lind, the minister for ports and coastal trade, is paying a visit to Lisbon this week.",
+                 "Ada Lind") == ("Which minister for ports and coastal trade is paying a visit to Lisbon, "
+                                 "as reported on April 12, 2025?")
+    # An office one person holds names the answer to anyone who knows it: asked "Who".
+    assert _stem(nlp, "Homeland Security Secretary Jane Dolan visited a prison in El Salvador.", "Jane Dolan") == \
+        "Who visited a prison in El Salvador, as reported on April 12, 2025?"
+    assert _stem(nlp, "Prime Minister Ada Lind is stepping in to seize control of Orbis Steel.", "Ada Lind") == \
+        "Who is stepping in to seize control of Orbis Steel, as reported on April 12, 2025?"
+
+
+def test_a_role_may_lengthen_the_question_and_a_time_without_its_clause_is_none(nlp):
+    # The role is no clause material: a question as long as a "Who" one plus its role still stands.
+    q = _stem(nlp, "Lakeland state Rep. Tom Brant, 41, was charged with four counts of wire fraud and two counts "
+                   "of falsifying city council expense records on Friday, according to Lakeland police.", "Tom Brant")
+    assert q == ("Which Lakeland state representative was charged with four counts of wire fraud and two counts of "
+                 "falsifying city council expense records according to Lakeland police, as reported on April 12, 2025?")
+    assert len(q.split(",")[0].split()) > 24  # over the plain limit by less than the role's three words
+    # "at a time [when relations are strained]": which time? The phrase points at a clause left out.
+    assert _stem(nlp, "Ada Lind held talks with Lakeport officials at a time when relations are strained.",
+                 "Ada Lind") is None

@@ -28,6 +28,7 @@ CLOSE_FACTORS = (0.8, 1.25, 0.9, 1.1)
 FAR_FACTORS = (0.6, 0.7, 1.4, 1.6, 1.8, 2.3, 0.45, 2.7, 0.35, 3.4)
 DATE_CLOSE = (7, -7, 3, -3, 14, -14, 1, -1, 2, -2)
 DATE_FAR = (30, -30, 61, -61, 92, -92, 21, -21)
+DATE_NEAR = (5, -5, 10, -10, 21, -21, 4, -4, 12, -12, 9, -9)  # the far options within three weeks
 YEAR_SHIFTS = (1, -1, 2, -2, 3, -3, 5, -5, 4, -4, 6, -6, 7, -7)
 
 
@@ -248,8 +249,16 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
             if got is not None:
                 return got
         return None
-    gen = {"money": _numbers, "count": _numbers, "quantity": _numbers,
-           "year": _years, "date": _dates}.get(kind)
+    if kind == "date":
+        # Options within three weeks first: "May 17th" against "May 19th" for a festival in May, not
+        # "August 19th" (a reviewer ruled out the dates outside the festival); months apart only
+        # where those leave too few.
+        for far in (DATE_NEAR, DATE_FAR):
+            got = _number_options(answer, kind, _dates(answer, year, far), ok, same_type, rng, n, year, day)
+            if got is not None:
+                return got
+        return None
+    gen = {"money": _numbers, "count": _numbers, "quantity": _numbers, "year": _years}.get(kind)
     if gen is None:
         return None
     return _number_options(answer, kind, gen(answer, year), ok, same_type, rng, n, year, day)
@@ -801,8 +810,8 @@ def _years(answer: str, year: int) -> tuple[list[str], list[str]]:
     return [str(y + d) for d in YEAR_SHIFTS[:2]], [str(y + d) for d in YEAR_SHIFTS[2:]]
 
 
-def _dates(answer: str, year: int) -> tuple[list[str], list[str]]:
-    from okgen.generate.text import format_like
+def _dates(answer: str, year: int, far: tuple[int, ...] = DATE_FAR) -> tuple[list[str], list[str]]:
+    from okgen.generate.text import ORDINAL, format_like
 
     parsed = parse_date(answer, year)
     if parsed is None:
@@ -813,9 +822,9 @@ def _dates(answer: str, year: int) -> tuple[list[str], list[str]]:
         out = []
         for s in shifts:
             nd = d + dt.timedelta(days=s)
-            if style in ("md", "dm") and nd.year != d.year:
+            if style.removesuffix(ORDINAL) in ("md", "dm") and nd.year != d.year:
                 continue
             out.append(format_like(nd, style))
         return list(dict.fromkeys(out))
 
-    return make(DATE_CLOSE), make(DATE_FAR)
+    return make(DATE_CLOSE), make(far)

@@ -170,8 +170,10 @@ class ExtractiveGenerator:
         for a_id, doc in docs.items():
             for ent in doc.ents:
                 labels[normalize(ent.text)][ent.label_] += 1
-                if ent.label_ == "PERSON" and len(ent.text.split()) >= 2:
-                    surnames.add(normalize(ent.text.split()[-1]))
+                person = ent.text.removesuffix("'s").removesuffix("\u2019s")
+                if ent.label_ == "PERSON" and len(person.split()) >= 2 and well_formed_name(person, "PERSON"):
+                    # Not "Kadrey v. Meta" (a court case tagged as a person): Meta stays a company.
+                    surnames.add(normalize(person.split()[-1]))
             for sent in doc.sents:
                 if usable_sentence(sent):
                     mentions.extend((e.label_, e.text, a_id) for e in sent.ents if e.label_ in POOL_LABELS)
@@ -433,6 +435,8 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
         return "no_question_form", None
     if kind in ("person", "org", "place") and stem.form == "subject" and pr.shared_stance(ent) is not None:
         return "stance_shared", None  # "Who called for an investigation into ...?": others did too
+    if kind == "org" and stem.form == "subject" and pr.product_maker(ent):
+        return "product_maker", None  # "Which organisation unveiled the Bespoke Jet AI Lite?": the brand says
     if kind == "person":
         full = ctx.full_names.get(ent.text)
         if full is None:
@@ -528,6 +532,8 @@ MONEY_SUFFIXES = frozenset({"m", "bn", "b", "k", "tn", "trn", "mn"})
 
 # Words an article puts before a number to comment on its size: not part of the number.
 SIZE_WORDS = frozenset({"just", "only", "mere"})
+# ... and words after "a" that say what kind of sum it is ("a record €21bn", "an additional $2 billion").
+SUM_WORDS = frozenset({"record", "additional", "further", "extra", "fresh", "new"})
 
 
 def whole_sum(ent: Any) -> Any:
@@ -542,6 +548,11 @@ def whole_sum(ent: Any) -> Any:
         start += 1  # the article's comment is no part of the answer, nor of each option
     if ent.label_ != "MONEY":
         return ent if start == ent.start else Span(doc, start, end, label=ent.label_)
+    k = start
+    while k < end - 1 and (doc[k].lower_ in ("a", "an") or k > start and doc[k].lower_ in SUM_WORDS):
+        k += 1
+    if k > start and (doc[k].text in CURRENCY_SIGNS or doc[k].text[:1].isdigit()):
+        start = k  # "a record €21bn", "an additional $2 billion": the sum is "€21bn", "$2 billion"
     if start > 0 and doc[start - 1].text in CURRENCY_SIGNS and not doc[start - 1].whitespace_:
         start -= 1
     if end < len(doc) and doc[end].lower_ in MONEY_SUFFIXES and not doc[end - 1].whitespace_:

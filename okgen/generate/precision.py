@@ -290,6 +290,23 @@ def shared_stance(ent: Any) -> str | None:
     return None
 
 
+LAUNCH_VERBS = frozenset({"unveil", "launch", "release", "introduce", "debut", "reveal", "roll", "showcase", "tease",
+                          "announce", "unleash", "drop"})
+
+
+def product_maker(ent: Any) -> bool:
+    """Whether the answer ``ent`` is the maker of a named product it launched ("Samsung unveiled
+    the Bespoke Jet AI Lite", "WhatsApp introduced a Meta AI button"): the product's name tells
+    its maker to anyone who knows the brands, and the day's other companies rarely make such a
+    thing (a review rejected a vacuum's maker against WhatsApp, Meta and Garmin). Not a named
+    phrase after the object ("launched an investigation into Harvard")."""
+    if ent.root.dep_ != "nsubj" or ent.root.head.lemma_.lower() not in LAUNCH_VERBS:
+        return False
+    obj = next((c for c in ent.root.head.children if c.dep_ in ("dobj", "obj")), None)
+    return obj is not None and any(t.pos_ == "PROPN" or t.ent_type_ in ("PRODUCT", "WORK_OF_ART")
+                                   for t in obj.subtree if t.i <= obj.i)
+
+
 # Words before a number that make it a bound, not the figure: "well over $5 trillion" is
 # not "$5 trillion", and "$6 trillion" would be right too.
 BOUNDS = frozenset({"over", "nearly", "almost", "about", "around", "roughly", "approximately", "some", "under",

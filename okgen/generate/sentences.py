@@ -75,9 +75,33 @@ def zipf(word: str) -> float:
     return zipf_frequency(word, "en")
 
 
+# Titles extraction glues to the name after them ("PresidentJD Vance", "CEOMark Zuckerberg").
+# Not "Gov", "Rep", "Sen": "GovTech", "RepRap", "SenGupta" are names.
+GLUED_TITLES = ("President", "CEO", "Senator", "Governor", "Secretary", "Minister", "Judge", "Mayor",
+                "Chancellor", "Coach", "Chairman", "Director", "Prince", "King", "Queen")
+# Words extraction glues to the end of a name no English word lists ("Karelinafrom",
+# "Lutnicksayingthat"). Not "and", "said", "has", "had", "was", "over", "into": names end so
+# ("Aasland", "Boussaid", "Stathas", "Golshad", "Bishwas"), wordfreq knowing few of them.
+GLUED_TAILS = ("for", "from", "that", "with", "says", "saying", "who", "will", "also", "after")
+
+
+def _glued_to_name(w: str) -> bool:
+    """A title glued to the name after it, a word glued to a name's end, or a possessive glued to
+    the next word ("Trump'sagenda")."""
+    if re.search(r"[a-z]['\u2019]s[a-z]{3,}", w):
+        return True
+    if any(w.startswith(t) and len(w) > len(t) + 1 and w[len(t)].isupper() for t in GLUED_TITLES):
+        return True
+    last = w.split("-")[-1]
+    return last[:1].isupper() and last.isalpha() and zipf(last.lower()) == 0.0 and any(
+        last.endswith(t) and len(last) - len(t) >= 4 for t in GLUED_TAILS)  # "Karelinafrom", "Ocasio-Cortezfor"
+
+
 def run_together(word: str) -> bool:
     """Whether ``word`` looks like two words that extraction glued together."""
     w = word.strip(".,;:!?\"'()[]\u2018\u2019\u201c\u201d")
+    if _glued_to_name(w):
+        return True
     if len(w) < 4 or not w.isalpha():
         return bool(re.search(r"[a-z]\d|\d[a-z]{3,}", w)) and not re.fullmatch(r"\d+(?:st|nd|rd|th|s|m|bn|km|kg|mph|am|pm)", w)
     m = re.search(r"[A-Z]{2,}([a-z]{2,})$", w)
@@ -140,6 +164,15 @@ _OPENER_TAILS = frozenset({"The", "A", "An", "He", "She", "It", "They", "We", "I
 
 
 def _unglue_word(w: str, names: frozenset[str]) -> str:
+    title = next((t for t in GLUED_TITLES if w.startswith(t) and len(w) > len(t) + 1 and w[len(t)].isupper()), None)
+    if title:  # "PresidentJD Vance"
+        return f"{title} {_unglue_word(w[len(title):], names)}"
+    if w[0].isupper() and zipf(w.lower()) == 0.0:
+        # "Karelinafrom" -> "Karelina from" where "Karelina" stands alone elsewhere in the text;
+        # else the word is only marked glued (run_together): no answer, no option.
+        tail = next((t for t in GLUED_TAILS if w.endswith(t) and w[:-len(t)] in names), None)
+        if tail and len(w) - len(tail) >= 4:
+            return f"{w[:-len(tail)]} {tail}"
     if zipf(w.lower()) > 0.0 and not re.search(r"[a-z][A-Z]", w):
         return w
     m = re.fullmatch(r"([a-z]{2,}|[A-Z][a-z]+)([A-Z][a-z]+)", w)

@@ -707,6 +707,45 @@ def _titled(subj_toks: list[Any], ent: Any, kind: str) -> bool:
         and not any(t.pos_ in ("VERB", "AUX", "PUNCT", "PRON") or t.lower_ in PRONOUNS for t in extra)
 
 
+# Roles a person's title or description may give in a question ("Which Lakeland state
+# representative ..."): many hold each. Not an office one person holds, which names the answer
+# to anyone who knows it (president, prime minister, chief executive, governor, mayor, secretary).
+ROLE_NOUNS = frozenset({"representative", "senator", "lawmaker", "congressman", "congresswoman", "judge", "minister",
+                        "envoy", "official", "prosecutor", "attorney", "lawyer", "adviser", "advisor", "ambassador",
+                        "commissioner", "aide", "candidate", "diplomat", "negotiator", "mp", "councillor",
+                        "councilman", "councilwoman", "legislator", "delegate"})
+ONE_HOLDER = frozenset({"president", "prime", "king", "queen", "chancellor", "ceo", "chief", "leader", "pope",
+                        "governor", "mayor", "premier", "founder", "chairman", "chairwoman", "chair", "head",
+                        "secretary", "general", "speaker", "first", "top", "former", "ex", "deputy", "vice"})
+ABBREVIATED = {"rep.": "representative", "rep": "representative", "sen.": "senator", "sen": "senator",
+               "amb.": "ambassador", "atty.": "attorney"}
+
+
+def _role(ent: Any, subj_toks: list[Any]) -> str | None:
+    """The role a person answer's own title or description gives ("Lakeland state Rep. Tom Brant":
+    "Lakeland state representative"; "Ada Lind, the minister for ports and coastal trade": "minister
+    for ports and coastal trade"), for a
+    question that says whom it asks about; None when there is none, it is an office one person
+    holds, or it names someone."""
+    title = [t for t in subj_toks if t.i < ent.start and t.lower_ != "the"]
+    appos = [c for c in ent.root.children if c.dep_ == "appos" and c.i >= ent.end and c.pos_ == "NOUN"]
+    if title:
+        words = title
+    elif len(appos) == 1 and any(c.dep_ == "det" and c.lower_ in ("the", "a", "an") for c in appos[0].children):
+        words = [t for t in appos[0].subtree if not (t.dep_ == "det" and t.head.i == appos[0].i)]
+    else:
+        return None
+    low = {ABBREVIATED.get(t.lower_, t.lower_) for t in words}
+    if not 1 <= len(words) <= 7 or not low & ROLE_NOUNS or low & ONE_HOLDER \
+            or any(t.ent_type_ == "PERSON" or t.pos_ in ("PRON", "VERB", "AUX", "PUNCT", "NUM")
+                   or t.lower_ in PRONOUNS or t.dep_ in ("relcl", "acl") for t in words):
+        return None
+    out = [ABBREVIATED.get(t.lower_, t.text if t.ent_type_ in ("GPE", "NORP", "ORG", "LOC") or t.text.isupper()
+                           or t.pos_ == "PROPN" and t.lower_ not in ROLE_NOUNS and t.i > 0 and "." not in t.text
+                           else t.lower_) for t in words]
+    return " ".join(out)
+
+
 def _bare_level(tok: Any) -> bool:
     """"to 50.8": a "to" whose object is a number with no unit (no currency, percentage, scale
     word or noun), the level of an index the question does not name."""
@@ -863,8 +902,14 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         return None
     if verb.lemma_.lower() in STAT_VERBS and not any(e.label_ == "DATE" for e in sent.ents):
         return None  # "exports to Brazil totalled $81.2bn": a standing total, of which year?
-    if kind in ("money", "quantity") and any(c.dep_ == "prep" and c.i >= ent.end for c in ent.root.children):
-        return None  # "qualify for $150,000 [in cloud credits]": the sum loses what it is of
+    spent_on = _spent_on(ent) if kind == "money" else None
+    after = [c for c in ent.root.children if c.dep_ == "prep" and c.i >= ent.end]
+    if kind in ("money", "quantity") and after and spent_on is None and not (
+            kind == "money" and ent.root.dep_ == "pobj" and ent.root.head.lower_ == "for"
+            and all(c.lower_ in ("from", "to") for c in after)):
+        # "qualify for $150,000 [in cloud credits]": the sum loses what it is of. A price's
+        # seller or buyer the parse hung on it ("buy Versace for $1.38bn [from Capri]") may go.
+        return None
     if any(c.dep_ == "conj" and c.pos_ in NOMINAL for c in verb.children):
         return None  # "clinched $42bn from the IMF (IMF) and [two other lenders]": a noun the parse hung on the verb
     if any(c.dep_ == "ccomp" and c.i > verb.i for c in verb.children):
@@ -872,6 +917,7 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             body = _announcement(sent, verb, ent, kind)
             return None if body is None else _finish(body, verb, ent, kind, "subject", date_s)
         return None  # "Witkoff had emphasised to Iran that ...": the clause it needs is left out
+    allowance = 0
     keep_purpose = kind in ("person", "org", "place", "region", "event", "date")
     ent_ids = set(range(ent.start, ent.end))
     subj = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
@@ -927,6 +973,9 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             if not auxes and verb.tag_ == "VBP":
                 return None  # "Who haunt ...": the plural verb of a plural subject
             wh = wh_word(kind, ent.text)
+            if kind == "person" and (role := _role(ent, subj_toks)) is not None:
+                wh = f"Which {role}"  # "Which Lakeland state representative was indicted ...": who, said
+                allowance = len(role.split())  # the role is no clause material: the stem may be as much longer
             if vp.split()[0].lower() in ("are", "were", "have", "do"):
                 vp = {"are": "is", "were": "was", "have": "has", "do": "does"}[vp.split()[0].lower()] + vp[len(vp.split()[0]):]
             body = f"{wh} {vp} {_text(rest)}"
@@ -1031,6 +1080,11 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
                 head = _text(sorted(_whole_words(mods) + [noun], key=lambda t: t.i))
                 body = f"How many {head} {aux} {s} {vform} {tail}"
                 form = "count"
+            elif kind == "money" and spent_on is not None:
+                # "have announced €21bn in military support for Kyiv": "How much in military
+                # support for Kyiv have ... announced" (what the sum is of, asked with it).
+                body = f"How much {spent_on} {aux} {s} {vform} {tail}"
+                form = "amount"
             elif kind in ("person", "org", "place", "region", "event", "money", "quantity"):
                 wh = "Whom" if kind == "person" else wh_word(kind, ent.text)
                 if kind == "person":
@@ -1086,16 +1140,19 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             body = f"{pp.lower_.capitalize()} {wh} {aux} {s} {vform} {tail}"
             form = "nested"
         elif kind == "date" and holder.i == ent.root.i and holder.dep_ in ("npadvmod", "dobj") \
-                and re.search(r"(?<!\d)\d{1,2}(?!\d)", ent.text) and not re.search(r"\d(?:st|nd|rd|th)\b", ent.text):
+                and re.search(r"(?<!\d)\d{1,2}(?!\d)", ent.text):
             # "are scheduled to begin May 12" (the parse makes the date an adverb or the object);
-            # not "May 19th": the date options drop the suffix, which would give the answer away
+            # "May 19th" too: its options are written "May 26th" (distractors.format_like)
             body = f"On what date {aux} {s} {vform} {tail}"
             form = "date"
         else:
             return None
         if unnamed and (form != "amount" or not any(t.ent_type_ in NAME_TYPES for t in rest or [])):
             return None  # "By what percentage did net profit fall?": whose? A name must say it
-    return _finish(body, verb, ent, kind, form, date_s)
+    return _finish(body, verb, ent, kind, form, date_s, allowance)
+
+
+_TIME_LEFT = re.compile(r"\b(?:at|in|during) (?:a|the|that|this) (?:time|moment|point|period|stage)(?=[,.?]|$)")
 
 
 # Nouns of a place named earlier ("home prices in the region"): a measure of where?
@@ -1131,6 +1188,32 @@ SCALE_WORDS = frozenset({"m", "bn", "b", "k", "mn", "tn", "million", "billion", 
 # ..., the administration has proposed a science budget of $3.9 billion": whose budget?).
 OWNER_HEADS = frozenset({"agency", "company", "firm", "group", "department", "organisation", "organization",
                          "carmaker", "automaker", "retailer", "bank", "lender", "startup", "chipmaker", "airline"})
+
+
+# Nouns of time, place or share after "in": "$3bn in 2024", "$5m in total" say when or how, not what
+# the sum is of.
+NOT_SPENT_ON = frozenset({"year", "month", "week", "day", "quarter", "total", "all", "cash", "sum", "value",
+                          "place", "area", "country", "state", "city", "region", "term", "time", "hour", "minute",
+                          "second", "decade", "season", "period", "half", "trading", "session"})
+# Verbs whose "in" phrase says where the money goes ("invested $3 billion in new factories"), not what it is.
+INVEST_VERBS = frozenset({"invest", "spend", "put", "pour", "sink", "inject", "plough", "plow", "funnel", "pump"})
+
+
+def _spent_on(ent: Any) -> str | None:
+    """What a sum is of, given by one "in" phrase after it ("€21bn [in military support for Kyiv]",
+    "$1 billion [in funding]"): the phrase, or None. The sum must be written as one ("a record
+    €21bn" is no option), and the phrase a short self-contained one on a common noun, with no
+    date or other number in it ("$3bn in 2024", "$5m in cash" are none)."""
+    preps = [c for c in ent.root.children if c.dep_ == "prep" and c.i >= ent.end]
+    if ent.root.dep_ not in ("dobj", "obj") or ent.root.head.lemma_.lower() in INVEST_VERBS or len(preps) != 1 or preps[0].lower_ != "in" or not re.match(r"[$£€¥₹]|\d", ent.text):
+        return None
+    noun = next((c for c in preps[0].children if c.dep_ == "pobj"), None)
+    phrase = _subtree_tokens(preps[0])
+    if noun is None or noun.pos_ != "NOUN" or noun.lemma_.lower() in NOT_SPENT_ON or len(phrase) > 7 \
+            or any(t.ent_type_ in ("DATE", "TIME", "MONEY", "PERCENT", "CARDINAL", "QUANTITY") or t.like_num
+                   for t in phrase) or not _self_contained(phrase):
+        return None
+    return _text(sorted(phrase, key=lambda t: t.i))
 
 
 def _unnamed_owner(sent: Any) -> bool:
@@ -1238,9 +1321,10 @@ def _size_question(noun: Any, ent: Any, kind: str) -> str | None:
     return f"{how} {article} {text}"
 
 
-def _finish(body: str, verb: Any, ent: Any, kind: str, form: str, date_s: str) -> Stem | None:
+def _finish(body: str, verb: Any, ent: Any, kind: str, form: str, date_s: str, allowance: int = 0) -> Stem | None:
     """The question from its body: fronted phrases at the end, relative days made the news
-    day's, dated; None when the result is no clean question."""
+    day's, dated; None when the result is no clean question (over :data:`MAX_STEM_TOKENS` words,
+    and ``allowance`` more)."""
     front = _fronted(verb, ent)
     if front is None:
         return None
@@ -1251,8 +1335,10 @@ def _finish(body: str, verb: Any, ent: Any, kind: str, form: str, date_s: str) -
     if re.search(r"[\u201c\u201d\u2018\"]|\w[\u2019']\w{2,}", body):
         return None
     body = _clean(body, date_s, _day_dates(verb, date_s))
-    if body is None or len(body.split()) > MAX_STEM_TOKENS or len(body.split()) < 4:
+    if body is None or len(body.split()) > MAX_STEM_TOKENS + allowance or len(body.split()) < 4:
         return None
+    if _TIME_LEFT.search(body):
+        return None  # "held talks at a time [when ...]": the clause that said which time is left out
     body = body.rstrip(".!?,;: ")
     if re.search(r"\b(?:[A-Z]\.)+[A-Z]$", body):
         body += "."  # "to the U.S.": the abbreviation keeps its last full stop

@@ -113,29 +113,37 @@ def parse_date(text: str, default_year: int) -> tuple[dt.date, str] | None:
             return dt.date(int(m[1]), int(m[2]), int(m[3])), "iso"
         except ValueError:
             return None
-    m = re.fullmatch(rf"({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+({_YEAR}))?", t)
-    style = "md"
+    m = re.fullmatch(rf"({_MONTH_RE})\.?\s+(\d{{1,2}})(st|nd|rd|th)?(?:,?\s+({_YEAR}))?", t)
     if m:
-        mon, day, year = m[1], int(m[2]), m[3]
+        mon, day, ordinal, year = m[1], int(m[2]), m[3], m[4]
         style = "mdy" if year else "md"
     else:
-        m = re.fullmatch(rf"(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE})\.?(?:,?\s+({_YEAR}))?", t)
+        m = re.fullmatch(rf"(\d{{1,2}})(st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE})\.?(?:,?\s+({_YEAR}))?", t)
         if not m:
             return None
-        day, mon, year = int(m[1]), m[2], m[3]
+        day, ordinal, mon, year = int(m[1]), m[2], m[3], m[4]
         style = "dmy" if year else "dm"
     month = MONTHS.index(mon) + 1 if mon in MONTHS else MONTH_ABBR[mon]
     try:
-        return dt.date(int(year) if year else default_year, month, day), style
+        # "May 19th": the style notes the ordinal ("md_ord"), so options are written "May 26th".
+        return dt.date(int(year) if year else default_year, month, day), style + (ORDINAL if ordinal else "")
     except ValueError:
         return None
 
 
+ORDINAL = "_ord"  # the end of a style whose day is an ordinal ("md_ord": "May 19th")
+
+
+def ordinal(n: int) -> str:
+    """``n`` with its English ordinal suffix ("1st", "12th", "22nd")."""
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
 def format_like(d: dt.date, style: str) -> str:
-    """Format ``d`` in one of :func:`parse_date`'s styles."""
-    name = MONTHS[d.month - 1]
-    return {"mdy": f"{name} {d.day}, {d.year}", "md": f"{name} {d.day}", "dmy": f"{d.day} {name} {d.year}",
-            "dm": f"{d.day} {name}", "iso": d.isoformat()}.get(style, f"{name} {d.day}, {d.year}")
+    """Format ``d`` in one of :func:`parse_date`'s styles (ending in :data:`ORDINAL`: the day as an ordinal)."""
+    name, day = MONTHS[d.month - 1], ordinal(d.day) if style.endswith(ORDINAL) else str(d.day)
+    return {"mdy": f"{name} {day}, {d.year}", "md": f"{name} {day}", "dmy": f"{day} {name} {d.year}",
+            "dm": f"{day} {name}", "iso": d.isoformat()}.get(style.removesuffix(ORDINAL), f"{name} {day}, {d.year}")
 
 
 _RELATIVE = re.compile(rf"\b(?:(on|last|this|next)\s+)?({_WEEKDAY})\b(?!,?\s+(?:{_MONTH_RE}|\d))|\b(yesterday|today|tomorrow)\b",
