@@ -575,3 +575,6 @@ def test_the_maker_of_a_named_product_it_launched_is_no_answer(nlp):
     assert judged("Nintendo will release the Switch 2 in June.", "Nintendo")
     assert not judged("The Justice Department launched an investigation into Harvard.", "The Justice Department")
     assert not judged("Orbis released its quarterly earnings on Monday.", "Orbis")
+    # A person freed, a report named by its month: no product.
+    assert not judged("Hamas released Edan Alexander from captivity on Monday.", "Hamas")
+    assert not judged("The Labor Department released the March jobs report on Friday.", "The Labor Department")

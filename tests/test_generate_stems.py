@@ -727,10 +727,16 @@ def test_a_role_many_hold_says_whom_the_question_asks_about(nlp):
     # paying a visit to Beijing ...?" asked about (news-dev 2025-04-10 and 04-11).
     assert _stem(nlp, "Lakeland state Rep. Tom Brant, 41, was charged with two counts of bribery on Friday.",
                  "Tom Brant") == "Which Lakeland state representative was charged with two counts of bribery on April 11, 2025?"
-    assert _stem(nlp, "Ada Lind, the minister for ports and coastal trade, is paying a visit to Lisbon this week.",
-                 "Ada Lind") == ("Which minister for ports and coastal trade is paying a visit to Lisbon, "
-                                 "as reported on April 12, 2025?")
-    # An office one person holds names the answer to anyone who knows it: asked "Who".
+    assert _stem(nlp, "Ada Lind, the Lakeland lawmaker, is paying a visit to Lisbon this week.", "Ada Lind") == \
+        "Which Lakeland lawmaker is paying a visit to Lisbon, as reported on April 12, 2025?"
+    # An office one person holds names the answer to anyone who knows it, a portfolio too; a
+    # possessor, a superlative, a capitalised title word: asked "Who".
+    for text in ("Ada Lind, the minister for ports and coastal trade, is paying a visit to Lisbon this week.",
+                 "Rivertown foreign minister Ada Lind is paying a visit to Lisbon this week.",
+                 "The Kremlin's envoy Ada Lind is paying a visit to Lisbon this week.",
+                 "Pro-democracy lawmaker Ada Lind is paying a visit to Lisbon this week.",
+                 "Fellow senator Ada Lind is paying a visit to Lisbon this week."):
+        assert _stem(nlp, text, "Ada Lind") == "Who is paying a visit to Lisbon, as reported on April 12, 2025?", text
     assert _stem(nlp, "Homeland Security Secretary Jane Dolan visited a prison in El Salvador.", "Jane Dolan") == \
         "Who visited a prison in El Salvador, as reported on April 12, 2025?"
     assert _stem(nlp, "Prime Minister Ada Lind is stepping in to seize control of Orbis Steel.", "Ada Lind") == \
@@ -747,3 +753,8 @@ def test_a_role_may_lengthen_the_question_and_a_time_without_its_clause_is_none(
     # "at a time [when relations are strained]": which time? The phrase points at a clause left out.
     assert _stem(nlp, "Ada Lind held talks with Lakeport officials at a time when relations are strained.",
                  "Ada Lind") is None
+    assert _stem(nlp, "Ada Lind held talks with Lakeport officials at a time when relations are strained, in Lisbon.",
+                 "Ada Lind") is None
+    # "at the moment" is now.
+    assert _stem(nlp, "Ada Lind is leading the Lakeland race at the moment.", "Ada Lind") == \
+        "Who is leading the Lakeland race at the moment, as reported on April 12, 2025?"

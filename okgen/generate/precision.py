@@ -303,8 +303,14 @@ def product_maker(ent: Any) -> bool:
     if ent.root.dep_ != "nsubj" or ent.root.head.lemma_.lower() not in LAUNCH_VERBS:
         return False
     obj = next((c for c in ent.root.head.children if c.dep_ in ("dobj", "obj")), None)
-    return obj is not None and any(t.pos_ == "PROPN" or t.ent_type_ in ("PRODUCT", "WORK_OF_ART")
-                                   for t in obj.subtree if t.i <= obj.i)
+    if obj is None or any(c.dep_ == "prep" and c.lower_ in ("from", "into") for c in (*obj.children, *ent.root.head.children)):
+        return False  # "released Ada Lind from captivity", "launched a probe into ..."
+    return any(t.ent_type_ in ("PRODUCT", "WORK_OF_ART") or t.pos_ == "PROPN" and t.ent_type_ not in NOT_PRODUCT
+               for t in obj.subtree if t.i <= obj.i)
+
+
+# Names in an object that are no product: "released Ada Lind", "the March jobs report", "the Lakeport Accord".
+NOT_PRODUCT = frozenset({"PERSON", "GPE", "LOC", "NORP", "DATE", "TIME", "FAC", "EVENT", "LAW"})
 
 
 # Words before a number that make it a bound, not the figure: "well over $5 trillion" is

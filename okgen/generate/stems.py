@@ -709,24 +709,29 @@ def _titled(subj_toks: list[Any], ent: Any, kind: str) -> bool:
 
 # Roles a person's title or description may give in a question ("Which Lakeland state
 # representative ..."): many hold each. Not an office one person holds, which names the answer
-# to anyone who knows it (president, prime minister, chief executive, governor, mayor, secretary).
+# to anyone who knows it (president, prime minister, chief executive, governor, mayor, secretary,
+# a portfolio: "foreign minister", "trade representative", "district attorney").
 ROLE_NOUNS = frozenset({"representative", "senator", "lawmaker", "congressman", "congresswoman", "judge", "minister",
                         "envoy", "official", "prosecutor", "attorney", "lawyer", "adviser", "advisor", "ambassador",
-                        "commissioner", "aide", "candidate", "diplomat", "negotiator", "mp", "councillor",
-                        "councilman", "councilwoman", "legislator", "delegate"})
+                        "commissioner", "aide", "diplomat", "negotiator", "mp", "councillor", "councilman",
+                        "councilwoman", "legislator", "delegate"})
 ONE_HOLDER = frozenset({"president", "prime", "king", "queen", "chancellor", "ceo", "chief", "leader", "pope",
                         "governor", "mayor", "premier", "founder", "chairman", "chairwoman", "chair", "head",
-                        "secretary", "general", "speaker", "first", "top", "former", "ex", "deputy", "vice"})
+                        "secretary", "general", "speaker", "first", "top", "former", "ex", "deputy", "vice",
+                        "only", "sole", "lone", "fellow", "foreign", "defense", "defence", "trade", "justice",
+                        "interior", "finance", "health", "education", "home", "energy", "economy", "labor",
+                        "transport", "agriculture", "environment", "culture", "district", "special", "charge"})
 ABBREVIATED = {"rep.": "representative", "rep": "representative", "sen.": "senator", "sen": "senator",
                "amb.": "ambassador", "atty.": "attorney"}
 
 
 def _role(ent: Any, subj_toks: list[Any]) -> str | None:
     """The role a person answer's own title or description gives ("Lakeland state Rep. Tom Brant":
-    "Lakeland state representative"; "Ada Lind, the minister for ports and coastal trade": "minister
-    for ports and coastal trade"), for a
+    "Lakeland state representative"; "Ada Lind, the Lakeland lawmaker,": "Lakeland lawmaker"), for a
     question that says whom it asks about; None when there is none, it is an office one person
-    holds, or it names someone."""
+    holds (a portfolio, a phrase after the noun: "the minister for ports"), it names someone or
+    something's ("the Kremlin's envoy"), or its words are not plainly a role: every word is the
+    role noun, a place, nationality or organisation as written, or a lower-case word."""
     title = [t for t in subj_toks if t.i < ent.start and t.lower_ != "the"]
     appos = [c for c in ent.root.children if c.dep_ == "appos" and c.i >= ent.end and c.pos_ == "NOUN"]
     if title:
@@ -735,14 +740,20 @@ def _role(ent: Any, subj_toks: list[Any]) -> str | None:
         words = [t for t in appos[0].subtree if not (t.dep_ == "det" and t.head.i == appos[0].i)]
     else:
         return None
-    low = {ABBREVIATED.get(t.lower_, t.lower_) for t in words}
-    if not 1 <= len(words) <= 7 or not low & ROLE_NOUNS or low & ONE_HOLDER \
-            or any(t.ent_type_ == "PERSON" or t.pos_ in ("PRON", "VERB", "AUX", "PUNCT", "NUM")
-                   or t.lower_ in PRONOUNS or t.dep_ in ("relcl", "acl") for t in words):
-        return None
-    out = [ABBREVIATED.get(t.lower_, t.text if t.ent_type_ in ("GPE", "NORP", "ORG", "LOC") or t.text.isupper()
-                           or t.pos_ == "PROPN" and t.lower_ not in ROLE_NOUNS and t.i > 0 and "." not in t.text
-                           else t.lower_) for t in words]
+    low = [ABBREVIATED.get(t.lower_, t.lower_) for t in words]
+    if not 1 <= len(words) <= 5 or low[-1] not in ROLE_NOUNS or set(low) & ONE_HOLDER:
+        return None  # the role noun ends the phrase: no "for ...", "of ...", "in charge"
+    out = []
+    for t, w in zip(words, low):
+        if t.ent_type_ == "PERSON" or t.tag_ in ("POS", "JJS", "RBS", "HYPH") or t.dep_ == "case" \
+                or t.pos_ in ("PRON", "VERB", "AUX", "PUNCT", "NUM") or t.lower_ in PRONOUNS:
+            return None  # "the Kremlin's envoy", "pro-democracy", "most senior"
+        if t is words[-1]:
+            out.append(t.text if t.text.isupper() else w)  # "MP" stays, "Rep." is "representative"
+        elif t.ent_type_ in ("GPE", "NORP", "ORG", "LOC") or t.text.islower():
+            out.append(t.text)
+        else:
+            return None  # "U.S. District Judge", a capitalised word of a title: which case in a question?
     return " ".join(out)
 
 
@@ -1152,7 +1163,9 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
     return _finish(body, verb, ent, kind, form, date_s, allowance)
 
 
-_TIME_LEFT = re.compile(r"\b(?:at|in|during) (?:a|the|that|this) (?:time|moment|point|period|stage)(?=[,.?]|$)")
+_TIME_LEFT = re.compile(r"\b(?:at|in|during) (?:a|the|that|this) (?:same )?(?:time|moment|point|period|stage)\b"
+                        r"(?! (?:of|when|in which|that|before|after)\b)")
+_NOW = re.compile(r"\bat (?:the moment|this point|this time|the same time as)\b")  # "now", or a named time
 
 
 # Nouns of a place named earlier ("home prices in the region"): a measure of where?
@@ -1337,7 +1350,7 @@ def _finish(body: str, verb: Any, ent: Any, kind: str, form: str, date_s: str, a
     body = _clean(body, date_s, _day_dates(verb, date_s))
     if body is None or len(body.split()) > MAX_STEM_TOKENS + allowance or len(body.split()) < 4:
         return None
-    if _TIME_LEFT.search(body):
+    if _TIME_LEFT.search(_NOW.sub("", body)):
         return None  # "held talks at a time [when ...]": the clause that said which time is left out
     body = body.rstrip(".!?,;: ")
     if re.search(r"\b(?:[A-Z]\.)+[A-Z]$", body):
