@@ -731,8 +731,11 @@ def test_a_role_many_hold_says_whom_the_question_asks_about(nlp):
         "Which Lakeland lawmaker is paying a visit to Lisbon, as reported on April 12, 2025?"
     # An office one person holds names the answer to anyone who knows it, a portfolio too; a
     # possessor, a superlative, a capitalised title word: asked "Who".
-    for text in ("Ada Lind, the minister for ports and coastal trade, is paying a visit to Lisbon this week.",
-                 "Rivertown foreign minister Ada Lind is paying a visit to Lisbon this week.",
+    # A description after the name that cannot be the role leaves no question: "Who is paying a
+    # visit to Lisbon?" is anyone.
+    assert _stem(nlp, "Ada Lind, the minister for ports and coastal trade, is paying a visit to Lisbon this week.",
+                 "Ada Lind") is None
+    for text in ("Rivertown foreign minister Ada Lind is paying a visit to Lisbon this week.",
                  "The Kremlin's envoy Ada Lind is paying a visit to Lisbon this week.",
                  "Pro-democracy lawmaker Ada Lind is paying a visit to Lisbon this week.",
                  "Fellow senator Ada Lind is paying a visit to Lisbon this week."):

@@ -987,6 +987,12 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             if kind == "person" and (role := _role(ent, subj_toks)) is not None:
                 wh = f"Which {role}"  # "Which Lakeland state representative was indicted ...": who, said
                 allowance = len(role.split())  # the role is no clause material: the stem may be as much longer
+            elif kind == "person" and any(c.dep_ == "appos" and c.i >= ent.end and c.pos_ == "NOUN"
+                                          for c in ent.root.children):
+                # "Ada Lind, the minister for ports, is visiting Lisbon": the article says who she is
+                # by a description the question cannot carry; "Who is visiting Lisbon?" is anyone
+                # (two reviews rejected such a question).
+                return None
             if vp.split()[0].lower() in ("are", "were", "have", "do"):
                 vp = {"are": "is", "were": "was", "have": "has", "do": "does"}[vp.split()[0].lower()] + vp[len(vp.split()[0]):]
             body = f"{wh} {vp} {_text(rest)}"
