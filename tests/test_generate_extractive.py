@@ -163,6 +163,12 @@ def test_synthetic_corpus_passes_checks():
     # The synthetic articles stitch unrelated template sentences together: most are refused as
     # off the article's story (sentence_off_topic), as page furniture is; a few still give one.
     assert n >= 1
+    # No name option of one question answers another (it would hint at both).
+    from okgen.generate.distractors import bare
+
+    answers = {bare(c.answer) for cands in out.values() for c in cands}
+    assert not [o for cands in out.values() for c in cands for o in c.choices
+                if o != c.answer and not re.search(r"\d", o) and bare(o) in answers]
 
 
 def test_spans_are_typed():
@@ -632,3 +638,75 @@ def test_a_block_of_related_story_teasers_closing_an_article_is_found():
     sents = list(nlp(story + "Jane Doe launched a campaign on Monday. Jane Doe is a councillor in Lakemouth. "
                      "John Roe said he would back her.").sents)
     assert teaser_tail(sents) == len(sents)
+
+
+def test_the_days_questions_share_no_option_and_offer_no_other_answer():
+    """``day_questions``: drawn without the rule, the day asks X (article a) and Y (article b); with
+    X kept out of the options, b's question on Y lacks options and b asks Z instead, so Z is kept
+    out too; then nothing new comes. And a name a's question offers is offered by no later
+    question. Articles' questions are drawn as ``_questions`` would (a stand-in here: which
+    answers survive depends only on the names kept out)."""
+    from okgen.generate.records import Candidate
+
+    calls = []
+
+    def questions(article, n, pool, avoid, reasons):
+        calls.append((article.id, set(avoid)))
+        reasons["no_distractors"] += 1
+        if article.id == "a":
+            return [Candidate(article_id="a", index=0, question="Q?", answer="X", choices=["X", "P1", "P2", "P3"],
+                              answer_type="person")]
+        answer = "Z" if "X" in avoid else "Y"  # X was one of Y's options
+        options = [o for o in ("P1", "P4", "P5", "P6") if o not in avoid][:3]
+        return [Candidate(article_id="b", index=0, question="Q?", answer=answer, choices=[answer, *options],
+                          answer_type="person")]
+
+    gen = ExtractiveGenerator.__new__(ExtractiveGenerator)
+    gen._questions, gen.seed = questions, 0
+    arts = {i: type("A", (), {"id": i})() for i in ("a", "b")}
+    pool = extractive.ExtractivePool(items={"a": [], "b": []}, articles=arts)
+    got = gen.day_questions(pool, 1)
+    assert [c.answer for c in got["a"][0]] == ["X"] and [c.answer for c in got["b"][0]] == ["Z"]
+    assert got["b"][0][0].choices == ["Z", "P4", "P5", "P6"]  # P1 is a's option
+    # Three passes (answers {} -> {x, y} -> {x, y, z} -> no new one); b always after a, whose options it avoids.
+    assert calls[-1] == ("b", {"X", "Y", "Z", "P1", "P2", "P3"}) and len(calls) == 6
+    assert not pool.reasons  # the passes count nothing: generate adds an article's reasons once
+    gen._questions = None  # computed once per pool and n
+    out = gen.generate(arts["b"], 1, pool)
+    assert [c.answer for c in out] == ["Z"] and pool.reasons == {"no_distractors": 1}
+    out[0].choices.append("mutated")
+    assert gen.generate(arts["b"], 1, pool)[0].choices == ["Z", "P4", "P5", "P6"]  # copies, not the day's own
+
+
+def test_one_figure_a_day_per_topic_of_the_headlines():
+    """Three stories of a day's tariff war (invented), each with a tariff rate: the quiz asks one
+    (the best-ranked), and the funnel names the others."""
+    import hashlib
+
+    from okgen.schema import Article
+
+    def art(i: int, title: str, text: str) -> Article:
+        when = dt.datetime(2026, 11, 21, 8, tzinfo=dt.timezone.utc)
+        return Article(id=f"fig{i:012d}", url=f"https://x.example/f{i}", canonical_url=f"https://x.example/f{i}",
+                       source=f"s{i}", title=title, published_at=when, date=DAY, fetched_at=when, text=text,
+                       text_sha256=hashlib.sha256(text.encode()).hexdigest(), extractor="test", language="en")
+
+    arts = [
+        art(1, "Norway raises tariffs on Chilean salmon", "Norway raised tariffs on Chilean salmon to 45% on Thursday. "
+            "Norwegian officials said the tariffs would protect local fish farms."),
+        art(2, "Chile hits back with tariffs on Norwegian timber", "Chile raised tariffs on Norwegian timber to 30% on "
+            "Friday. Chilean officials said the tariffs would stay until talks resume."),
+        art(3, "Tariffs weigh on Peru's copper trade", "Peru raised tariffs on Chilean copper to 15% on Friday. "
+            "Port workers in Peru said the tariffs had cut traffic."),
+    ]
+    g = ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), 1)
+    pool = g.build_pool(arts, DAY)
+    tariff_items = [(a.id, it) for a in arts for it in pool.items[a.id]
+                    if it.stem.kind == "percent" and "tariff" in it.topic]
+    assert len(tariff_items) == 3, [(it.stem.question, it.topic) for _, it in tariff_items]
+    out = {a.id: g.generate(a, 3, pool) for a in arts}
+    asked = [c for cs in out.values() for c in cs if c.answer_type == "percent" and "tariff" in c.question.lower()]
+    assert len(asked) == 1, [c.question for c in asked]
+    best = min(tariff_items, key=lambda x: (-x[1].score, x[0], x[1].sentence_index))
+    assert asked[0].answer == best[1].stem.answer
+    assert pool.reasons["figure_same_topic"] == len(tariff_items) - 1

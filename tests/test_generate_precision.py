@@ -85,6 +85,15 @@ def test_background_sentences_are_history():
     assert not pr.background_sentence("The new program will run for five years and cost $3 billion.", DAY)
     assert not pr.background_sentence("The company said it would cut 300 jobs by the end of June.", DAY)
     assert not pr.background_sentence("On April 4 a district judge ordered the government to act.", DAY)
+    # A past event dated by its month or year alone happened earlier (a reviewer: a baseline tariff
+    # of the 2nd, told on the 11th); a plan for this month is news.
+    assert pr.background_sentence("Orbis imposed 10% tariffs on all Lakeport exports this month, with other markets "
+                                  "facing steeper rates.", DAY)
+    assert pr.background_sentence("The firm dismissed 300 staff this year.", DAY)
+    for text in ("The firm will cut 300 jobs this month.", "The firm plans to open 30 stores this year.",
+                 "The United Nations will hold talks this year.", "The vote is expected this month.",
+                 "The firms need 300 more staff this year.", "A hundred firms will open stores this year."):
+        assert not pr.background_sentence(text, DAY), text
 
 
 def test_date_answers_stay_near_the_news_day():

@@ -51,6 +51,9 @@ def test_quality_json_is_written_beside_the_manifest_and_verified(make_snapshot)
     assert o is not None and sum(o["histogram"].values()) == len(snap.questions) and o["max"] >= o["median"]
     t = q.distractor_type_agreement
     assert t is not None and 0 <= t["agreeing"] <= t["distractors"]
+    x = q.options_answering_another
+    assert x is not None and x["distractors"] == sum(len(c.choices) - 1 for c in snap.questions)
+    assert "options answering another question" in (snap.path / "README.md").read_text()
     ids = {x.id for x in snap.questions}
     assert len(q.sample) == min(20, len(ids)) and {s.id for s in q.sample} <= ids
     assert "## Quality evidence" in (snap.path / "README.md").read_text()
@@ -61,6 +64,23 @@ def test_quality_json_is_written_beside_the_manifest_and_verified(make_snapshot)
     path.write_text(json.dumps(data))
     rep = verify_folder(snap.path)
     assert not rep.ok and any(QUALITY in str(p) for p in rep.problems)
+
+
+def test_options_that_answer_another_question_are_counted(make_snapshot):
+    from okgen.snapshot.quality import _cross_answers
+
+    qs = list(make_snapshot().questions)[:3]
+    assert len(qs) == 3 and len({q.answer for q in qs}) == 3
+    clean = _cross_answers(qs)
+    assert clean["distractors"] == sum(len(q.choices) - 1 for q in qs) and clean["answering_another"] == 0
+    # The second question offers the first one's answer, written with another case and "the".
+    i = next(j for j, c in enumerate(qs[1].choices) if c != qs[1].answer)
+    choices = list(qs[1].choices)
+    choices[i] = "The " + qs[0].answer.upper()
+    qs[1] = qs[1].model_copy(update={"choices": choices})
+    got = _cross_answers(qs)
+    assert got["answering_another"] == 1 and got["examples"] == [f"The {qs[0].answer.upper()} (in {qs[1].id})"]
+    assert got["rate"] == round(1 / got["distractors"], 4)
 
 
 def test_the_same_snapshot_gives_the_same_sample(make_snapshot, workspace, tmp_path):

@@ -12,7 +12,7 @@ import math
 import random
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from okgen.generate import lexicon as lx
@@ -28,7 +28,10 @@ CLOSE_FACTORS = (0.8, 1.25, 0.9, 1.1)
 FAR_FACTORS = (0.6, 0.7, 1.4, 1.6, 1.8, 2.3, 0.45, 2.7, 0.35, 3.4)
 DATE_CLOSE = (7, -7, 3, -3, 14, -14, 1, -1, 2, -2)
 DATE_FAR = (30, -30, 61, -61, 92, -92, 21, -21)
-DATE_NEAR = (5, -5, 10, -10, 21, -21, 4, -4, 12, -12, 9, -9)  # the far options within three weeks
+# Options within six days first (close, then far): a premiere at a twelve-day festival gets
+# options inside the festival, not two weeks after it; the wider sets only where those leave too few.
+DATE_WEEK = ((1, -1, 2, -2, 3, -3), (5, -5, 4, -4, 6, -6))
+DATE_NEAR = (5, -5, 10, -10, 21, -21, 4, -4, 12, -12, 9, -9)  # then within three weeks
 YEAR_SHIFTS = (1, -1, 2, -2, 3, -3, 5, -5, 4, -4, 6, -6, 7, -7)
 
 
@@ -45,6 +48,8 @@ class Pool:
     """Each name's roles in the day's sentences (``s:launch``, ``t:president``; see
     ``extractive._role_features``), as unit tf-idf vectors."""
     role_idf: dict[str, float] = field(default_factory=dict)
+    former_heads: set[str] = field(default_factory=set)
+    """Names written "former President" (and the like) and never with the title alone."""
     past: dict[str, float] = field(default_factory=dict)
     """The share of each name's mentions written as no longer in office ("former President")."""
     topics: dict[str, Counter[str]] = field(default_factory=dict)
@@ -65,10 +70,25 @@ class Pool:
             mentions = self.mentions[key] = bag.get("#mentions", 0)
             if mentions:
                 self.past[key] = min(1.0, bag.get("t:former", 0) / mentions)
+            if bag.get(FORMER_HEAD, 0) and bag.get(FORMER_HEAD, 0) >= bag.get(HEAD, 0):
+                self.former_heads.add(key)
 
     def role_vector(self, bag: Counter[str]) -> dict[str, float]:
         """Role features as a unit tf-idf vector (``t:former`` left out: it is checked apart)."""
-        return _unit_tfidf({w: c for w, c in bag.items() if w != "t:former"}, self.role_idf)
+        return _unit_tfidf({w: c for w, c in bag.items() if w not in ("t:former", FORMER_HEAD, HEAD)}, self.role_idf)
+
+    def national(self, name: str, words: set[str]) -> bool:
+        """Whether most of the sentences naming ``name`` use one of the nationality ``words``
+        ("Russian", in the one sentence that names Dmitry Medvedev: no option for a trip to Russia,
+        though no title gives his country)."""
+        key = normalize(name)
+        bag, mentions = self.topics.get(key), self.mentions.get(key, 0)
+        return bool(bag and mentions) and any(bag.get(w, 0) >= 0.5 * mentions for w in words)
+
+    def was_head(self, name: str) -> bool:
+        """Whether the news writes ``name`` "former President" (prime minister, premier,
+        chancellor) and never "President" alone."""
+        return normalize(name) in self.former_heads
 
     def share(self, name: str, word: str) -> float:
         """The share of ``name``'s sentences that use ``word`` (smoothed: a name seen once is
@@ -176,7 +196,8 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
          rng: random.Random, year: int, n: int = 3, prefer: set[str] | None = None,
          near: Sequence[str] = (), same_type: Callable[[str], bool] | None = None,
          day: dt.date | None = None, evidence: Counter[str] | None = None,
-         role: Counter[str] | None = None, why: list[str] | None = None) -> list[str] | None:
+         role: Counter[str] | None = None, why: list[str] | None = None,
+         avoid: Mapping[str, str] | None = None) -> list[str] | None:
     """Choose ``n`` distractors for ``answer``; None when not enough good ones exist.
 
     A distractor never appears in the article or the question (it could be a second right
@@ -187,6 +208,12 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
     ``same_type``, only options it accepts (the answer's entity label when parsed alone).
     With the news ``day``, a date answer on or before it gets no option after it (an event
     reported that day cannot have happened later), and a later one none on or before it.
+    No name of ``avoid`` (name -> kind: the answers and options of the day's other questions) of
+    the answer's kind is offered, nor one that contains it, is contained in it word for word or
+    names the same body (an acronym, "the Oval Office" for "the White House"): an option that
+    answers another question of the quiz hints at both, and two questions offering the same names
+    give each other away. Names of another kind do not count ("Washington" the place is no reason
+    to leave out "The Washington Post").
 
     A name is offered only when it is **plausible** (a pool with context vectors, as the day's
     generator builds): used in the news like the answer (context similarity at least
@@ -197,22 +224,33 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
     when the pool itself lacks same-kind names).
     """
     q_norm = normalize(question)
-    a_norm = _bare(answer)
+    a_norm = bare(answer)
+    group = {"region": "place"}.get(kind, kind)
+    same_kind = [o for o, k in (avoid or {}).items() if {"region": "place"}.get(k, k) == group]
+    avoid_bare = {bare(o): o for o in same_kind}
+    avoid_acronyms = [o for o in same_kind if _letters_upper(o)]
+
+    def avoided(c: str, cn: str) -> bool:
+        if cn in avoid_bare or any(f" {cn} " in f" {o} " or f" {o} " in f" {cn} " for o in avoid_bare):
+            return True
+        others = same_kind if _letters_upper(c) else avoid_acronyms
+        return any(aliases(c, o) for o in others) or any(lx.same_body(cn, o) for o in avoid_bare)
 
     def ok(c: str) -> bool:
-        cn = _bare(c)
+        cn = bare(c)
         # Neither contains the other ("Department of Commerce" is "The U.S. Department of
         # Commerce"), word for word.
         return (cn != a_norm and f" {cn} " not in f" {a_norm} " and f" {a_norm} " not in f" {cn} "
                 and not aliases(c, answer) and not contains(article_norm, c) and not contains(q_norm, c)
-                and not any(contains(q_norm, other) or _bare(other) == a_norm for other in place_aliases(c)))
+                and not any(contains(q_norm, other) or bare(other) == a_norm for other in place_aliases(c))
+                and not (same_kind and avoided(c, cn)))
 
     if kind in POOL_KINDS:
-        bare: dict[str, str] = {}
+        by_bare: dict[str, str] = {}
         for c in pool.candidates(kind, article_id):
             if ok(c):
-                bare.setdefault(_bare(c), c)
-        cands = list(bare.values())
+                by_bare.setdefault(bare(c), c)
+        cands = list(by_bare.values())
         if prefer:
             beat = [c for c in cands if pool.names[kind][normalize(c)][1] & prefer]
             if len(beat) >= n + 2:
@@ -250,11 +288,11 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
                 return got
         return None
     if kind == "date":
-        # Options within three weeks first: "May 17th" against "May 19th" for a festival in May, not
-        # "August 19th" (a reviewer ruled out the dates outside the festival); months apart only
-        # where those leave too few.
-        for far in (DATE_NEAR, DATE_FAR):
-            got = _number_options(answer, kind, _dates(answer, year, far), ok, same_type, rng, n, year, day)
+        # Options within about a week first: "May 17th" against "May 19th" for a festival in May,
+        # not "August 19th" nor "May 31st" (reviewers ruled out the dates outside the festival);
+        # weeks and months apart only where those leave too few.
+        for shifts in (DATE_WEEK, (DATE_CLOSE, DATE_NEAR), (DATE_CLOSE, DATE_FAR)):
+            got = _number_options(answer, kind, _dates(answer, year, shifts), ok, same_type, rng, n, year, day)
             if got is not None:
                 return got
         return None
@@ -347,6 +385,14 @@ STRONG_ROLE = 0.05  # an answer written with its role's words this often needs o
 PROMINENT_SHARE = 0.05  # a person named in at least this share of the day's articles is prominent ...
 MAX_PROMINENCE = 6  # ... and gets options named in at least a sixth as many articles
 MAX_PAST = 0.5  # a name written "former ..." in at least this share of its mentions is out of office
+# Role features, counted apart from the role vector: written "former President" (prime minister,
+# premier, chancellor) and never with the title alone, a name is out of office. A sitting official
+# is written "former Fox News host" at times, never "former President"; Barack Obama, "former
+# President" in one of his five mentions of 2025-04-11 and never "President", was offered for the
+# Agriculture Secretary's pressure on Mexico; a video caption calling the sitting president "former
+# President Donald Trump" does not make him one, as the day writes "President Donald Trump" too.
+FORMER_HEAD = "h:former"
+HEAD = "h:head"  # written with a head's title ("President X"), former or not: both are counted apart
 
 
 # Nouns that say what kind of actor a name is, not what it did: no role for focus ("Which
@@ -396,12 +442,15 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     # A member of the EU against a country that sets its own tariffs: the EU sets its members'.
     no_eu = kind == "place" and bool(nouns & lx.TRADE_WORDS) and answer not in lx.EU_MEMBERS
     min_place = max(MIN_FOCUS, min(FOCUS_SHARE * pool.focus(answer, noun_focus), FOCUS_ENOUGH)) if noun_focus else 1.0
-    in_office = pool.past.get(normalize(answer), 0.0) < MAX_PAST
+    in_office = pool.past.get(normalize(answer), 0.0) < MAX_PAST and not pool.was_head(answer)
     field_ = title_field(pool.roles.get(normalize(answer), {}), role) if kind == "person" else None
     home = title_country(pool.roles.get(normalize(answer), {}), role) if kind == "person" else None
     # The countries the question names: "visits Beijing for talks with Chinese counterparts" is
     # asked of no Chinese minister, when the answer is none.
     abroad = lx.countries_named(question) - {home} if kind == "person" else set()
+    abroad_words = {w for c in abroad for w in lx.demonyms(c)}
+    if abroad_words and pool.national(answer, abroad_words):
+        abroad_words = set()  # the answer is written so too: the words say nothing of anyone's country
     # Abroad, a head of state or government titled with the country gets heads of state or
     # government, or officials of that country ("Who will visit Vietnam?": the Chinese president
     # against other presidents and prime ministers, not another country's junior minister); at
@@ -444,7 +493,7 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
         sim, is_near, ev_sim, focus_sim = features(c)
         if least_articles and len(names[normalize(c)][1]) < least_articles:
             return False
-        if in_office and pool.past.get(normalize(c), 0.0) >= MAX_PAST:
+        if in_office and (pool.past.get(normalize(c), 0.0) >= MAX_PAST or pool.was_head(c)):
             return False  # "former President Joe Biden" against a sitting one
         c_field = title_field(pool.roles.get(normalize(c), {})) if field_ is not None else None
         if field_ is not None and c_field not in ((field_,) if same_field else (None, field_)):
@@ -455,8 +504,8 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
             return False
         if home is not None and c_home not in (None, home) and not (c_leader and visit):
             return False  # "Israeli Prime Minister X" against "US President Y"; on a visit, leaders meet leaders
-        if c_home in abroad:
-            return False  # China's commerce minister for a visit to Beijing
+        if c_home in abroad or abroad_words and pool.national(c, abroad_words):
+            return False  # China's commerce minister for a visit to Beijing; a Russian for a trip to Russia
         if sim >= MIN_NEAR_SIMILARITY and (
                 kind == "org" and is_near and org_class(c) == org_class(answer) and _acronym(c) == _acronym(answer)
                 or kind == "person" and field_ is not None and c_field == field_
@@ -581,7 +630,7 @@ def role_words(role: Counter[str]) -> Counter[str]:
     return out
 
 
-def _bare(text: str) -> str:
+def bare(text: str) -> str:
     """Normalised, without a leading article: "The Supreme Court" and "Supreme Court" are one."""
     n = normalize(text).strip()
     return n[4:] if n.startswith("the ") else n
@@ -611,6 +660,12 @@ def _names(answer: str, kind: str, cands: Sequence[str], rng: random.Random, n: 
     return out if len(out) == n else None
 
 
+def _letters_upper(name: str) -> bool:
+    """Whether a name's letters are all capitals (an acronym: "DOGE", "U.S.")."""
+    letters = re.sub(r"[^A-Za-z]", "", name)
+    return bool(letters) and letters.isupper()
+
+
 def _initials(name: str) -> set[str]:
     words = [w for w in re.findall(r"[A-Za-z]+", name) if w.lower() != "the"]
     return {"".join(w[0] for w in words).upper(), "".join(w[0] for w in words if w[0].isupper()).upper()}
@@ -626,17 +681,17 @@ def place_aliases(name: str) -> tuple[str, ...]:
     """Other names of the same country (the US is "America", "the U.S.", "Washington"): an
     option the stem already names under another name ("... tariff on US goods": "the United
     States") is no option."""
-    bare = _bare(name)
+    key = bare(name)
     for group in _PLACE_ALIASES:
-        if any(_bare(g) == bare for g in group):
-            return tuple(g for g in group if _bare(g) != bare)
+        if any(bare(g) == key for g in group):
+            return tuple(g for g in group if bare(g) != key)
     return ()
 
 
 def aliases(a: str, b: str) -> bool:
     """Whether one name is the other's acronym ("DOGE", "the Department of Government
     Efficiency") or both name one body (:data:`lexicon.SAME_BODY`): two options naming one thing."""
-    if lx.same_body(*(re.sub(r"\bu s\b", "us", _bare(x)) for x in (a, b))):
+    if lx.same_body(*(re.sub(r"\bu s\b", "us", bare(x)) for x in (a, b))):
         return True  # "the Oval Office" for "the White House"
     for x, y in ((a, b), (b, a)):
         letters = re.sub(r"[^A-Za-z]", "", y)
@@ -810,7 +865,8 @@ def _years(answer: str, year: int) -> tuple[list[str], list[str]]:
     return [str(y + d) for d in YEAR_SHIFTS[:2]], [str(y + d) for d in YEAR_SHIFTS[2:]]
 
 
-def _dates(answer: str, year: int, far: tuple[int, ...] = DATE_FAR) -> tuple[list[str], list[str]]:
+def _dates(answer: str, year: int, shifts: tuple[tuple[int, ...], tuple[int, ...]] = (DATE_CLOSE, DATE_FAR)
+           ) -> tuple[list[str], list[str]]:
     from okgen.generate.text import ORDINAL, format_like
 
     parsed = parse_date(answer, year)
@@ -827,4 +883,4 @@ def _dates(answer: str, year: int, far: tuple[int, ...] = DATE_FAR) -> tuple[lis
             out.append(format_like(nd, style))
         return list(dict.fromkeys(out))
 
-    return make(DATE_CLOSE), make(far)
+    return make(shifts[0]), make(shifts[1])

@@ -97,6 +97,9 @@ class _Item:
     """The evidence sentence's context words, the answer's left out (its topic, for distractors)."""
     role: Counter[str] = field(default_factory=Counter)
     """The answer's role in the evidence sentence (:func:`_role_features`), for distractors."""
+    topic: frozenset[str] = frozenset()
+    """The nouns of the stem that the day's headlines are about ("tariff", in 3 or more of them):
+    a figure's topic, one figure a day per topic (:data:`FIGURE_KINDS`)."""
 
 
 @dataclass
@@ -113,6 +116,14 @@ class ExtractivePool:
     """Why each (sentence, answer) pair the parse offered became no question, and how many did."""
     near: dict[str, list[str]] = field(default_factory=dict)
     """Each article's nearest stories of the day (BM25 over the texts), closest first."""
+    articles: dict[str, Article] = field(default_factory=dict)
+    """The day's articles by id."""
+    figures: dict[tuple[str, str], tuple[str, int, str]] = field(default_factory=dict)
+    """For each figure kind and headline noun, the day's best-ranked figure item: (article id,
+    sentence index, answer). An item is asked only where it is the best of every topic it has."""
+    questions: dict[tuple[int, int], dict[str, tuple[list[Candidate], Counter[str]]]] = field(default_factory=dict)
+    """For ``n`` questions per article and a seed, each article's questions and drop reasons,
+    drawn for the whole day at once (:meth:`ExtractiveGenerator.day_questions`)."""
 
 
 class ExtractiveGenerator:
@@ -243,6 +254,7 @@ class ExtractiveGenerator:
         day = _DayNames(docs, today, articles)
         pool.near = _nearest(today)
         for a in today:
+            pool.articles[a.id] = a
             pool.by_source.setdefault(a.source, set()).add(a.id)
             pool.items[a.id] = self._items(a, docs[a.id], majority, pool, day)
             if not pool.items[a.id]:
@@ -297,8 +309,12 @@ class ExtractiveGenerator:
                 score = (weight + FORM_WEIGHT.get(stem.form, 0.0)
                          - self.position_penalty * i
                          + (self.novelty_bonus if normalize(stem.answer) not in pool.seen_before else 0.0))
+                stem_words = {w.lower() for w in re.findall(r"[A-Za-z]+", stem.question)}
+                topic = frozenset(t.lemma_.lower() for t in sent if t.pos_ == "NOUN"
+                                  and (t.lower_ in stem_words or t.lemma_.lower() in stem_words)
+                                  and day.headlines[t.lemma_.lower()] >= NEWS_HEADLINES)
                 items.append(_Item(stem, i, sent.text.strip(), score, Counter(_context_words(sent, ent)),
-                                   Counter(_role_features(sent, ent))))
+                                   Counter(_role_features(sent, ent)), topic))
         items.sort(key=lambda it: (-it.score, it.sentence_index, it.stem.question))
         return items
 
@@ -328,6 +344,53 @@ class ExtractiveGenerator:
         """Up to ``n`` candidates about ``article`` (fewer when it offers fewer good facts)."""
         if article.id not in pool.items:
             pool = self.build_pool([article], article.date)
+        cands, reasons = self.day_questions(pool, n)[article.id]
+        pool.reasons.update(reasons)
+        return [c.model_copy(deep=True) for c in cands]
+
+    def day_questions(self, pool: ExtractivePool, n: int) -> dict[str, tuple[list[Candidate], Counter[str]]]:
+        """Each of the day's articles' questions and the funnel reasons of its drops, drawn in
+        article-id order so that no option is the answer of another question of the day, and no
+        name an option of two (two questions offering the same three names give each other away:
+        each one's answer is the name the other does not offer). The day's answers are found as a
+        fixed point: drawn without that rule, then again with the answers found kept out of the
+        options, until no new answer comes (an article whose question then lacks options may ask
+        its next one); a name some pass drew as an answer stays out even if no final question
+        asks it. Names only (numbers and dates are drawn around each answer). Computed once per
+        pool, ``n`` and seed."""
+        got = pool.questions.get((n, self.seed))
+        if got is None:
+            # One figure a day per topic: the best-ranked of the day's items of a figure kind whose
+            # stem names a noun of the day's headlines ("tariff"); the others give no question.
+            best: dict[tuple[str, str], tuple[float, str, int, str]] = {}
+            for a_id in sorted(pool.items):
+                for item in pool.items[a_id]:
+                    if item.stem.kind in FIGURE_KINDS:
+                        rank = (-item.score, a_id, item.sentence_index, item.stem.answer)
+                        for noun in item.topic:
+                            key = (item.stem.kind, noun)
+                            best[key] = min(best.get(key, rank), rank)
+            pool.figures = {(kind, noun): rank[1:] for (kind, noun), rank in best.items()}
+            answers: dict[str, str] = {}  # names any pass drew as an answer (a superset of the day's) -> kind
+            while True:
+                offered: dict[str, str] = {}  # names already an option of a question of this pass -> kind
+                got = {}
+                for a_id in sorted(pool.items):
+                    reasons: Counter[str] = Counter()
+                    cands = self._questions(pool.articles[a_id], n, pool, {**answers, **offered}, reasons)
+                    offered.update((x, c.answer_type) for c in cands if c.answer_type in dis.POOL_KINDS
+                                   for x in c.choices if x != c.answer)
+                    got[a_id] = (cands, reasons)
+                new = {c.answer: c.answer_type for cands, _ in got.values() for c in cands
+                       if c.answer_type in dis.POOL_KINDS and c.answer not in answers}
+                if not new:
+                    break
+                answers.update(new)
+            pool.questions[(n, self.seed)] = got
+        return got
+
+    def _questions(self, article: Article, n: int, pool: ExtractivePool, avoid: dict[str, str],
+                   reasons: Counter[str]) -> list[Candidate]:
         rng = random.Random(int(sha256_text(f"{self.seed}:{article.id}")[:16], 16))
         article_norm = normalize(f"{article.title}\n{article.text}")
         date_s = format_date(article.date)
@@ -344,16 +407,21 @@ class ExtractiveGenerator:
                 continue
             kind = st.kind
             if kind == "place" and _leader_of(st.answer, st.question, pool.names) is not None:
-                pool.reasons["answer_country_in_stem"] += 1  # "for talks with Vladimir Putin": Russia
+                reasons["answer_country_in_stem"] += 1  # "for talks with Vladimir Putin": Russia
+                continue
+            if kind in FIGURE_KINDS and any(pool.figures.get((kind, noun)) != (article.id, item.sentence_index, st.answer)
+                                            for noun in item.topic):
+                reasons["figure_same_topic"] += 1  # a second tariff rate of the day: one reads as the other's
                 continue
             want = self.option_label(st.answer)
             ds = dis.pick(st.answer, kind, pool=pool.names, article_id=article.id, article_norm=article_norm,
                           question=st.question, rng=rng, year=article.date.year,
                           prefer=pool.by_source.get(article.source), near=pool.near.get(article.id, ()),
                           same_type=None if want == "none" else (lambda c, w=want: self.option_label(c) == w),
-                          day=article.date, evidence=item.words, role=item.role, why=(why := []))
+                          day=article.date, evidence=item.words, role=item.role, why=(why := []),
+                          avoid=avoid)
             if ds is None:
-                pool.reasons[why[0] if why else "no_distractors"] += 1
+                reasons[why[0] if why else "no_distractors"] += 1
                 continue
             used_sentences.add(item.sentence_index)
             used_answers.add(key)
@@ -586,6 +654,9 @@ def off_topic(sent: Any, topic: Counter[str], title_keys: set[str]) -> bool:
     return not any(topic[k] > 1 or k in title_keys for k in keys)
 
 
+# Figures asked once a day per topic: six tariff rates in a day's quiz read as one question with
+# several answers, and contradict each other as the rates change (two reviewers).
+FIGURE_KINDS = frozenset({"percent", "money", "count", "quantity"})
 NEWS_HEADLINES = 3  # a word in at least this many of the day's headlines is the day's news ...
 NEWS_WORDS = 2  # ... and a sentence with this many such words reports it, whatever its story
 
@@ -697,6 +768,29 @@ def _context_words(sent: Any, ent: Any) -> list[str]:
 NAME_SUFFIXES = frozenset({"Jr.", "Jr", "Sr.", "Sr", "II", "III", "IV"})
 # Words before a name that say it no longer holds the role ("former President Joe Biden").
 PAST_WORDS = frozenset({"former", "ex", "late", "then", "previous", "predecessor"})
+# The titles of a head of state or government, written right before the name.
+HEAD_TITLES = frozenset({"president", "premier", "chancellor"})
+
+
+def _head_titles(sent: Any, ent: Any) -> list[str]:
+    """``dis.HEAD`` for a name written right after a head's title ("President Donald Trump",
+    "Prime Minister X"), and ``dis.FORMER_HEAD`` too when "former" or "ex" leads the title, a
+    country word at most between ("former US President Barack Obama"); not "then-President" nor
+    "Former Premier League striker"."""
+    j = ent.start - 1
+    if j < sent.start:
+        return []
+    title = sent.doc[j].lower_
+    if not (title in HEAD_TITLES or title == "minister" and j - 1 >= sent.start and sent.doc[j - 1].lower_ == "prime"):
+        return []
+    k = j - (2 if title == "minister" else 1)
+    if k >= sent.start and sent.doc[k].lower_ not in ("former", "ex") and sent.doc[k].pos_ in ("PROPN", "ADJ") \
+            and sent.doc[k].text[:1].isupper():
+        k -= 1  # a country word: "former US President"
+    if k >= sent.start and sent.doc[k].lower_ == "-":
+        k -= 1  # "ex-President"
+    former = k >= sent.start and sent.doc[k].lower_ in ("former", "ex")
+    return [dis.HEAD, dis.FORMER_HEAD] if former else [dis.HEAD]
 
 
 def _name_suffix(doc: Any, ent: Any) -> str:
@@ -746,6 +840,7 @@ def _role_features(sent: Any, ent: Any) -> list[str]:
         if t.is_alpha:
             out.append("t:former" if t.lower_ in PAST_WORDS else f"t:{t.lemma_.lower()}")
         i -= 1
+    out.extend(_head_titles(sent, ent))
     for child in root.children:
         if child.dep_ == "appos" and child.pos_ == "NOUN":
             out.append(f"t:{child.lemma_.lower()}")

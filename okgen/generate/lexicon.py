@@ -127,6 +127,11 @@ COUNTRY_WORD = re.compile(r"(?<![\w.])(" + "|".join(re.escape(w) for w in sorted
                           + r")(?![\w])")
 
 
+def demonyms(country: str) -> set[str]:
+    """The lower-case nationality words of a country ("russian" for Russia)."""
+    return {w.lower() for w, c in COUNTRY_OF.items() if c == country and w in DEMONYMS}
+
+
 def countries_named(text: str) -> set[str]:
     """The countries a text names, by name, demonym or main city ("talks in Beijing with
     Chinese counterparts": China)."""

@@ -58,6 +58,10 @@ _HISTORY = re.compile(r"\b(?:was born|born in|born on|founded in|died in|since (
                       r"(?!(?:reported|said|told|announced|revealed|published|disclosed|confirmed|noted|wrote|found|"
                       r"warned|estimated|stated)\b)(?:\w+ed|met|held|made|took|went|came|gave|won|lost|spent|sent|led|"
                       r"began|saw)|last (?:month|year)|earlier this year|in the past|used to|"
+                      # A past event dated only by its month or year ("imposed tariffs on all its
+                      # exports this month", told in the news of the 11th): earlier, not the day's.
+                      r"(?<!\bwill )(?<!\bto )(?<!\bis )(?<!\bare )(?<!\bbe )\b(?!(?:need|feed|speed|seed|breed|indeed|hundred|"
+                      r"proceed|succeed|exceed|shed|red|bed)\b)(?-i:[a-z]+ed)\b[^.;:]{0,60}?\bthis (?:month|year)|"
                       r"(?:has|have|had) long|(?:has|have|had) (?:lived|worked|served|run|ruled|led|taught|existed|remained|stayed|been (?:in|at|with|a|an|the)\b)[^.;]{0,40}? for (?:almost |nearly |about |around |more than |over |some )?(?:\d+|two|three|four|five|six|seven|eight|nine|ten|\w+teen|twenty|thirty|forty|fifty) years|last week|earlier this month|(?:in|over) the (?:last|past) (?:\w+ )?(?:years|decades)|for generations|for (?:decades|centuries)|(?:after|during|before) the war|"
                       r"under the (?:previous|former|last|prior) (?:administration|government)|under (?:former|then)[- ])\b",
                       re.IGNORECASE)

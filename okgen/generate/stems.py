@@ -71,6 +71,25 @@ CLOSING_VERBS = frozenset({"close", "finish", "end", "open", "trade"})
 DIRECTION_WORDS = frozenset({"up", "down", "higher", "lower"})
 # Prepositions that ask naturally for a person or an organisation ("With whom did X meet").
 NAME_PREPS = frozenset({"with", "to", "against", "from", "by", "for"})
+# Verbs of meeting: "With whom did X meet?" says nothing of the news unless the question keeps
+# what the meeting was about ("met with ... Monday [to discuss ...]", the purpose cut as too long,
+# left "With whom did Newsom meet on April 14, 2025?": a calendar detail, a reviewer said).
+MEET_VERBS = frozenset({"meet", "talk", "speak", "chat", "confer", "sit"})
+# What a meeting is, not what it is about ("held talks", "spoke by phone for an hour").
+MEET_NOUNS = frozenset({"talk", "meeting", "call", "conversation", "phone", "video", "hour", "minute", "time",
+                        "discussion", "session"})
+
+
+def _bare_meeting(verb: Any, rest: list[Any] | None) -> bool:
+    """A meeting ("met", "spoke with", "held talks with") whose clause keeps nothing but who and
+    when: no topic, place or number beside the people (and their titles) and the meeting's own
+    words. "Who did Tom Brant meet on April 4, 2025?" is a calendar detail."""
+    lemma = base_form(verb)
+    if lemma not in MEET_VERBS and not (lemma == "hold" and any(
+            c.dep_ in ("dobj", "obj") and c.lemma_.lower() in MEET_NOUNS for c in verb.children)):
+        return False
+    return not any(t.pos_ in ("NOUN", "PROPN", "VERB", "NUM") and t.ent_type_ not in ("DATE", "TIME", "PERSON")
+                   and t.head.ent_type_ != "PERSON" and t.lemma_.lower() not in MEET_NOUNS for t in rest or [])
 MAX_STEM_TOKENS = 24
 REASON_PREPS = frozenset({"because", "due", "amid", "despite", "owing"})  # a reason or circumstance: not the fact itself
 # Present-tense verbs that report news (plans and aims), unlike habitual present ("produces").
@@ -233,6 +252,30 @@ MEANING_WORDS = frozenset({"not", "n't", "never", "no", "only", "nearly", "almos
                            "partially", "entirely", "solely", "exclusively"})
 
 
+def _said_day(tok: Any) -> bool:
+    """A bare relative day said of the verb ("retaliated Wednesday with ..."): kept, so that
+    :func:`_clean` makes it the date it names (or leaves it out where the tense is unclear). Left
+    out, the question could ask of two events ("How high a tariff did China retaliate with?",
+    asked beside a second retaliation)."""
+    return tok.dep_ in ("npadvmod", "tmod") and tok.lower_ in (*WEEKDAYS, "yesterday", "today", "tomorrow") \
+        and _plain_day(tok)
+
+
+_DAY_WORDS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+                        "yesterday", "today", "tomorrow"})
+
+
+def _plain_day(tok: Any) -> bool:
+    """A day word that names one day alone: at most "last" or "next" before it, no date after it
+    ("Friday, April 18": the date says which), no "every", "this", "the following", no name
+    ("Cyber Monday"), no possessive ("Friday's close"), and the only day word of its sentence (in
+    "rose 5% Wednesday and 3% Thursday" or "Sunday through Tuesday" no one day is the fact's)."""
+    doc = tok.doc
+    return all(c.lower_ in ("last", "next") for c in tok.children) \
+        and sum(t.lower_ in _DAY_WORDS for t in tok.sent) == 1 \
+        and not (tok.i + 1 < len(doc) and doc[tok.i + 1].lower_ in ("'s", "\u2019s"))
+
+
 def _meaning(tok: Any) -> bool:
     """A modifier whose loss would change the fact ("eighth largest" is not "largest"; "as much
     as 80%" is not "much as 80%")."""
@@ -322,7 +365,7 @@ def _clause(verb: Any, skip: set[int], purpose: bool = True, owner: Any = None) 
     # on timber - and also on goods made of it"): left out, not run on ("... also on goods").
     coord = _coordination(verb)
     for child in verb.children:
-        if child.i < verb.i or (child.dep_ not in KEEP_VERB_DEPS and not _meaning(child)
+        if child.i < verb.i or (child.dep_ not in KEEP_VERB_DEPS and not _meaning(child) and not _said_day(child)
                                 and not (purpose and _purpose(child))) or child.i in skip or child.i > coord:
             continue
         if child.dep_ == "prt" and (child.tag_ in ("RBR", "RBS", "JJ", "JJR", "JJS") or child.tag_.startswith("NN")):
@@ -521,6 +564,8 @@ def _day_dates(verb: Any, date_s: str) -> dict[str, str]:
         elif t.dep_ not in ("npadvmod", "tmod", "obl"):
             continue
         w = tok.lower_
+        if w in _DAY_WORDS and not _plain_day(tok):
+            continue  # "on Friday, March 28" is March 28 (:func:`_clean`), not the Friday before the news day
         which = next((c.lower_ for c in tok.children if c.lower_ in ("last", "next")), None)
         if w in WEEKDAYS:
             ahead = (WEEKDAYS.index(w) - day.weekday()) % 7
@@ -537,18 +582,38 @@ def _day_dates(verb: Any, date_s: str) -> dict[str, str]:
     return out
 
 
+_MONTHS = (r"(?:January|February|March|April|May|June|July|August|September|October|November|December"
+           r"|(?:Jan|Feb|Mar|Apr|Aug|Sept?|Oct|Nov|Dec)\.?)")
+# A weekday written with its date: the date says which day ("on Friday, March 28", "Friday 28
+# March", "by Friday, Oct. 3"): the weekday leaves, "on" stays or comes where no other
+# preposition leads to it.
+_DAY_WITH_DATE = re.compile(r"\b(?:(?P<prep>by|until|till|through|from|between|before|after|since|and|to)\s+)?"
+                            r"(?:on\s+)?(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday),?\s+"
+                            r"(?P<date>" + _MONTHS + r"\s+\d{1,2}(?:st|nd|rd|th)?(?:,\s+\d{4})?"
+                            r"|\d{1,2}(?:st|nd|rd|th)?\s+" + _MONTHS + r"(?:\s+\d{4})?)\b")
+
+
+_WEEKDAY = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
+_DAY_RANGE = re.compile(r"\b(?:(?:from\s+|on\s+|between\s+)?" + _WEEKDAY + r"\s+(?:to|through|until|till|and|or|-|\u2013)\s+|to\s+)"
+                        + _WEEKDAY + r"\b(?!['\u2019]s)", re.IGNORECASE)
+
+
 def _clean(text: str, date_s: str, days: dict[str, str] | None = None) -> str | None:
     """Relative days become the date they name (``days``, from :func:`_day_dates`) or leave
     with their phrase, the question then dated by the news day; None when the stem is unusable."""
     def day_phrase(m: re.Match[str]) -> str:
-        if _NAMED_DAY.search(text[:m.start("day")]):
-            return m.group(0)
+        if _NAMED_DAY.search(text[:m.start("day")]) or text[m.end():m.end() + 2] in ("'s", "\u2019s"):
+            return m.group(0)  # "Cyber Monday", "Friday's close": no relative day to drop alone
         bare = _BARE_DAY.fullmatch(m.group(0).strip())
         if days and bare is not None and bare.group("name").lower() in days:
             return f"on {days[bare.group('name').lower()]},"  # "on April 9, 2025, in retaliation"
         return ""
 
+    text = _DAY_WITH_DATE.sub(lambda m: f"{m.group('prep')} {m.group('date')}" if m.group("prep")
+                              else f"on {m.group('date')}", text)  # "on Friday, March 28": "on March 28"
+    text = _DAY_RANGE.sub("", text)  # "Sunday to Tuesday", "to Tuesday": no one day, no date to give
     text = _DAY_PHRASE.sub(day_phrase, text)
+    text = re.sub(r"\s+(?:and|or)\s*(?=[,;:]|$)", "", text)  # "fell 5% [on Wednesday] and [Thursday]"
     text = re.sub(r"\s+([,.;:!?])", r"\1", re.sub(r"\s{2,}", " ", text)).strip(" ,;:-")
     text = re.sub(r",(?=[^\W\d_])", ", ", text)  # "president,Xi Jinping" as extraction left it
     text = re.sub(r",(?:\s*,)+", ",", text)  # "Paul Marchand,, and": an aside cut between two commas
@@ -725,6 +790,11 @@ ABBREVIATED = {"rep.": "representative", "rep": "representative", "sen.": "senat
                "amb.": "ambassador", "atty.": "attorney"}
 
 
+def _descriptions(ent: Any) -> list[Any]:
+    """The nouns that describe the answer after its name ("Ada Lind, the minister for ports")."""
+    return [c for c in ent.root.children if c.dep_ == "appos" and c.i >= ent.end and c.pos_ == "NOUN"]
+
+
 def _role(ent: Any, subj_toks: list[Any]) -> str | None:
     """The role a person answer's own title or description gives ("Lakeland state Rep. Tom Brant":
     "Lakeland state representative"; "Ada Lind, the Lakeland lawmaker,": "Lakeland lawmaker"), for a
@@ -733,7 +803,7 @@ def _role(ent: Any, subj_toks: list[Any]) -> str | None:
     something's ("the Kremlin's envoy"), or its words are not plainly a role: every word is the
     role noun, a place, nationality or organisation as written, or a lower-case word."""
     title = [t for t in subj_toks if t.i < ent.start and t.lower_ != "the"]
-    appos = [c for c in ent.root.children if c.dep_ == "appos" and c.i >= ent.end and c.pos_ == "NOUN"]
+    appos = _descriptions(ent)
     if title:
         words = title
     elif len(appos) == 1 and any(c.dep_ == "det" and c.lower_ in ("the", "a", "an") for c in appos[0].children):
@@ -987,12 +1057,13 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             if kind == "person" and (role := _role(ent, subj_toks)) is not None:
                 wh = f"Which {role}"  # "Which Lakeland state representative was indicted ...": who, said
                 allowance = len(role.split())  # the role is no clause material: the stem may be as much longer
-            elif kind == "person" and any(c.dep_ == "appos" and c.i >= ent.end and c.pos_ == "NOUN"
-                                          for c in ent.root.children):
+            elif kind == "person" and _descriptions(ent):
                 # "Ada Lind, the minister for ports, is visiting Lisbon": the article says who she is
                 # by a description the question cannot carry; "Who is visiting Lisbon?" is anyone
                 # (two reviews rejected such a question).
                 return None
+            if _bare_meeting(verb, rest):
+                return None  # "Who met with Ada Lind on April 4, 2025?"
             if vp.split()[0].lower() in ("are", "were", "have", "do"):
                 vp = {"are": "is", "were": "was", "have": "has", "do": "does"}[vp.split()[0].lower()] + vp[len(vp.split()[0]):]
             body = f"{wh} {vp} {_text(rest)}"
@@ -1103,6 +1174,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
                 body = f"How much {spent_on} {aux} {s} {vform} {tail}"
                 form = "amount"
             elif kind in ("person", "org", "place", "region", "event", "money", "quantity"):
+                if kind in ("person", "org") and _bare_meeting(verb, rest):
+                    return None  # "Who did Tom Brant meet on April 4, 2025?"
                 wh = "Whom" if kind == "person" else wh_word(kind, ent.text)
                 if kind == "person":
                     wh = "Who"
@@ -1132,6 +1205,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
                 body = f"{wh} {aux} {s} {vform} {tail}"
                 form = "amount"
             elif kind in ("person", "org") and prep in NAME_PREPS:
+                if _bare_meeting(verb, rest):
+                    return None  # "With whom did Newsom meet on April 14, 2025?": about what?
                 wh = "whom" if kind == "person" else "which organisation"
                 body = f"{prep.capitalize()} {wh} {aux} {s} {vform} {tail}"
                 form = "agent" if prep == "by" else "prep"
@@ -1153,6 +1228,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             if any(c.dep_ == "det" and c.lower_ in ("the", "this", "that") for c in pp.head.children) \
                     and not _named(obj):
                 return None  # "signed the deal [with Apple]": without its phrase the object points nowhere
+            if kind in ("person", "org") and _bare_meeting(verb, rest):
+                return None  # "With whom did Tom Brant hold talks on April 4, 2025?"
             wh = {"person": "whom", "org": "which organisation"}.get(kind) or wh_word(kind, ent.text).lower()
             body = f"{pp.lower_.capitalize()} {wh} {aux} {s} {vform} {tail}"
             form = "nested"

@@ -123,6 +123,11 @@ class QualityEvidence(_Frozen):
     distractor_type_agreement: dict[str, Any] | None
     """Each distractor's spaCy entity label (:func:`~okgen.generate.nlp.option_labels`) against the answer's, over
     questions whose answer has a label: ``distractors``, ``agreeing``, ``rate``."""
+    options_answering_another: dict[str, Any] | None = None
+    """Distractors that are another question's answer in the snapshot (compared as
+    :func:`~okgen.generate.distractors.bare` writes names), which hint at both questions:
+    ``distractors``, ``answering_another``, ``rate`` and up to five ``examples`` (None in
+    evidence written before it was measured)."""
     answer_types: dict[str, int]
     """Questions by the answer's spaCy entity label (``none`` when it has none)."""
     outlets: dict[str, int]
@@ -179,9 +184,30 @@ def compute_quality(questions: Sequence[Question], corpus: Sequence[Article], fu
                    for q in (questions[i] for i in picked))
     return QualityEvidence(content_hash=content_hash, questions=len(questions), candidates=cands, gates=gates,
                            day_level=day, nlp=pipeline, stem_overlap=overlap, distractor_type_agreement=agreement,
+                           options_answering_another=_cross_answers(questions),
                            answer_types=dict(sorted(answer_types.items())),
                            outlets=dict(sorted(Counter(q.source for q in questions).items())),
                            sample_seed=seed, sample=sample)
+
+
+def _cross_answers(questions: Sequence[Question]) -> dict[str, Any]:
+    """The distractors that answer another question of the snapshot ("Drew Ensign" offered for
+    the representative indicted, and the answer to who the judge questioned)."""
+    from okgen.generate.distractors import bare
+
+    answers: dict[str, set[str]] = {}
+    for q in questions:
+        answers.setdefault(bare(q.answer), set()).add(q.id)
+    total, hits = 0, []
+    for q in questions:
+        for c in q.choices:
+            if c == q.answer:
+                continue
+            total += 1
+            if answers.get(bare(c), set()) - {q.id}:
+                hits.append(f"{c} (in {q.id})")
+    return {"distractors": total, "answering_another": len(hits),
+            "rate": round(len(hits) / total, 4) if total else None, "examples": hits[:5]}
 
 
 def _nlp_measures(questions: Sequence[Question], corpus: Sequence[Article], nlp: Any):
@@ -255,6 +281,9 @@ def render_quality(q: QualityEvidence) -> list[str]:
     if q.distractor_type_agreement and q.distractor_type_agreement.get("rate") is not None:
         t = q.distractor_type_agreement
         lines.append(f"distractor type agreement: {t['agreeing']}/{t['distractors']} ({t['rate']:.1%})")
+    x = q.options_answering_another
+    if x and x.get("rate") is not None:
+        lines.append(f"options answering another question: {x['answering_another']}/{x['distractors']} ({x['rate']:.1%})")
     if q.answer_types:
         lines.append("answer types: " + ", ".join(f"{k} {v}" for k, v in sorted(q.answer_types.items(), key=lambda kv: -kv[1])))
     lines.append("outlets: " + ", ".join(f"{k} {v}" for k, v in sorted(q.outlets.items(), key=lambda kv: -kv[1])))
