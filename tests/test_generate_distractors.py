@@ -232,6 +232,7 @@ def test_a_heads_title_and_a_former_heads_in_parsed_sentences(nlp):
 
     assert heads("Former President Tom Brant spoke at the rally.") == {HEAD, FORMER_HEAD}
     assert heads("The rally heard former Lakeland President Tom Brant on Friday.") == {HEAD, FORMER_HEAD}
+    assert heads("Former South Lakeland President Tom Brant spoke at the rally.") == {HEAD, FORMER_HEAD}
     assert heads("President Tom Brant spoke at the rally.") == {HEAD}
     assert heads("Prime Minister Tom Brant spoke at the rally.") == {HEAD}
     assert heads("Former Fox News host Tom Brant spoke at the rally.") == set()

@@ -650,7 +650,7 @@ def test_the_days_questions_share_no_option_and_offer_no_other_answer():
 
     calls = []
 
-    def questions(article, n, pool, avoid, reasons):
+    def questions(article, n, pool, avoid, reasons, asked=None):
         calls.append((article.id, set(avoid)))
         reasons["no_distractors"] += 1
         if article.id == "a":
@@ -710,3 +710,56 @@ def test_one_figure_a_day_per_topic_of_the_headlines():
     best = min(tariff_items, key=lambda x: (-x[1].score, x[0], x[1].sentence_index))
     assert asked[0].answer == best[1].stem.answer
     assert pool.reasons["figure_same_topic"] == len(tariff_items) - 1
+
+
+def test_an_articles_second_question_offers_none_of_its_first_ones_names(monkeypatch):
+    """Within one article too: the second question is drawn with the first one's options kept
+    out (a code review found two questions of one article offering the same three names)."""
+    import hashlib
+
+    from okgen.generate import distractors as dis
+    from okgen.generate.extractive import _Item
+    from okgen.generate.stems import Stem
+    from okgen.schema import Article
+
+    seen = []
+
+    def pick(answer, kind, *, avoid=None, **kw):
+        seen.append(dict(avoid or {}))
+        return [n for n in ("Sam Orr", "Eli Voss", "Mia Kern", "Ida Holm", "Leo Vance", "Kai Dunn")
+                if n not in (avoid or {})][:3]
+
+    monkeypatch.setattr(dis, "pick", pick)
+    text = "Ada Lind opened the bridge. Tom Brant closed the port."
+    when = dt.datetime(2026, 11, 21, 8, tzinfo=dt.timezone.utc)
+    art = Article(id="two000000000001", url="https://x.example/t", canonical_url="https://x.example/t", source="s",
+                  title="Bridge and port", published_at=when, date=DAY, fetched_at=when, text=text,
+                  text_sha256=hashlib.sha256(text.encode()).hexdigest(), extractor="test", language="en")
+    items = [_Item(Stem("Who opened the bridge?", "person", "Ada Lind", "subject"), 0, "Ada Lind opened the bridge.", 2.0),
+             _Item(Stem("Who closed the port?", "person", "Tom Brant", "subject"), 1, "Tom Brant closed the port.", 1.0)]
+    pool = extractive.ExtractivePool(items={art.id: items}, articles={art.id: art})
+    gen = ExtractiveGenerator.__new__(ExtractiveGenerator)
+    gen.seed, gen.max_per_kind, gen._labels = 0, 2, {"x": "PERSON"}
+    gen.option_label = lambda text: "PERSON"
+    out = gen.generate(art, 2, pool)
+    assert [c.answer for c in out] == ["Ada Lind", "Tom Brant"]
+    first, second = (set(c.choices) - {c.answer} for c in out)
+    assert first == {"Sam Orr", "Eli Voss", "Mia Kern"} and not first & second, (first, second)
+
+
+def test_a_topics_figure_goes_to_the_next_ranked_where_the_best_gives_no_question():
+    """_best_figures: A is the best tariff figure but also has a second topic whose best is C, so
+    A is never asked; its tariff topic then goes to B (a code review found no tariff figure at all)."""
+    from okgen.generate.extractive import _best_figures, _Item
+    from okgen.generate.stems import Stem
+
+    def item(answer, score, topic, idx=0):
+        return _Item(Stem(f"By what percentage {answer}?", "percent", answer, "amount"), idx, "s", score,
+                     topic=frozenset(topic))
+
+    pool = extractive.ExtractivePool(items={"a": [item("20%", 2.0, {"tariff", "steel"})],
+                                            "b": [item("30%", 1.5, {"tariff"})],
+                                            "c": [item("40%", 3.0, {"steel"})]})
+    best = _best_figures(pool, set())
+    assert best == {("percent", "tariff"): ("a", 0, "20%"), ("percent", "steel"): ("c", 0, "40%")}
+    assert _best_figures(pool, {("a", 0, "20%")})[("percent", "tariff")] == ("b", 0, "30%")

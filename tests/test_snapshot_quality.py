@@ -52,7 +52,8 @@ def test_quality_json_is_written_beside_the_manifest_and_verified(make_snapshot)
     t = q.distractor_type_agreement
     assert t is not None and 0 <= t["agreeing"] <= t["distractors"]
     x = q.options_answering_another
-    assert x is not None and x["distractors"] == sum(len(c.choices) - 1 for c in snap.questions)
+    assert x is not None and x["distractors"] == sum(
+        1 for c in snap.questions for o in c.choices if o != c.answer and not any(ch.isdigit() for ch in o))
     assert "options answering another question" in (snap.path / "README.md").read_text()
     ids = {x.id for x in snap.questions}
     assert len(q.sample) == min(20, len(ids)) and {s.id for s in q.sample} <= ids
@@ -69,7 +70,7 @@ def test_quality_json_is_written_beside_the_manifest_and_verified(make_snapshot)
 def test_options_that_answer_another_question_are_counted(make_snapshot):
     from okgen.snapshot.quality import _cross_answers
 
-    qs = list(make_snapshot().questions)[:3]
+    qs = [q for q in make_snapshot().questions if not any(ch.isdigit() for ch in "".join(q.choices))][:3]
     assert len(qs) == 3 and len({q.answer for q in qs}) == 3
     clean = _cross_answers(qs)
     assert clean["distractors"] == sum(len(q.choices) - 1 for q in qs) and clean["answering_another"] == 0
@@ -81,6 +82,10 @@ def test_options_that_answer_another_question_are_counted(make_snapshot):
     got = _cross_answers(qs)
     assert got["answering_another"] == 1 and got["examples"] == [f"The {qs[0].answer.upper()} (in {qs[1].id})"]
     assert got["rate"] == round(1 / got["distractors"], 4)
+    # Numbers and dates do not count: each is drawn around its own answer.
+    choices[i] = "12%"
+    numbered = [qs[0], qs[1].model_copy(update={"choices": choices}), qs[2]]
+    assert _cross_answers(numbered)["distractors"] == got["distractors"] - 1
 
 
 def test_the_same_snapshot_gives_the_same_sample(make_snapshot, workspace, tmp_path):

@@ -229,12 +229,14 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
     same_kind = [o for o, k in (avoid or {}).items() if {"region": "place"}.get(k, k) == group]
     avoid_bare = {bare(o): o for o in same_kind}
     avoid_acronyms = [o for o in same_kind if _letters_upper(o)]
+    avoid_us = [re.sub(r"\bu s\b", "us", o) for o in avoid_bare]  # "the U.S. Treasury" as aliases() writes it
 
     def avoided(c: str, cn: str) -> bool:
         if cn in avoid_bare or any(f" {cn} " in f" {o} " or f" {o} " in f" {cn} " for o in avoid_bare):
             return True
         others = same_kind if _letters_upper(c) else avoid_acronyms
-        return any(aliases(c, o) for o in others) or any(lx.same_body(cn, o) for o in avoid_bare)
+        cu = re.sub(r"\bu s\b", "us", cn)
+        return any(aliases(c, o) for o in others) or any(lx.same_body(cu, o) for o in avoid_us)
 
     def ok(c: str) -> bool:
         cn = bare(c)

@@ -283,7 +283,7 @@ class ExtractiveGenerator:
             if day.titles.other_in(sent.text, article):
                 pool.reasons["sentence_related_links"] += 1  # "... Rovers boss taken to hospital ...": links
                 continue
-            if pr.background_sentence(sent.text, article.date):
+            if pr.background_sentence(sent.text, article.date) or pr.dated_by_period(sent):
                 pool.reasons["sentence_background"] += 1
                 continue
             if off_topic(sent, ctx.topic, ctx.title_keys):
@@ -312,6 +312,7 @@ class ExtractiveGenerator:
                 stem_words = {w.lower() for w in re.findall(r"[A-Za-z]+", stem.question)}
                 topic = frozenset(t.lemma_.lower() for t in sent if t.pos_ == "NOUN"
                                   and (t.lower_ in stem_words or t.lemma_.lower() in stem_words)
+                                  and t.lemma_.lower() not in dis.GENERIC_NOUNS | TOPIC_GENERIC
                                   and day.headlines[t.lemma_.lower()] >= NEWS_HEADLINES)
                 items.append(_Item(stem, i, sent.text.strip(), score, Counter(_context_words(sent, ent)),
                                    Counter(_role_features(sent, ent)), topic))
@@ -356,41 +357,36 @@ class ExtractiveGenerator:
         fixed point: drawn without that rule, then again with the answers found kept out of the
         options, until no new answer comes (an article whose question then lacks options may ask
         its next one); a name some pass drew as an answer stays out even if no final question
-        asks it. Names only (numbers and dates are drawn around each answer). Computed once per
-        pool, ``n`` and seed."""
+        asks it. Names only (numbers and dates are drawn around each answer). One figure a day per
+        topic (:func:`_best_figures`): where the chosen one gives no question, the next-ranked is
+        chosen in the next pass. Computed once per pool, ``n`` and seed."""
         got = pool.questions.get((n, self.seed))
         if got is None:
-            # One figure a day per topic: the best-ranked of the day's items of a figure kind whose
-            # stem names a noun of the day's headlines ("tariff"); the others give no question.
-            best: dict[tuple[str, str], tuple[float, str, int, str]] = {}
-            for a_id in sorted(pool.items):
-                for item in pool.items[a_id]:
-                    if item.stem.kind in FIGURE_KINDS:
-                        rank = (-item.score, a_id, item.sentence_index, item.stem.answer)
-                        for noun in item.topic:
-                            key = (item.stem.kind, noun)
-                            best[key] = min(best.get(key, rank), rank)
-            pool.figures = {(kind, noun): rank[1:] for (kind, noun), rank in best.items()}
             answers: dict[str, str] = {}  # names any pass drew as an answer (a superset of the day's) -> kind
+            passed_over: set[tuple[str, int, str]] = set()  # figures chosen for a topic that gave no question
             while True:
+                pool.figures = _best_figures(pool, passed_over)
+                asked: set[tuple[str, int, str]] = set()
                 offered: dict[str, str] = {}  # names already an option of a question of this pass -> kind
                 got = {}
                 for a_id in sorted(pool.items):
                     reasons: Counter[str] = Counter()
-                    cands = self._questions(pool.articles[a_id], n, pool, {**answers, **offered}, reasons)
+                    cands = self._questions(pool.articles[a_id], n, pool, {**answers, **offered}, reasons, asked)
                     offered.update((x, c.answer_type) for c in cands if c.answer_type in dis.POOL_KINDS
                                    for x in c.choices if x != c.answer)
                     got[a_id] = (cands, reasons)
                 new = {c.answer: c.answer_type for cands, _ in got.values() for c in cands
                        if c.answer_type in dis.POOL_KINDS and c.answer not in answers}
-                if not new:
+                unasked = set(pool.figures.values()) - asked - passed_over
+                if not new and not unasked:
                     break
                 answers.update(new)
+                passed_over |= unasked  # its topic goes to the next-ranked figure
             pool.questions[(n, self.seed)] = got
         return got
 
     def _questions(self, article: Article, n: int, pool: ExtractivePool, avoid: dict[str, str],
-                   reasons: Counter[str]) -> list[Candidate]:
+                   reasons: Counter[str], asked: set[tuple[str, int, str]] | None = None) -> list[Candidate]:
         rng = random.Random(int(sha256_text(f"{self.seed}:{article.id}")[:16], 16))
         article_norm = normalize(f"{article.title}\n{article.text}")
         date_s = format_date(article.date)
@@ -426,6 +422,10 @@ class ExtractiveGenerator:
             used_sentences.add(item.sentence_index)
             used_answers.add(key)
             per_kind[kind] += 1
+            if kind in dis.POOL_KINDS:
+                avoid.update((x, kind) for x in ds)  # the article's next question offers other names
+            if asked is not None and kind in FIGURE_KINDS:
+                asked.add((article.id, item.sentence_index, st.answer))
             out.append(Candidate(
                 article_id=article.id, index=len(out), question=st.question, choices=[st.answer, *ds],
                 answer=st.answer, short_answer=st.answer, answer_type=kind,
@@ -433,6 +433,22 @@ class ExtractiveGenerator:
                 rationale=f"{article.source_name or article.source} reported on {date_s}: {item.sentence}",
             ))
         return out
+
+
+def _best_figures(pool: ExtractivePool, passed_over: set[tuple[str, int, str]]) -> dict[tuple[str, str], tuple[str, int, str]]:
+    """For each figure kind and headline noun, the day's best-ranked figure item (score, then
+    article id, sentence index, answer) as (article id, sentence index, answer), leaving out those
+    ``passed_over`` (chosen before, and no question came of them: the article asked better ones,
+    or the options failed): one figure a day per topic, the next-ranked where the best gives none."""
+    best: dict[tuple[str, str], tuple[float, str, int, str]] = {}
+    for a_id in sorted(pool.items):
+        for item in pool.items[a_id]:
+            if item.stem.kind in FIGURE_KINDS and (a_id, item.sentence_index, item.stem.answer) not in passed_over:
+                rank = (-item.score, a_id, item.sentence_index, item.stem.answer)
+                for noun in item.topic:
+                    key = (item.stem.kind, noun)
+                    best[key] = min(best.get(key, rank), rank)
+    return {key: rank[1:] for key, rank in best.items()}
 
 
 def _leader_of(answer: str, question: str, names: dis.Pool) -> str | None:
@@ -657,6 +673,9 @@ def off_topic(sent: Any, topic: Counter[str], title_keys: set[str]) -> bool:
 # Figures asked once a day per topic: six tariff rates in a day's quiz read as one question with
 # several answers, and contradict each other as the rates change (two reviewers).
 FIGURE_KINDS = frozenset({"percent", "money", "count", "quantity"})
+# Nouns too general to be a topic ("How many people ...", "the price of ...").
+TOPIC_GENERIC = frozenset({"price", "percent", "percentage", "share", "rate", "total", "cost", "amount", "level",
+                           "figure", "record", "hour", "minute", "person", "job", "worker"})
 NEWS_HEADLINES = 3  # a word in at least this many of the day's headlines is the day's news ...
 NEWS_WORDS = 2  # ... and a sentence with this many such words reports it, whatever its story
 
@@ -784,9 +803,10 @@ def _head_titles(sent: Any, ent: Any) -> list[str]:
     if not (title in HEAD_TITLES or title == "minister" and j - 1 >= sent.start and sent.doc[j - 1].lower_ == "prime"):
         return []
     k = j - (2 if title == "minister" else 1)
-    if k >= sent.start and sent.doc[k].lower_ not in ("former", "ex") and sent.doc[k].pos_ in ("PROPN", "ADJ") \
-            and sent.doc[k].text[:1].isupper():
-        k -= 1  # a country word: "former US President"
+    for _ in range(3):  # country words: "former US President", "Former South Korean President"
+        if k >= sent.start and sent.doc[k].lower_ not in ("former", "ex") and sent.doc[k].pos_ in ("PROPN", "ADJ") \
+                and sent.doc[k].text[:1].isupper():
+            k -= 1
     if k >= sent.start and sent.doc[k].lower_ == "-":
         k -= 1  # "ex-President"
     former = k >= sent.start and sent.doc[k].lower_ in ("former", "ex")

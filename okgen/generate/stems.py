@@ -76,8 +76,8 @@ NAME_PREPS = frozenset({"with", "to", "against", "from", "by", "for"})
 # left "With whom did Newsom meet on April 14, 2025?": a calendar detail, a reviewer said).
 MEET_VERBS = frozenset({"meet", "talk", "speak", "chat", "confer", "sit"})
 # What a meeting is, not what it is about ("held talks", "spoke by phone for an hour").
-MEET_NOUNS = frozenset({"talk", "meeting", "call", "conversation", "phone", "video", "hour", "minute", "time",
-                        "discussion", "session"})
+MEET_NOUNS = frozenset({"talk", "meeting", "call", "conversation", "phone", "telephone", "video", "conference",
+                        "videoconference", "hour", "minute", "time", "length", "discussion", "session"})
 
 
 def _bare_meeting(verb: Any, rest: list[Any] | None) -> bool:
@@ -85,8 +85,8 @@ def _bare_meeting(verb: Any, rest: list[Any] | None) -> bool:
     when: no topic, place or number beside the people (and their titles) and the meeting's own
     words. "Who did Tom Brant meet on April 4, 2025?" is a calendar detail."""
     lemma = base_form(verb)
-    if lemma not in MEET_VERBS and not (lemma == "hold" and any(
-            c.dep_ in ("dobj", "obj") and c.lemma_.lower() in MEET_NOUNS for c in verb.children)):
+    if lemma not in MEET_VERBS and not any(  # "held talks", "had a phone call", "conducted talks"
+            c.dep_ in ("dobj", "obj") and c.lemma_.lower() in MEET_NOUNS for c in verb.children):
         return False
     return not any(t.pos_ in ("NOUN", "PROPN", "VERB", "NUM") and t.ent_type_ not in ("DATE", "TIME", "PERSON")
                    and t.head.ent_type_ != "PERSON" and t.lemma_.lower() not in MEET_NOUNS for t in rest or [])
@@ -587,15 +587,29 @@ _MONTHS = (r"(?:January|February|March|April|May|June|July|August|September|Octo
 # A weekday written with its date: the date says which day ("on Friday, March 28", "Friday 28
 # March", "by Friday, Oct. 3"): the weekday leaves, "on" stays or comes where no other
 # preposition leads to it.
-_DAY_WITH_DATE = re.compile(r"\b(?:(?P<prep>by|until|till|through|from|between|before|after|since|and|to)\s+)?"
-                            r"(?:on\s+)?(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday),?\s+"
+_DAY_WITH_DATE = re.compile(r"(?<!Good )(?<!Black )(?<!Cyber )(?<!Super )(?<!Holy )(?<!Easter )"
+                            r"\b(?P<on>on\s+)?(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
+                            r"(?:\s+(?:morning|afternoon|evening|night))?,?\s+"
                             r"(?P<date>" + _MONTHS + r"\s+\d{1,2}(?:st|nd|rd|th)?(?:,\s+\d{4})?"
                             r"|\d{1,2}(?:st|nd|rd|th)?\s+" + _MONTHS + r"(?:\s+\d{4})?)\b")
 
 
+def _day_with_date(m: re.Match[str]) -> str:
+    """The date alone, with "on" where it had one or no preposition leads to it ("by Friday,
+    April 18": "by April 18"; "Friday, April 18": "on April 18")."""
+    before = re.search(r"(\w+)\s*$", m.string[:m.start()])
+    if m.group("on") or before is None or before.group(1).lower() not in _DATE_PREPS:
+        return f"on {m.group('date')}"
+    return m.group("date")
+
+
+_DATE_PREPS = frozenset({"by", "until", "till", "through", "from", "between", "before", "after", "since", "and",
+                         "to", "for", "of", "during", "as", "on"})
 _WEEKDAY = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)"
-_DAY_RANGE = re.compile(r"\b(?:(?:from\s+|on\s+|between\s+)?" + _WEEKDAY + r"\s+(?:to|through|until|till|and|or|-|\u2013)\s+|to\s+)"
-                        + _WEEKDAY + r"\b(?!['\u2019]s)", re.IGNORECASE)
+_DAY_RANGE = re.compile(r"\b(?:(?:from\s+|on\s+|between\s+)?" + _WEEKDAY
+                        + r"\s*(?:\s(?:to|through|until|till|and|or)\s|[-\u2013])\s*|to\s+)"
+                        + _WEEKDAY + r"(?:\s+(?:morning|afternoon|evening|night))?\b(?!['\u2019]s)"
+                        r"(?!\s+(?:morning|afternoon|evening|night)['\u2019]s)", re.IGNORECASE)
 
 
 def _clean(text: str, date_s: str, days: dict[str, str] | None = None) -> str | None:
@@ -609,8 +623,7 @@ def _clean(text: str, date_s: str, days: dict[str, str] | None = None) -> str | 
             return f"on {days[bare.group('name').lower()]},"  # "on April 9, 2025, in retaliation"
         return ""
 
-    text = _DAY_WITH_DATE.sub(lambda m: f"{m.group('prep')} {m.group('date')}" if m.group("prep")
-                              else f"on {m.group('date')}", text)  # "on Friday, March 28": "on March 28"
+    text = _DAY_WITH_DATE.sub(_day_with_date, text)  # "on Friday, March 28": "on March 28"
     text = _DAY_RANGE.sub("", text)  # "Sunday to Tuesday", "to Tuesday": no one day, no date to give
     text = _DAY_PHRASE.sub(day_phrase, text)
     text = re.sub(r"\s+(?:and|or)\s*(?=[,;:]|$)", "", text)  # "fell 5% [on Wednesday] and [Thursday]"

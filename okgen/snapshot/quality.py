@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -124,7 +125,7 @@ class QualityEvidence(_Frozen):
     """Each distractor's spaCy entity label (:func:`~okgen.generate.nlp.option_labels`) against the answer's, over
     questions whose answer has a label: ``distractors``, ``agreeing``, ``rate``."""
     options_answering_another: dict[str, Any] | None = None
-    """Distractors that are another question's answer in the snapshot (compared as
+    """Name distractors (no digit) that are another question's answer in the snapshot (compared as
     :func:`~okgen.generate.distractors.bare` writes names), which hint at both questions:
     ``distractors``, ``answering_another``, ``rate`` and up to five ``examples`` (None in
     evidence written before it was measured)."""
@@ -201,8 +202,8 @@ def _cross_answers(questions: Sequence[Question]) -> dict[str, Any]:
     total, hits = 0, []
     for q in questions:
         for c in q.choices:
-            if c == q.answer:
-                continue
+            if c == q.answer or re.search(r"\d", c):
+                continue  # names only: a number or a date is drawn around its own answer
             total += 1
             if answers.get(bare(c), set()) - {q.id}:
                 hits.append(f"{c} (in {q.id})")
