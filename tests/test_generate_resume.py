@@ -83,7 +83,9 @@ def test_sigkill_mid_run_then_resume(tmp_path):
     assert [q.id for q in resumed.questions] == [q.id for q in ref.questions]
     # (the offline generator behind the scripted server asks about 1 question per synthetic
     # article, 7 of these 12 at e88a78c: the floor only guards against a run that asks nothing)
-    assert len({q.id for q in resumed.questions}) == len(resumed.questions) >= 6
+    # The fake generator writes the offline generator's questions: 5 on these 12 synthetic articles
+    # since no name is an option of two questions of a day (6 before).
+    assert len({q.id for q in resumed.questions}) == len(resumed.questions) >= 5
     assert [q.model_dump() for q in resumed.questions] == [q.model_dump() for q in ref.questions]
 
 
