@@ -793,9 +793,9 @@ HEAD_TITLES = frozenset({"president", "premier", "chancellor"})
 
 def _head_titles(sent: Any, ent: Any) -> list[str]:
     """``dis.HEAD`` for a name written right after a head's title ("President Donald Trump",
-    "Prime Minister X"), and ``dis.FORMER_HEAD`` too when "former" or "ex" leads the title, a
-    country word at most between ("former US President Barack Obama"); not "then-President" nor
-    "Former Premier League striker"."""
+    "Prime Minister X"), and ``dis.FORMER_HEAD`` too when "former" or "ex" leads the title, up to
+    three capitalised country words between ("former US President Barack Obama", "Former South
+    Korean President"); not "then-President" nor "Former Premier League striker"."""
     j = ent.start - 1
     if j < sent.start:
         return []

@@ -127,6 +127,11 @@ COUNTRY_WORD = re.compile(r"(?<![\w.])(" + "|".join(re.escape(w) for w in sorted
                           + r")(?![\w])")
 
 
+# The words that name a day relative to the news day (lower case).
+DAY_WORDS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+                       "yesterday", "today", "tomorrow"})
+
+
 def demonyms(country: str) -> set[str]:
     """The lower-case nationality words of a country ("russian" for Russia)."""
     return {w.lower() for w, c in COUNTRY_OF.items() if c == country and w in DEMONYMS}

@@ -173,8 +173,7 @@ def background_sentence(text: str, news_day: dt.date) -> bool:
     return False
 
 
-_DAY_WORDS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
-                        "yesterday", "today", "tomorrow", "tonight"})
+_DAY_WORDS = lx.DAY_WORDS | {"tonight"}
 
 
 def dated_by_period(sent: Any) -> bool:

@@ -257,12 +257,7 @@ def _said_day(tok: Any) -> bool:
     :func:`_clean` makes it the date it names (or leaves it out where the tense is unclear). Left
     out, the question could ask of two events ("How high a tariff did China retaliate with?",
     asked beside a second retaliation)."""
-    return tok.dep_ in ("npadvmod", "tmod") and tok.lower_ in (*WEEKDAYS, "yesterday", "today", "tomorrow") \
-        and _plain_day(tok)
-
-
-_DAY_WORDS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
-                        "yesterday", "today", "tomorrow"})
+    return tok.dep_ in ("npadvmod", "tmod") and tok.lower_ in lx.DAY_WORDS and _plain_day(tok)
 
 
 def _plain_day(tok: Any) -> bool:
@@ -272,7 +267,7 @@ def _plain_day(tok: Any) -> bool:
     "rose 5% Wednesday and 3% Thursday" or "Sunday through Tuesday" no one day is the fact's)."""
     doc = tok.doc
     return all(c.lower_ in ("last", "next") for c in tok.children) \
-        and sum(t.lower_ in _DAY_WORDS for t in tok.sent) == 1 \
+        and sum(t.lower_ in lx.DAY_WORDS for t in tok.sent) == 1 \
         and not (tok.i + 1 < len(doc) and doc[tok.i + 1].lower_ in ("'s", "\u2019s"))
 
 
@@ -564,7 +559,7 @@ def _day_dates(verb: Any, date_s: str) -> dict[str, str]:
         elif t.dep_ not in ("npadvmod", "tmod", "obl"):
             continue
         w = tok.lower_
-        if w in _DAY_WORDS and not _plain_day(tok):
+        if w in lx.DAY_WORDS and not _plain_day(tok):
             continue  # "on Friday, March 28" is March 28 (:func:`_clean`), not the Friday before the news day
         which = next((c.lower_ for c in tok.children if c.lower_ in ("last", "next")), None)
         if w in WEEKDAYS:
