@@ -326,9 +326,14 @@ def test_role_features_of_a_parsed_sentence(nlp):
     doc = nlp("Former President Joe Biden spoke in Chicago on Tuesday.")
     biden = next(e for e in doc.ents if e.label_ == "PERSON")
     assert {"t:former", "t:president"} <= set(_role_features(next(doc.sents), biden))
-    doc = nlp("Defense Secretary Pete Hegseth visited the base.")
-    hegseth = next(e for e in doc.ents if e.label_ == "PERSON")
-    assert "t:secretary" in _role_features(next(doc.sents), hegseth)
+    # Titles: written out ("Defense Secretary"), abbreviated ("Rep.", "Sen."), or said ("is a state senator").
+    for text, want in (("Defense Secretary Pete Hegseth visited the base.", {"t:secretary"}),
+                       ("Lakeland state Rep. Tom Brant was indicted on Friday.", {"t:representative", "t:state"}),
+                       ("Sen. Ada Lind sent a letter to the company.", {"t:senator"}),
+                       ("Ada Lind is a state senator from Lakeland.", {"t:senator", "t:state"})):
+        doc = nlp(text)
+        person = next(e for e in doc.ents if e.label_ == "PERSON")
+        assert want <= set(_role_features(next(doc.sents), person)), text
 
 
 def _article(i: int, title: str, text: str) -> Article:
@@ -720,3 +725,112 @@ def test_a_round_percentage_gets_round_options(answer):
     got = pick("28%", "percent", pool=Pool(), article_id="x", article_norm="", question="q", rng=random.Random(1),
                year=2025)
     assert got is not None and min(abs(_value(g, "percent", 2025) - 28) for g in got) <= 2
+
+
+# Lawmakers and officials of a day, all used alike in the news: the titles set them apart.
+LAWMAKERS = {
+    "Tom Brant": ("indict fraud statehouse session district", {"s:indict": 1, "t:state": 2, "t:representative": 2}, 3,
+                  {"fraud": 2}),
+    "Ada Lind": ("vote bill statehouse session district", {"s:vote": 1, "t:state": 1, "t:representative": 1}, 4, {"bill": 2}),
+    "Carl Mendes": ("bill hearing statehouse session district", {"s:sponsor": 1, "t:state": 1, "t:representative": 2}, 3,
+                    {"bill": 2}),
+    "Evan Pruitt": ("hearing vote statehouse session district", {"s:chair": 1, "t:state": 1, "t:representative": 1}, 3,
+                    {"hearing": 2}),
+    "Dale Quimby": ("vote bill statehouse session district", {"s:vote": 1, "t:representative": 3}, 5, {"vote": 2}),
+    "Lena Ortiz": ("charge court fraud case indict", {"s:charge": 2, "t:attorney": 2, "t:general": 2}, 6, {"fraud": 3}),
+    "Omar Haddad": ("court fraud case appeal", {"s:argue": 1, "t:lawyer": 2}, 5, {"case": 2}),
+}
+
+
+def test_a_which_role_question_offers_only_people_written_with_its_title():
+    # "Which Lakeland state representative was indicted ...": an attorney general or a lawyer
+    # is ruled out by the question itself (a review rejected such options); a representative of
+    # the national house is not a state representative either.
+    question = "Which Lakeland state representative was indicted on five counts of fraud?"
+    role = Counter(["s:indict", "s~count", "t:state", "t:representative"])
+    pool = _pool(LAWMAKERS, kind="person")
+    for seed in range(6):
+        got = pick("Tom Brant", "person", pool=pool, article_id="src", article_norm="", question=question,
+                   rng=random.Random(seed), year=2025, n=3, near=tuple(f"a{i}" for i in range(20)), role=role,
+                   titles=("state", "representative"))
+        assert got is not None and set(got) == {"Ada Lind", "Carl Mendes", "Evan Pruitt"}, got
+    # Without the title the same pool offers a representative who is no state representative.
+    untitled = {x for seed in range(12) for x in _pick(pool, "Tom Brant", question, role, kind="person", seed=seed)
+                or ()}
+    assert "Dale Quimby" in untitled, untitled
+    # Too few people written so: no question rather than a wrong kind of option.
+    why: list[str] = []
+    thin = _pool({k: v for k, v in LAWMAKERS.items() if k not in ("Carl Mendes", "Evan Pruitt")}, kind="person")
+    assert pick("Tom Brant", "person", pool=thin, article_id="src", article_norm="", question=question,
+                rng=random.Random(0), year=2025, n=3, near=tuple(f"a{i}" for i in range(20)), role=role,
+                titles=("state", "representative"), why=why) is None
+    assert why == ["distractors_implausible"]
+
+
+def test_a_which_role_stem_carries_its_title_words_as_lemmas(nlp):
+    # The options' title features are lemmas: "appeals court judge" must ask for "appeal", "court".
+    from okgen.generate.extractive import _role_features
+    from okgen.generate.stems import answer_kind, make_stem
+
+    for text, role, titles in (
+            ("Lakeland state Rep. Tom Brant was indicted on five counts of wire fraud on Friday.",
+             "Lakeland state representative", ("state", "representative")),
+            ("Lakeland appeals court judge Tom Brant was suspended over a bribery inquiry on Friday.",
+             "Lakeland appeals court judge", ("appeal", "court", "judge"))):
+        sent = next(nlp(text).sents)
+        ent = next(e for e in sent.ents if e.text == "Tom Brant")
+        stem = make_stem(sent, ent, answer_kind(ent), "April 12, 2025")
+        assert stem is not None and (stem.role, stem.titles) == (role, titles), stem
+        feats = {f[2:] for f in _role_features(sent, ent) if f.startswith("t:")}
+        assert set(titles) <= feats, feats
+
+
+ATTORNEYS = {
+    "Ray Dunn": ("client filing deport", {"o:question": 1, "t:attorney": 2, "t:doj": 1}, 3, {"hearing": 2}),
+    "Pia Holm": ("client deport appeal", {"s:argue": 1, "t:lawyer": 1}, 3, {"hearing": 2}),  # the same role
+    # An attorney a stray tag once wrote "Rep.": titled "attorney" most, so one.
+    "Eli Marsh": ("client filing appeal", {"s:file": 1, "t:attorney": 3, "t:representative": 1}, 4, {"motion": 1}),
+    "Ivo Sand": ("client filing motion", {"s:file": 1, "t:attorney": 2}, 3, {"motion": 2}),
+    "Kai Berg": ("filing deport", {"s:represent": 1, "t:attorney": 1}, 3, {"hearing": 1}),
+    "Lena Ortiz": ("client filing lawsuit", {"s:sue": 2, "t:attorney": 2, "t:general": 2}, 6, {"lawsuit": 3}),
+    "Noor Vale": ("filing deport ruling", {"s:rule": 2, "t:judge": 2}, 4, {"ruling": 2}),
+    "Tess Lund": ("client deport story", {"s:report": 1, "t:reporter": 1}, 2, {"story": 1}),
+    # Written "attorney" once, by a tagging slip, and "representative" in most mentions.
+    "Sam Kerr": ("client filing deport", {"s:vote": 1, "t:attorney": 1, "t:representative": 3}, 4, {"vote": 1}),
+}
+
+
+def test_a_titled_answer_gets_options_of_its_title_and_not_of_another_office():
+    # A question whose answer must be an attorney ("Which DOJ attorney did the judge question
+    # ...?"): attorneys and lawyers, not an attorney general (a state's chief law officer, another
+    # office), one titled a representative more often than an attorney, a judge nor a reporter.
+    from okgen.generate.extractive import _titles
+    from okgen.generate.stems import Stem
+
+    role = Counter(["o:question", "t:attorney", "t:doj"])
+    stem = Stem("Whom did the judge question about the deportation?", "person", "Ray Dunn", "object")
+    # The class titles a "Who" question's answer carries in its sentence; none where a title word
+    # makes it one office ("Attorney General"), nor for a role noun often part of one ("Trade
+    # Representative", "special envoy").
+    assert _titles(stem, Counter(["s:rule", "t:judge", "t:district"])) == ("judge",)
+    assert _titles(stem, Counter(["s:vote", "t:senator"])) == ("senator",)
+    assert _titles(stem, Counter(["s:rule", "t:judge", "t:chief"])) == ()
+    assert _titles(stem, Counter(["t:attorney", "t:general"])) == ()
+    assert _titles(stem, Counter(["t:representative", "t:trade"])) == ()
+    assert _titles(stem, role) == ("attorney",)
+    assert _titles(stem, Counter(["s:travel", "t:envoy", "t:special"])) == ()
+    assert _titles(Stem("Which state senator spoke?", "person", "Ada Lind", "subject", "state senator",
+                        ("state", "senator")), role) == ("state", "senator")
+    assert _titles(Stem("Which organisation sued?", "org", "Orbis", "subject"), Counter(["t:judge"])) == ()
+    pool = _pool(ATTORNEYS, kind="person")
+    # The attorney general is written "attorney" and used like the answer: only her other office
+    # rules her out; the representative, by the title the news gives him most.
+    assert pool.similarity("Ray Dunn", "Lena Ortiz") >= 0.04 and pool.roles[normalize("Lena Ortiz")]["t:attorney"] > 0
+    offered: set[str] = set()
+    for seed in range(12):
+        got = pick("Ray Dunn", "person", pool=pool, article_id="src", article_norm="", question=stem.question,
+                   rng=random.Random(seed), year=2025, n=3, near=tuple(f"a{i}" for i in range(20)), role=role,
+                   titles=("attorney",))
+        assert got is not None and set(got) <= {"Pia Holm", "Ivo Sand", "Kai Berg", "Eli Marsh"}, got
+        offered |= set(got)
+    assert {"Pia Holm", "Eli Marsh"} <= offered, offered

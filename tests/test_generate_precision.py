@@ -321,6 +321,10 @@ def test_a_bare_definite_description_needs_the_article(nlp):
 def test_a_guess_is_not_news():
     assert pr.speculative("Which organisation may eat some cost of Trump's tariffs" + SUFFIX)
     assert not pr.speculative("Which organisation raised its prices in India" + SUFFIX)
+    assert pr.speculative("How much can a typical nest of Lakeland wasps eat in a season" + SUFFIX)
+    # A month and a name are no modal verbs.
+    assert not pr.speculative("Which company will open its Lakeport plant on May 12, 2025?")
+    assert not pr.speculative("Which club signed the midfielder Emre Can" + SUFFIX)
 
 
 def test_a_capital_aimed_at_stands_for_its_government(nlp):
@@ -567,6 +571,9 @@ def test_a_stance_others_share_has_more_than_one_right_answer(nlp):
     assert stance("Senator Dana Whitfield called for a hearing into the tariff trades on Sunday.", "Dana Whitfield") == "called"
     assert stance("Senator Dana Whitfield urged regulators to look into the tariff trades.", "Dana Whitfield") == "urged"
     assert stance("Lars Holm, the Danish foreign minister, hit back at the tone of the visit.", "Lars Holm") == "hit"
+    assert stance("Representative Dana Whitfield took aim at the vice president during remarks in Lakeport.",
+                  "Dana Whitfield") == "took"
+    assert stance("Dana Whitfield took the oath of office on Sunday.", "Dana Whitfield") is None
     # Events have one doer; a stance's object is no stance taker.
     assert stance("Senator Dana Whitfield resigned from the banking committee on Sunday.", "Dana Whitfield") is None
     assert stance("Critics called on Dana Whitfield to resign from the banking committee.", "Dana Whitfield") is None

@@ -48,6 +48,8 @@ class Pool:
     """Each name's roles in the day's sentences (``s:launch``, ``t:president``; see
     ``extractive._role_features``), as unit tf-idf vectors."""
     role_idf: dict[str, float] = field(default_factory=dict)
+    titled: dict[str, Counter[str]] = field(default_factory=dict)
+    """How often the day writes each name with each title word ("judge": 3), as counted."""
     former_heads: set[str] = field(default_factory=set)
     """Names written "former President" (and the like) and never with the title alone."""
     past: dict[str, float] = field(default_factory=dict)
@@ -67,6 +69,7 @@ class Pool:
         self.role_idf = _idf(bags, skip="#mentions")
         for key, bag in bags.items():
             self.roles[key] = self.role_vector(bag)
+            self.titled[key] = Counter({f[2:]: c for f, c in bag.items() if f.startswith("t:") and c > 0})
             mentions = self.mentions[key] = bag.get("#mentions", 0)
             if mentions:
                 self.past[key] = min(1.0, bag.get("t:former", 0) / mentions)
@@ -196,7 +199,7 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
          rng: random.Random, year: int, n: int = 3, prefer: set[str] | None = None,
          near: Sequence[str] = (), same_type: Callable[[str], bool] | None = None,
          day: dt.date | None = None, evidence: Counter[str] | None = None,
-         role: Counter[str] | None = None, why: list[str] | None = None,
+         role: Counter[str] | None = None, why: list[str] | None = None, titles: Sequence[str] = (),
          avoid: Mapping[str, str] | None = None) -> list[str] | None:
     """Choose ``n`` distractors for ``answer``; None when not enough good ones exist.
 
@@ -214,6 +217,16 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
     answers another question of the quiz hints at both, and two questions offering the same names
     give each other away. Names of another kind do not count ("Washington" the place is no reason
     to leave out "The Washington Post").
+
+    With ``titles`` (the title words as lemmas, the role noun last: a "Which state senator ..."
+    question's "state", "senator"; the judge of "Judge Ada Lind ruled ..."), a person is offered
+    only when the day's news writes it with every qualifier and with the role noun (or one of its
+    class: :func:`~okgen.generate.lexicon.same_title`) at least as often as with any other role
+    noun, and with no title word that makes the role another office where the question's answer
+    lacks it (:data:`~okgen.generate.lexicon.OTHER_OFFICE`: an "Attorney General" is no option for
+    a Justice Department attorney): the question or the answer's own title says what the answer
+    is, and a reader rules out anyone else. The rule needs a day's pool (context vectors); the
+    streams' pool ranks by nearness alone.
 
     A name is offered only when it is **plausible** (a pool with context vectors, as the day's
     generator builds): used in the news like the answer (context similarity at least
@@ -272,7 +285,7 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
             if why is not None:
                 why.append("no_distractors")
             return None
-        ranked = _topical(answer, cands, pool, kind, near, n, same_type, evidence, role, question)
+        ranked = _topical(answer, cands, pool, kind, near, n, same_type, evidence, role, question, titles)
         if len(ranked) < n:
             if why is not None:
                 why.append("distractors_implausible" if pool.contexts else "no_distractors")
@@ -409,7 +422,7 @@ _VISIT = re.compile(r"\b(?:visit\w*|trip|tour\w*|travel\w*|talks|summit|met|meet
 
 def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequence[str], n: int,
              same_type: Callable[[str], bool] | None = None, evidence: Counter[str] | None = None,
-             role: Counter[str] | None = None, question: str = "") -> list[str]:
+             role: Counter[str] | None = None, question: str = "", titles: Sequence[str] = ()) -> list[str]:
     """The plausible candidates most like the answer in the news: by the similarity of the words
     around their mentions (a coach's context is a coach's), with a bonus for names from the
     stories nearest the source and for names used in words like the evidence's; the best
@@ -491,6 +504,11 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
     prominent = answer_entry is not None and len(answer_entry[1]) >= PROMINENT_SHARE * pool.articles
     least_articles = len(answer_entry[1]) / MAX_PROMINENCE if prominent and answer_entry else 0.0
 
+    # The answer's titles where the question asks of it: "DOJ attorney X" is no attorney general
+    # there, though the day writes him "Deputy Assistant Attorney General" elsewhere.
+    answer_titles = {f[2:] for f in role or () if f.startswith("t:")} | set(titles)
+    role_nouns = lx.same_title(titles[-1]) if titles else frozenset()
+
     def plausible(c: str) -> bool:
         sim, is_near, ev_sim, focus_sim = features(c)
         if least_articles and len(names[normalize(c)][1]) < least_articles:
@@ -508,6 +526,19 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
             return False  # "Israeli Prime Minister X" against "US President Y"; on a visit, leaders meet leaders
         if c_home in abroad or abroad_words and pool.national(c, abroad_words):
             return False  # China's commerce minister for a visit to Beijing; a Russian for a trip to Russia
+        if titles and kind == "person":
+            # "Which state senator ...": other state senators, named like the answer somewhat
+            # (a title says the class; the near stories need not name them). Not one whose title
+            # makes it another office ("Attorney General" for a Justice Department attorney); a
+            # qualifier ("district judge" for a "federal judge") or a rank ("prime minister" for a
+            # defence minister) keeps the class.
+            written = pool.titled.get(normalize(c), Counter())
+            held = sum(written[w] for w in role_nouns)
+            # Nor one the news titles more often with another role ("state Rep." than "attorney").
+            other = max((v for w, v in written.items() if w in lx.ROLE_NOUNS and w not in role_nouns), default=0)
+            return sim >= MIN_NEAR_SIMILARITY and held > 0 and held >= other \
+                and all(written[w] > 0 for w in titles[:-1]) \
+                and not any(w in lx.OTHER_OFFICE and w not in answer_titles for w in written)
         if sim >= MIN_NEAR_SIMILARITY and (
                 kind == "org" and is_near and org_class(c) == org_class(answer) and _acronym(c) == _acronym(answer)
                 or kind == "person" and field_ is not None and c_field == field_
@@ -532,7 +563,7 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
             if len(ranked) < n:
                 return []
         focused = [c for c in ranked if features(c)[3] >= min_focus]
-        if len(focused) < n and strong:
+        if len(focused) < n and strong and not titles:
             # The answer's role is what the news says of it day-long (Russia and "drone"), and
             # no other name is written so: whatever is offered, a reader rules it out.
             return []

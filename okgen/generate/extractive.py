@@ -40,7 +40,7 @@ import random
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -415,6 +415,7 @@ class ExtractiveGenerator:
                           prefer=pool.by_source.get(article.source), near=pool.near.get(article.id, ()),
                           same_type=None if want == "none" else (lambda c, w=want: self.option_label(c) == w),
                           day=article.date, evidence=item.words, role=item.role, why=(why := []),
+                          titles=_titles(st, item.role),
                           avoid=avoid)
             if ds is None:
                 reasons[why[0] if why else "no_distractors"] += 1
@@ -525,7 +526,7 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
         full = ctx.full_names.get(ent.text)
         if full is None:
             return "person_not_in_full", None  # "Smith" alone: which Smith?
-        stem = Stem(stem.question, stem.kind, full, stem.form)
+        stem = replace(stem, answer=full)
     if kind == "org" and (not pr.trusted_org_answer(ent.text, day.orgs.get(normalize(ent.text), 0))
                           or pr.media_name(ent.text, day.outlets)):
         return "org_untrusted", None  # a name the tagger may have invented, or the news outlet itself
@@ -552,7 +553,7 @@ def _judge(ctx: _ArticleContext, sent: Any, ent: Any, kind: str) -> tuple[str, S
     if any(run_together(w) and w.strip(".,;:?!\"'()") not in brands for w in question.split()) \
             or pr.broken_hyphen(question):
         return "stem_broken_word", None
-    stem = Stem(question, stem.kind, stem.answer, stem.form)
+    stem = replace(stem, question=question)
     if normalize(stem.answer) in normalize(stem.question) or pr.echoes_answer(question, stem.answer):
         return "answer_in_stem", None
     if pr.country_giveaway(question, stem.answer) is not None:
@@ -833,8 +834,12 @@ def _role_features(sent: Any, ent: Any) -> list[str]:
     head = root.head
     if dep in ("nsubj", "nsubjpass", "csubj") or (dep == "pobj" and head.dep_ == "agent"):
         verb = head.head if dep == "pobj" else head
-        if verb.lemma_ == "be":  # "Bauder is a media writer": a title
-            out.extend(f"t:{c.lemma_.lower()}" for c in verb.children if c.dep_ == "attr" and c.pos_ == "NOUN")
+        if verb.lemma_ == "be":  # "Bauder is a media writer", "X is a state senator": a title
+            for c in verb.children:
+                if c.dep_ == "attr" and c.pos_ == "NOUN":
+                    out.append(f"t:{c.lemma_.lower()}")
+                    out.extend(f"t:{g.lemma_.lower()}" for g in c.children
+                               if g.dep_ in ("compound", "amod") and g.is_alpha)
         if verb.pos_ in ("VERB", "AUX", "NOUN"):
             out.append(f"s:{verb.lemma_.lower()}")
             out.extend(f"s~{w}" for w in _governed(verb, ent))
@@ -857,7 +862,9 @@ def _role_features(sent: Any, ent: Any) -> list[str]:
         if t.ent_type_ in ("PERSON", "ORG", "DATE", "CARDINAL") or (
                 t.pos_ not in ("NOUN", "PROPN", "ADJ") and t.lower_ not in PAST_WORDS):
             break
-        if t.is_alpha:
+        if t.lower_ in lx.ABBREVIATED:  # "Sen.", "Rep": the title written out
+            out.append(f"t:{lx.ABBREVIATED[t.lower_]}")
+        elif t.is_alpha:
             out.append("t:former" if t.lower_ in PAST_WORDS else f"t:{t.lemma_.lower()}")
         i -= 1
     out.extend(_head_titles(sent, ent))
@@ -867,6 +874,23 @@ def _role_features(sent: Any, ent: Any) -> list[str]:
             out.extend(f"t:{g.lemma_.lower()}" for g in child.children
                        if g.dep_ in ("compound", "amod") and g.is_alpha)
     return out
+
+
+def _titles(stem: Stem, role: Counter[str]) -> tuple[str, ...]:
+    """The title words a person answer's options must be written with (the role noun last): those
+    of the role a "Which ROLE ..." question names, else the class title the sentence gives the
+    answer ("Judge", "Sen.", "Rep.": :data:`~okgen.generate.lexicon.CLASS_TITLES`), unless its
+    title words also name an office one person holds ("Attorney General", "Prime Minister",
+    "Chief Judge"); none for other answers."""
+    if stem.kind != "person":
+        return ()
+    if stem.titles:
+        return stem.titles
+    words = {f[2:] for f in role if f.startswith("t:")}
+    nouns = sorted(words & lx.CLASS_TITLES)
+    if len(nouns) != 1 or words & (lx.ONE_HOLDER - lx.CLASS_QUALIFIERS):
+        return ()
+    return (nouns[0],)
 
 
 def _governed(verb: Any, ent: Any) -> list[str]:

@@ -193,3 +193,48 @@ def same_body(a: str, b: str) -> bool:
     White House")."""
     group = _BODY_OF.get(a)
     return group is not None and b in group
+
+
+# Roles a person's title or description may give in a question ("Which Lakeland state
+# representative ..."): many hold each. Not an office one person holds, which names the answer
+# to anyone who knows it (president, prime minister, chief executive, governor, mayor, secretary,
+# a portfolio: "foreign minister", "trade representative", "district attorney").
+ROLE_NOUNS = frozenset({"representative", "senator", "lawmaker", "congressman", "congresswoman", "judge", "minister",
+                        "envoy", "official", "prosecutor", "attorney", "lawyer", "adviser", "advisor", "ambassador",
+                        "commissioner", "aide", "diplomat", "negotiator", "mp", "councillor", "councilman",
+                        "councilwoman", "legislator", "delegate"})
+ONE_HOLDER = frozenset({"president", "prime", "king", "queen", "chancellor", "ceo", "chief", "leader", "pope",
+                        "governor", "mayor", "premier", "founder", "chairman", "chairwoman", "chair", "head",
+                        "secretary", "general", "speaker", "first", "top", "former", "ex", "deputy", "vice",
+                        "only", "sole", "lone", "fellow", "foreign", "defense", "defence", "trade", "justice",
+                        "interior", "finance", "health", "education", "home", "energy", "economy", "labor",
+                        "transport", "agriculture", "environment", "culture", "district", "special", "charge"})
+ABBREVIATED = {"rep.": "representative", "rep": "representative", "sen.": "senator", "sen": "senator",
+               "amb.": "ambassador", "atty.": "attorney"}
+# Title words that make a role noun another office ("Attorney General", "Surgeon General",
+# "Secretary General"): a person so titled is no option for one of the plain role.
+OTHER_OFFICE = frozenset({"general"})
+# Role nouns written before a name as the title of a class many belong to ("Judge X", "Sen. X",
+# "Rep. X", "DOJ attorney X"): a "Who ..." question about a person so titled gets options titled
+# alike. Not those often part of an office one person holds ("Trade Representative" after an
+# organisation's name, "special envoy", "UN ambassador"): those questions keep the day's rules
+# ("Attorney General" is one office by its "general", see ONE_HOLDER).
+CLASS_TITLES = frozenset({"judge", "senator", "lawmaker", "congressman", "congresswoman", "mp", "prosecutor",
+                          "legislator", "attorney", "lawyer"})
+# ONE_HOLDER words that qualify a class title without making it one office ("U.S. District Judge",
+# "fellow Sen.", "top prosecutor", "former Rep.").
+CLASS_QUALIFIERS = frozenset({"district", "fellow", "top", "former", "ex", "special", "first"})
+# Role nouns that name one role in other words: a general one takes the particular ones ("Which
+# Lakeland lawmaker ...?": a state senator or representative), a variant its other spellings (an
+# attorney for a lawyer); a particular one only itself ("state representative": no senator).
+TITLE_HYPERNYMS = {w: frozenset({"lawmaker", "legislator", "representative", "senator", "congressman",
+                                 "congresswoman", "mp"}) for w in ("lawmaker", "legislator")}
+TITLE_VARIANTS = (frozenset({"attorney", "lawyer"}), frozenset({"adviser", "advisor"}),
+                  frozenset({"councillor", "councilman", "councilwoman"}), frozenset({"congressman", "congresswoman"}))
+
+
+def same_title(noun: str) -> frozenset[str]:
+    """The role nouns an option may be titled with for a role written ``noun``."""
+    if noun in TITLE_HYPERNYMS:
+        return TITLE_HYPERNYMS[noun]
+    return next((c for c in TITLE_VARIANTS if noun in c), frozenset({noun}))

@@ -75,7 +75,9 @@ MODIFIERS = frozenset({"amod", "compound", "nummod", "poss", "prep", "nmod"})
 EMPTY_NOUNS = frozenset({"measures", "steps", "action", "actions", "things", "changes", "issues", "matters",
                          "efforts", "moves", "options", "concerns", "questions"})
 # Modal verbs of a guess, not a report ("Apple may eat some cost of the tariffs").
-SPECULATIVE = re.compile(r"\b(?:may|might|could)\b", re.IGNORECASE)
+# A guess ("may", "might", "could") or a capability ("can devour 11kg of insects a season"): what
+# may or can happen is no event of the day.
+SPECULATIVE = re.compile(r"\b(?:may|might|could|can(?:not)?)\b")  # lower case: not "May 12", not "Emre Can"
 # Verbs whose object is an actor: a capital there stands for its government ("accused Ankara").
 ADDRESSEE_VERBS = frozenset({"accuse", "urge", "warn", "criticize", "criticise", "blame", "condemn", "sanction",
                              "pressure", "threaten", "ask", "tell", "praise", "thank", "support", "back",
@@ -291,8 +293,9 @@ def place_as_actor(ent: Any) -> bool:
 
 
 def speculative(question: str) -> bool:
-    """Whether the stem asks about a guess ("Which company may eat some cost ...") rather than
-    something that happened or was decided: no option is right on the day."""
+    """Whether the stem asks about a guess ("Which company may eat some cost ...") or a capability
+    ("How much can a nest of hornets devour ...") rather than something that happened or was
+    decided: no option is right on the day, or the fact is general knowledge."""
     return bool(SPECULATIVE.search(question))
 
 
@@ -304,7 +307,7 @@ STANCE_VERBS = frozenset({"urge", "demand", "criticise", "criticize", "condemn",
 
 def shared_stance(ent: Any) -> str | None:
     """The verb when the answer ``ent`` is the subject of a stance ("called for", "urged",
-    "praised", "hit back at"), which others share; else None."""
+    "praised", "hit back at", "took aim at"), which others share; else None."""
     if ent.root.dep_ != "nsubj":
         return None
     verb = ent.root.head
@@ -312,6 +315,8 @@ def shared_stance(ent: Any) -> str | None:
     parts = {c.lower_ for c in verb.children if c.dep_ in ("prep", "prt", "advmod")}
     if lemma in STANCE_VERBS or lemma == "call" and parts & {"for", "on"} or lemma == "hit" and "back" in parts:
         return verb.text
+    if lemma == "take" and any(c.lower_ == "aim" for c in verb.children if c.dep_ in ("dobj", "obj")):
+        return verb.text  # "took aim at": a criticism
     return None
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from okgen.generate import lexicon as lx
@@ -109,6 +109,11 @@ class Stem:
     """The answer as the article wrote it."""
     form: str
     """Which question form made it: subject, object, count, amount, place, date, agent, prep, nested."""
+    role: str = ""
+    """The role a "Which ROLE ..." question names ("Lakeland state representative")."""
+    titles: tuple[str, ...] = ()
+    """That role's title words as lemmas, its noun last ("state", "representative"; "appeal",
+    "court", "judge" of "appeals court judge"): its options must be people the news writes so."""
 
 
 # Verbs that state a standing figure ("totalled", "amounts to", "stands at"): news only with its date.
@@ -350,10 +355,22 @@ def _coordination(verb: Any) -> int:
     return len(verb.doc)
 
 
-def _clause(verb: Any, skip: set[int], purpose: bool = True, owner: Any = None) -> list[Any] | None:
+def _outlet_source(according: Any) -> bool:
+    """Whether an "according to ..." phrase names a news outlet ("according to CNBC"): the
+    reporter of a fact, not a side whose claim it is."""
+    from okgen.generate.precision import media_name
+
+    named = [t for t in according.subtree if t.lower_ not in ("according", "to")]
+    return bool(named) and media_name(" ".join(t.text for t in named))
+
+
+def _clause(verb: Any, skip: set[int], purpose: bool = True, owner: Any = None,
+            source: bool = True) -> list[Any] | None:
     """The kept right-hand side of ``verb`` (tokens after the verb), or None when it holds a
     parenthesis or is too long. With ``purpose``, a short infinitive of purpose stays; a reason
-    with a pronoun that is not ``owner``'s (:func:`_owned`) is left out."""
+    with a pronoun that is not ``owner``'s (:func:`_owned`) is left out. Without ``source``, an
+    "according to ..." phrase is left out (who reported what the named subject did); with it,
+    only one naming a news outlet (:func:`_outlet_source`)."""
     brackets = _bracketed(verb.sent)
     toks: list[Any] = []
     # What follows an "and" the parse hung on the verb is a second conjunct's ("is facing a tariff
@@ -365,6 +382,8 @@ def _clause(verb: Any, skip: set[int], purpose: bool = True, owner: Any = None) 
             continue
         if child.dep_ == "prt" and (child.tag_ in ("RBR", "RBS", "JJ", "JJR", "JJS") or child.tag_.startswith("NN")):
             return None  # "grilled [whistleblower] Dr. X": a noun the parse took for a particle
+        if child.dep_ == "prep" and child.lower_ == "according" and (not source or _outlet_source(child)):
+            continue  # "Ada Lind is considering a run ..., according to the Lakeland Herald": not asked of
         sub = _subtree_tokens(child)
         if child.dep_ == "advcl" and (len(sub) > MAX_PURPOSE or not _self_contained(sub)):
             continue  # a long or pronoun-bound purpose is detail: left out
@@ -772,30 +791,17 @@ JUDGING_VERBS = frozenset({"be", "have", "like", "love", "prefer", "need", "mean
                            "comment", "speculate", "respond", "continue", "monitor", "consider", "review", "try"})
 
 
+def _pronoun(tok: Any) -> bool:
+    """A pronoun by its word, not "US" (the country in "Former US Vice President") nor "IT"."""
+    return tok.lower_ in PRONOUNS and tok.text not in ("US", "IT")
+
+
 def _titled(subj_toks: list[Any], ent: Any, kind: str) -> bool:
     """A person named with a title or role before the name ("Federal Judge Jamee Comans",
     "Secretary of State Marco Rubio"): asked "Who ...", the title left out."""
     extra = [t for t in subj_toks if not ent.start <= t.i < ent.end and t.lower_ != "the"]
     return kind == "person" and len(extra) <= 5 and all(t.i < ent.start for t in extra) \
-        and not any(t.pos_ in ("VERB", "AUX", "PUNCT", "PRON") or t.lower_ in PRONOUNS for t in extra)
-
-
-# Roles a person's title or description may give in a question ("Which Lakeland state
-# representative ..."): many hold each. Not an office one person holds, which names the answer
-# to anyone who knows it (president, prime minister, chief executive, governor, mayor, secretary,
-# a portfolio: "foreign minister", "trade representative", "district attorney").
-ROLE_NOUNS = frozenset({"representative", "senator", "lawmaker", "congressman", "congresswoman", "judge", "minister",
-                        "envoy", "official", "prosecutor", "attorney", "lawyer", "adviser", "advisor", "ambassador",
-                        "commissioner", "aide", "diplomat", "negotiator", "mp", "councillor", "councilman",
-                        "councilwoman", "legislator", "delegate"})
-ONE_HOLDER = frozenset({"president", "prime", "king", "queen", "chancellor", "ceo", "chief", "leader", "pope",
-                        "governor", "mayor", "premier", "founder", "chairman", "chairwoman", "chair", "head",
-                        "secretary", "general", "speaker", "first", "top", "former", "ex", "deputy", "vice",
-                        "only", "sole", "lone", "fellow", "foreign", "defense", "defence", "trade", "justice",
-                        "interior", "finance", "health", "education", "home", "energy", "economy", "labor",
-                        "transport", "agriculture", "environment", "culture", "district", "special", "charge"})
-ABBREVIATED = {"rep.": "representative", "rep": "representative", "sen.": "senator", "sen": "senator",
-               "amb.": "ambassador", "atty.": "attorney"}
+        and not any(t.pos_ in ("VERB", "AUX", "PUNCT", "PRON") or _pronoun(t) for t in extra)
 
 
 def _descriptions(ent: Any) -> list[Any]:
@@ -803,13 +809,15 @@ def _descriptions(ent: Any) -> list[Any]:
     return [c for c in ent.root.children if c.dep_ == "appos" and c.i >= ent.end and c.pos_ == "NOUN"]
 
 
-def _role(ent: Any, subj_toks: list[Any]) -> str | None:
+def _role(ent: Any, subj_toks: list[Any]) -> tuple[str, tuple[str, ...]] | None:
     """The role a person answer's own title or description gives ("Lakeland state Rep. Tom Brant":
     "Lakeland state representative"; "Ada Lind, the Lakeland lawmaker,": "Lakeland lawmaker"), for a
     question that says whom it asks about; None when there is none, it is an office one person
     holds (a portfolio, a phrase after the noun: "the minister for ports"), it names someone or
     something's ("the Kremlin's envoy"), or its words are not plainly a role: every word is the
-    role noun, a place, nationality or organisation as written, or a lower-case word."""
+    role noun, a place, nationality or organisation as written, or a lower-case word. With the
+    role, its title words as lemmas: the lower-case qualifiers and the noun, last (no place,
+    nationality or organisation: "state", "representative" of "Lakeland state Rep.")."""
     title = [t for t in subj_toks if t.i < ent.start and t.lower_ != "the"]
     appos = _descriptions(ent)
     if title:
@@ -818,21 +826,24 @@ def _role(ent: Any, subj_toks: list[Any]) -> str | None:
         words = [t for t in appos[0].subtree if not (t.dep_ == "det" and t.head.i == appos[0].i)]
     else:
         return None
-    low = [ABBREVIATED.get(t.lower_, t.lower_) for t in words]
-    if not 1 <= len(words) <= 5 or low[-1] not in ROLE_NOUNS or set(low) & ONE_HOLDER:
+    low = [lx.ABBREVIATED.get(t.lower_, t.lower_) for t in words]
+    if not 1 <= len(words) <= 5 or low[-1] not in lx.ROLE_NOUNS or set(low) & lx.ONE_HOLDER:
         return None  # the role noun ends the phrase: no "for ...", "of ...", "in charge"
-    out = []
+    out, titles = [], []
     for t, w in zip(words, low):
         if t.ent_type_ == "PERSON" or t.tag_ in ("POS", "JJS", "RBS", "HYPH") or t.dep_ == "case" \
-                or t.pos_ in ("PRON", "VERB", "AUX", "PUNCT", "NUM") or t.lower_ in PRONOUNS:
+                or t.pos_ in ("PRON", "VERB", "AUX", "PUNCT", "NUM") or _pronoun(t):
             return None  # "the Kremlin's envoy", "pro-democracy", "most senior"
         if t is words[-1]:
             out.append(t.text if t.text.isupper() else w)  # "MP" stays, "Rep." is "representative"
+            titles.append(w if t.lower_ in lx.ABBREVIATED else t.lemma_.lower())
         elif t.ent_type_ in ("GPE", "NORP", "ORG", "LOC") or t.text.islower():
             out.append(t.text)
+            if t.text.islower() and not t.ent_type_:
+                titles.append(t.lemma_.lower())
         else:
             return None  # "U.S. District Judge", a capitalised word of a title: which case in a question?
-    return " ".join(out)
+    return " ".join(out), tuple(titles)
 
 
 def _bare_level(tok: Any) -> bool:
@@ -1007,6 +1018,7 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             return None if body is None else _finish(body, verb, ent, kind, "subject", date_s)
         return None  # "Witkoff had emphasised to Iran that ...": the clause it needs is left out
     allowance = 0
+    asked_role, asked_titles = "", ()  # the role a "Which ROLE ..." question names, and its title words
     keep_purpose = kind in ("person", "org", "place", "region", "event", "date")
     ent_ids = set(range(ent.start, ent.end))
     subj = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
@@ -1030,7 +1042,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         subj_toks, in_subject, subj = [t for t in ent], True, ent.root
 
     if in_subject and (ent.root.i == subj.i or (kind == "count" and ent.root.head.i == subj.i)):
-        rest = _clause(verb, set(), keep_purpose)
+        # Who did it is asked, not who reported it; a figure keeps its source (a claim of one side).
+        rest = _clause(verb, set(), keep_purpose, source=kind not in ("person", "org"))
         # No "its" of the answer: "Which organisation is hosting extensions in its Chrome Web
         # Store?" names the answer's product.
         if rest is None or not _self_contained(rest) or not _informative(rest, ent_ids):
@@ -1062,9 +1075,10 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             if not auxes and verb.tag_ == "VBP":
                 return None  # "Who haunt ...": the plural verb of a plural subject
             wh = wh_word(kind, ent.text)
-            if kind == "person" and (role := _role(ent, subj_toks)) is not None:
-                wh = f"Which {role}"  # "Which Lakeland state representative was indicted ...": who, said
-                allowance = len(role.split())  # the role is no clause material: the stem may be as much longer
+            if kind == "person" and (found := _role(ent, subj_toks)) is not None:
+                asked_role, asked_titles = found
+                wh = f"Which {asked_role}"  # "Which Lakeland state representative was indicted ...": who, said
+                allowance = len(asked_role.split())  # the role is no clause material: the stem may be as much longer
             elif kind == "person" and _descriptions(ent):
                 # "Ada Lind, the minister for ports, is visiting Lisbon": the article says who she is
                 # by a description the question cannot carry; "Who is visiting Lisbon?" is anyone
@@ -1251,7 +1265,8 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
             return None
         if unnamed and (form != "amount" or not any(t.ent_type_ in NAME_TYPES for t in rest or [])):
             return None  # "By what percentage did net profit fall?": whose? A name must say it
-    return _finish(body, verb, ent, kind, form, date_s, allowance)
+    stem = _finish(body, verb, ent, kind, form, date_s, allowance)
+    return replace(stem, role=asked_role, titles=asked_titles) if stem is not None and asked_role else stem
 
 
 _TIME_LEFT = re.compile(r"\b(?:at|in|during) (?:a|the|that|this) (?:same )?(?:time|moment|point|period|stage)\b"
