@@ -801,11 +801,10 @@ def test_a_role_many_hold_says_whom_the_question_asks_about(nlp):
 def test_a_role_may_lengthen_the_question_and_a_time_without_its_clause_is_none(nlp):
     # The role is no clause material: a question as long as a "Who" one plus its role still stands.
     q = _stem(nlp, "Lakeland state Rep. Tom Brant, 41, was charged with four counts of wire fraud and two counts "
-                   "of falsifying city council expense and harbour board travel records on Friday, according to Lakeland police.",
-                   "Tom Brant")
-    # ... and who reported it ("according to Lakeland police") is no part of the question.
+                   "of falsifying city council expense records on Friday, according to Lakeland police.", "Tom Brant")
+    # ... and keeps the side whose word it is ("according to Lakeland police": a charge, not a verdict).
     assert q == ("Which Lakeland state representative was charged with four counts of wire fraud and two counts of "
-                 "falsifying city council expense and harbour board travel records, as reported on April 12, 2025?")
+                 "falsifying city council expense records according to Lakeland police, as reported on April 12, 2025?")
     assert len(q.split(",")[0].split()) > 24  # over the plain limit by less than the role's three words
     # "at a time [when relations are strained]": which time? The phrase points at a clause left out.
     assert _stem(nlp, "Ada Lind held talks with Lakeport officials at a time when relations are strained.",
@@ -838,10 +837,13 @@ def test_a_meeting_without_what_it_was_about_is_no_question(nlp):
 
 
 def test_a_title_with_us_in_it_is_a_title_and_a_source_is_no_part_of_the_question(nlp):
-    # "US" is the country, not the pronoun "us": the title goes, the person is asked "Who".
-    q = _stem(nlp, "Former US Vice President Ada Lind is considering a run for Lakeland governor in 2026, "
-                   "according to the Rivertown Herald.", "Ada Lind")
-    assert q == "Who is considering a run for Lakeland governor in 2026, as reported on April 12, 2025?"
+    # "US" is the country, not the pronoun "us": the title goes, the person is asked "Who"; the
+    # outlet that reported it goes too, after the clause or before it.
+    for text in ("Former US Vice President Ada Lind is considering a run for Lakeland governor in 2026, according "
+                 "to NBC News.", "According to the New York Times, former US Vice President Ada Lind is considering "
+                 "a run for Lakeland governor in 2026."):
+        assert _stem(nlp, text, "Ada Lind") == \
+            "Who is considering a run for Lakeland governor in 2026, as reported on April 12, 2025?", text
     q = _stem(nlp, "US envoy Ada Lind has travelled to Lisbon to meet the foreign minister on Friday.", "Ada Lind")
     assert q is not None and q.startswith("Which US envoy has travelled to Lisbon"), q
 
@@ -866,3 +868,6 @@ def test_a_figure_keeps_a_sides_claim_but_not_the_outlet_that_reported_it(nlp):
     q = _stem(nlp, "Lakeport police arrested 40 protesters in Rivertown on Friday, according to the Lakeport "
                    "interior ministry.", "40")
     assert q is not None and q.endswith("according to the Lakeport interior ministry?"), q
+    # An outlet's own poll or tally is where the figure comes from: it stays.
+    q = _stem(nlp, "Lakeport police arrested 40 protesters in Rivertown on Friday, according to a Reuters tally.", "40")
+    assert q is not None and q.endswith("according to a Reuters tally?"), q

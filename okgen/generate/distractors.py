@@ -529,13 +529,12 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
         if titles and kind == "person":
             # "Which state senator ...": other state senators, named like the answer somewhat
             # (a title says the class; the near stories need not name them). Not one whose title
-            # makes it another office ("Attorney General" for a Justice Department attorney); a
-            # qualifier ("district judge" for a "federal judge") or a rank ("prime minister" for a
-            # defence minister) keeps the class.
+            # makes it another office ("Attorney General" for a Justice Department attorney).
             written = pool.titled.get(normalize(c), Counter())
             held = sum(written[w] for w in role_nouns)
             # Nor one the news titles more often with another role ("state Rep." than "attorney").
-            other = max((v for w, v in written.items() if w in lx.ROLE_NOUNS and w not in role_nouns), default=0)
+            other = max((v for w, v in written.items() if w in lx.ROLE_NOUNS and w not in role_nouns
+                         and titles[-1] not in lx.same_title(w)), default=0)  # "lawmaker" is a senator's too
             return sim >= MIN_NEAR_SIMILARITY and held > 0 and held >= other \
                 and all(written[w] > 0 for w in titles[:-1]) \
                 and not any(w in lx.OTHER_OFFICE and w not in answer_titles for w in written)
@@ -588,8 +587,8 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
 # "Meta CEO Mark Zuckerberg", "striker Harry Kane"): a person's options share the field. A
 # chairman is in none: a committee's chairs are lawmakers, a board's business people.
 TITLE_FIELDS = {
-    "politics": ("president", "minister", "secretary", "senator", "sen", "governor", "chancellor", "mayor",
-                 "lawmaker", "congressman", "congresswoman", "representative", "rep", "spokesperson",
+    "politics": ("president", "minister", "secretary", "senator", "governor", "chancellor", "mayor",
+                 "lawmaker", "congressman", "congresswoman", "representative", "spokesperson",
                  "spokesman", "spokeswoman", "ambassador", "envoy", "premier", "prime", "diplomat",
                  "politician", "speaker", "mp", "democrat", "republican", "king", "queen", "prince",
                  "opposition", "cabinet", "vice", "adviser", "advisor"),

@@ -838,8 +838,9 @@ def _role_features(sent: Any, ent: Any) -> list[str]:
             for c in verb.children:
                 if c.dep_ == "attr" and c.pos_ == "NOUN":
                     out.append(f"t:{c.lemma_.lower()}")
-                    out.extend(f"t:{g.lemma_.lower()}" for g in c.children
-                               if g.dep_ in ("compound", "amod") and g.is_alpha)
+                    if c.lemma_.lower() in lx.ROLE_NOUNS:  # "a state senator", not "a Canadian citizen"
+                        out.extend(f"t:{g.lemma_.lower()}" for g in c.children
+                                   if g.dep_ == "compound" and g.is_alpha and g.text.islower() and not g.ent_type_)
         if verb.pos_ in ("VERB", "AUX", "NOUN"):
             out.append(f"s:{verb.lemma_.lower()}")
             out.extend(f"s~{w}" for w in _governed(verb, ent))
@@ -861,6 +862,8 @@ def _role_features(sent: Any, ent: Any) -> list[str]:
             continue
         if t.ent_type_ in ("PERSON", "ORG", "DATE", "CARDINAL") or (
                 t.pos_ not in ("NOUN", "PROPN", "ADJ") and t.lower_ not in PAST_WORDS):
+            if t.ent_type_ == "ORG" and t.is_title and t.lower_ in lx.ONE_HOLDER:
+                out.append(f"t:{t.lower_}")  # "US Trade Representative", "Trade" tagged an organisation
             break
         if t.lower_ in lx.ABBREVIATED:  # "Sen.", "Rep": the title written out
             out.append(f"t:{lx.ABBREVIATED[t.lower_]}")
@@ -878,19 +881,24 @@ def _role_features(sent: Any, ent: Any) -> list[str]:
 
 def _titles(stem: Stem, role: Counter[str]) -> tuple[str, ...]:
     """The title words a person answer's options must be written with (the role noun last): those
-    of the role a "Which ROLE ..." question names, else the class title the sentence gives the
-    answer ("Judge", "Sen.", "Rep.": :data:`~okgen.generate.lexicon.CLASS_TITLES`), unless its
-    title words also name an office one person holds ("Attorney General", "Prime Minister",
-    "Chief Judge"); none for other answers."""
+    of the role a "Which ROLE ..." question names when its noun is a class title, else the class
+    title the sentence gives the answer ("Judge", "Sen.", "Rep.", "attorney":
+    :data:`~okgen.generate.lexicon.CLASS_TITLES`; of two of one class the particular one), unless
+    its title words also name an office one person holds ("Attorney General", "Chief Judge",
+    "Trade Representative"); none for other answers and roles (an envoy, an official: the news
+    rarely titles enough people so)."""
     if stem.kind != "person":
         return ()
-    if stem.titles:
-        return stem.titles
     words = {f[2:] for f in role if f.startswith("t:")}
-    nouns = sorted(words & lx.CLASS_TITLES)
-    if len(nouns) != 1 or words & (lx.ONE_HOLDER - lx.CLASS_QUALIFIERS):
-        return ()
-    return (nouns[0],)
+    if stem.titles:
+        return stem.titles if stem.titles[-1] in lx.CLASS_TITLES else ()
+    nouns = words & lx.CLASS_TITLES
+    specific = sorted(w for w in nouns if w not in lx.TITLE_HYPERNYMS)  # "senator" over "lawmaker"
+    noun = specific[0] if specific else min(nouns, default=None)
+    if noun is None or any(noun not in lx.same_title(w) for w in nouns) \
+            or words & (lx.ONE_HOLDER - lx.class_qualifiers(noun)):
+        return ()  # two roles, or one office ("Chief Judge", "Attorney General", "District Attorney")
+    return (noun,)
 
 
 def _governed(verb: Any, ent: Any) -> list[str]:

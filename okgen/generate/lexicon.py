@@ -215,15 +215,21 @@ ABBREVIATED = {"rep.": "representative", "rep": "representative", "sen.": "senat
 # "Secretary General"): a person so titled is no option for one of the plain role.
 OTHER_OFFICE = frozenset({"general"})
 # Role nouns written before a name as the title of a class many belong to ("Judge X", "Sen. X",
-# "Rep. X", "DOJ attorney X"): a "Who ..." question about a person so titled gets options titled
-# alike. Not those often part of an office one person holds ("Trade Representative" after an
-# organisation's name, "special envoy", "UN ambassador"): those questions keep the day's rules
-# ("Attorney General" is one office by its "general", see ONE_HOLDER).
-CLASS_TITLES = frozenset({"judge", "senator", "lawmaker", "congressman", "congresswoman", "mp", "prosecutor",
-                          "legislator", "attorney", "lawyer"})
-# ONE_HOLDER words that qualify a class title without making it one office ("U.S. District Judge",
-# "fellow Sen.", "top prosecutor", "former Rep.").
-CLASS_QUALIFIERS = frozenset({"district", "fellow", "top", "former", "ex", "special", "first"})
+# "Rep. X", "DOJ attorney X"): a question about a person so titled gets options titled alike.
+# Not those often part of an office one person holds or rarely written as a title ("special
+# envoy", "UN ambassador", "official"): those questions keep the day's rules. An office by its
+# other words ("Attorney General", "Trade Representative") is told by ONE_HOLDER.
+CLASS_TITLES = frozenset({"judge", "senator", "representative", "lawmaker", "congressman", "congresswoman", "mp",
+                          "prosecutor", "legislator", "attorney", "lawyer"})
+# ONE_HOLDER words that qualify a class title without making it one office ("fellow Sen.", "top
+# prosecutor", "former Rep."); "district" for a judge only ("U.S. District Judge"; a "District
+# Attorney" is one office).
+CLASS_QUALIFIERS = frozenset({"fellow", "top", "former", "ex", "special", "first"})
+
+
+def class_qualifiers(noun: str) -> frozenset[str]:
+    """The ONE_HOLDER words that leave ``noun`` a class title."""
+    return CLASS_QUALIFIERS | {"district"} if noun == "judge" else CLASS_QUALIFIERS
 # Role nouns that name one role in other words: a general one takes the particular ones ("Which
 # Lakeland lawmaker ...?": a state senator or representative), a variant its other spellings (an
 # attorney for a lawyer); a particular one only itself ("state representative": no senator).

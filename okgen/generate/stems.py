@@ -356,21 +356,20 @@ def _coordination(verb: Any) -> int:
 
 
 def _outlet_source(according: Any) -> bool:
-    """Whether an "according to ..." phrase names a news outlet ("according to CNBC"): the
-    reporter of a fact, not a side whose claim it is."""
-    from okgen.generate.precision import media_name
+    """Whether an "according to ..." phrase names a news outlet and nothing else ("according to
+    CNBC", "to the New York Times"): who reported the fact, not a side whose claim it is, nor a
+    poll, a study or a tally an outlet made ("a CNN poll" stays)."""
+    from okgen.generate.precision import MEDIA_NAMES
 
-    named = [t for t in according.subtree if t.lower_ not in ("according", "to")]
-    return bool(named) and media_name(" ".join(t.text for t in named))
+    named = " ".join(t.lower_ for t in according.subtree if t.lower_ not in ("according", "to"))
+    return named in MEDIA_NAMES or named.removeprefix("the ") in MEDIA_NAMES
 
 
-def _clause(verb: Any, skip: set[int], purpose: bool = True, owner: Any = None,
-            source: bool = True) -> list[Any] | None:
+def _clause(verb: Any, skip: set[int], purpose: bool = True, owner: Any = None) -> list[Any] | None:
     """The kept right-hand side of ``verb`` (tokens after the verb), or None when it holds a
     parenthesis or is too long. With ``purpose``, a short infinitive of purpose stays; a reason
-    with a pronoun that is not ``owner``'s (:func:`_owned`) is left out. Without ``source``, an
-    "according to ..." phrase is left out (who reported what the named subject did); with it,
-    only one naming a news outlet (:func:`_outlet_source`)."""
+    with a pronoun that is not ``owner``'s (:func:`_owned`) is left out, and so is the news
+    outlet that reported the fact (:func:`_outlet_source`)."""
     brackets = _bracketed(verb.sent)
     toks: list[Any] = []
     # What follows an "and" the parse hung on the verb is a second conjunct's ("is facing a tariff
@@ -382,8 +381,8 @@ def _clause(verb: Any, skip: set[int], purpose: bool = True, owner: Any = None,
             continue
         if child.dep_ == "prt" and (child.tag_ in ("RBR", "RBS", "JJ", "JJR", "JJS") or child.tag_.startswith("NN")):
             return None  # "grilled [whistleblower] Dr. X": a noun the parse took for a particle
-        if child.dep_ == "prep" and child.lower_ == "according" and (not source or _outlet_source(child)):
-            continue  # "Ada Lind is considering a run ..., according to the Lakeland Herald": not asked of
+        if child.dep_ == "prep" and child.lower_ == "according" and _outlet_source(child):
+            continue  # "..., according to CNBC": who reported it; a side's claim keeps its source
         sub = _subtree_tokens(child)
         if child.dep_ == "advcl" and (len(sub) > MAX_PURPOSE or not _self_contained(sub)):
             continue  # a long or pronoun-bound purpose is detail: left out
@@ -717,8 +716,8 @@ def _fronted(verb: Any, ent: Any) -> str | None:
         if c.dep_ != "prep" or c.i > verb.i or ent.root.i in {t.i for t in c.subtree}:
             continue
         phrase = sorted(_subtree_tokens(c), key=lambda t: t.i)
-        if not _informative(phrase, set()):
-            continue  # "In a statement,": no restriction
+        if not _informative(phrase, set()) or c.lower_ == "according" and _outlet_source(c):
+            continue  # "In a statement,": no restriction; "According to CNBC,": who reported it
         if len(phrase) > 6 or _bracketed(verb.sent).intersection(t.i for t in phrase):
             return None
         text = _text(phrase)
@@ -816,8 +815,9 @@ def _role(ent: Any, subj_toks: list[Any]) -> tuple[str, tuple[str, ...]] | None:
     holds (a portfolio, a phrase after the noun: "the minister for ports"), it names someone or
     something's ("the Kremlin's envoy"), or its words are not plainly a role: every word is the
     role noun, a place, nationality or organisation as written, or a lower-case word. With the
-    role, its title words as lemmas: the lower-case qualifiers and the noun, last (no place,
-    nationality or organisation: "state", "representative" of "Lakeland state Rep.")."""
+    role, its title words as lemmas: the lower-case nouns compounded with it and the noun, last
+    (no place, nationality, organisation or adjective: "state", "representative" of "Lakeland state
+    Rep."; "lawmaker" of "the veteran Lakeland lawmaker")."""
     title = [t for t in subj_toks if t.i < ent.start and t.lower_ != "the"]
     appos = _descriptions(ent)
     if title:
@@ -839,8 +839,8 @@ def _role(ent: Any, subj_toks: list[Any]) -> tuple[str, tuple[str, ...]] | None:
             titles.append(w if t.lower_ in lx.ABBREVIATED else t.lemma_.lower())
         elif t.ent_type_ in ("GPE", "NORP", "ORG", "LOC") or t.text.islower():
             out.append(t.text)
-            if t.text.islower() and not t.ent_type_:
-                titles.append(t.lemma_.lower())
+            if t.text.islower() and not t.ent_type_ and t.dep_ == "compound":
+                titles.append(t.lemma_.lower())  # "state", "appeals court"; not "veteran", "Democratic"
         else:
             return None  # "U.S. District Judge", a capitalised word of a title: which case in a question?
     return " ".join(out), tuple(titles)
@@ -1042,8 +1042,7 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         subj_toks, in_subject, subj = [t for t in ent], True, ent.root
 
     if in_subject and (ent.root.i == subj.i or (kind == "count" and ent.root.head.i == subj.i)):
-        # Who did it is asked, not who reported it; a figure keeps its source (a claim of one side).
-        rest = _clause(verb, set(), keep_purpose, source=kind not in ("person", "org"))
+        rest = _clause(verb, set(), keep_purpose)
         # No "its" of the answer: "Which organisation is hosting extensions in its Chrome Web
         # Store?" names the answer's product.
         if rest is None or not _self_contained(rest) or not _informative(rest, ent_ids):
