@@ -230,6 +230,8 @@ CLASS_QUALIFIERS = frozenset({"fellow", "top", "former", "ex", "special", "first
 def class_qualifiers(noun: str) -> frozenset[str]:
     """The ONE_HOLDER words that leave ``noun`` a class title."""
     return CLASS_QUALIFIERS | {"district"} if noun == "judge" else CLASS_QUALIFIERS
+
+
 # Role nouns that name one role in other words: a general one takes the particular ones ("Which
 # Lakeland lawmaker ...?": a state senator or representative), a variant its other spellings (an
 # attorney for a lawyer); a particular one only itself ("state representative": no senator).

@@ -355,13 +355,15 @@ def _coordination(verb: Any) -> int:
     return len(verb.doc)
 
 
-def _outlet_source(according: Any) -> bool:
-    """Whether an "according to ..." phrase names a news outlet and nothing else ("according to
-    CNBC", "to the New York Times"): who reported the fact, not a side whose claim it is, nor a
+def _outlet_source(prep: Any) -> bool:
+    """Whether a prepositional phrase is "according to" a news outlet and nothing else ("according
+    to CNBC", "to the New York Times"): who reported the fact, not a side whose claim it is, nor a
     poll, a study or a tally an outlet made ("a CNN poll" stays)."""
     from okgen.generate.precision import MEDIA_NAMES
 
-    named = " ".join(t.lower_ for t in according.subtree if t.lower_ not in ("according", "to"))
+    if prep.dep_ != "prep" or prep.lower_ != "according":
+        return False
+    named = " ".join(t.lower_ for t in prep.subtree if t.lower_ not in ("according", "to"))
     return named in MEDIA_NAMES or named.removeprefix("the ") in MEDIA_NAMES
 
 
@@ -381,7 +383,7 @@ def _clause(verb: Any, skip: set[int], purpose: bool = True, owner: Any = None) 
             continue
         if child.dep_ == "prt" and (child.tag_ in ("RBR", "RBS", "JJ", "JJR", "JJS") or child.tag_.startswith("NN")):
             return None  # "grilled [whistleblower] Dr. X": a noun the parse took for a particle
-        if child.dep_ == "prep" and child.lower_ == "according" and _outlet_source(child):
+        if _outlet_source(child):
             continue  # "..., according to CNBC": who reported it; a side's claim keeps its source
         sub = _subtree_tokens(child)
         if child.dep_ == "advcl" and (len(sub) > MAX_PURPOSE or not _self_contained(sub)):
@@ -716,7 +718,7 @@ def _fronted(verb: Any, ent: Any) -> str | None:
         if c.dep_ != "prep" or c.i > verb.i or ent.root.i in {t.i for t in c.subtree}:
             continue
         phrase = sorted(_subtree_tokens(c), key=lambda t: t.i)
-        if not _informative(phrase, set()) or c.lower_ == "according" and _outlet_source(c):
+        if not _informative(phrase, set()) or _outlet_source(c):
             continue  # "In a statement,": no restriction; "According to CNBC,": who reported it
         if len(phrase) > 6 or _bracketed(verb.sent).intersection(t.i for t in phrase):
             return None
