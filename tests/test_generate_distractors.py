@@ -729,13 +729,15 @@ def test_a_round_percentage_gets_round_options(answer):
 
 # Lawmakers and officials of a day, all used alike in the news: the titles set them apart.
 LAWMAKERS = {
-    "Tom Brant": ("indict fraud statehouse session district", {"s:indict": 1, "t:state": 2, "t:representative": 2}, 3,
+    "Tom Brant": ("indict fraud statehouse session district", {"s:indict": 1, "t:state": 2, "t:representative": 2,
+                                                                  "t:state+representative": 2}, 3,
                   {"fraud": 2}),
-    "Ada Lind": ("vote bill statehouse session district", {"s:vote": 1, "t:state": 1, "t:representative": 1}, 4, {"bill": 2}),
-    "Carl Mendes": ("bill hearing statehouse session district", {"s:sponsor": 1, "t:state": 1, "t:representative": 2}, 3,
-                    {"bill": 2}),
-    "Evan Pruitt": ("hearing vote statehouse session district", {"s:chair": 1, "t:state": 1, "t:representative": 1}, 3,
-                    {"hearing": 2}),
+    "Ada Lind": ("vote bill statehouse session district", {"s:vote": 1, "t:state": 1, "t:representative": 1,
+                                                          "t:state+representative": 1}, 4, {"bill": 2}),
+    "Carl Mendes": ("bill hearing statehouse session district", {"s:sponsor": 1, "t:state": 1, "t:representative": 2,
+                                                                        "t:state+representative": 1}, 3, {"bill": 2}),
+    "Evan Pruitt": ("hearing vote statehouse session district", {"s:chair": 1, "t:state": 1, "t:representative": 1,
+                                                                         "t:state+representative": 1}, 3, {"hearing": 2}),
     "Dale Quimby": ("vote bill statehouse session district", {"s:vote": 1, "t:representative": 3}, 5, {"vote": 2}),
     "Lena Ortiz": ("charge court fraud case indict", {"s:charge": 2, "t:attorney": 2, "t:general": 2}, 6, {"fraud": 3}),
     "Omar Haddad": ("court fraud case appeal", {"s:argue": 1, "t:lawyer": 2}, 5, {"case": 2}),
@@ -745,12 +747,14 @@ LAWMAKERS = {
 def test_a_role_noun_of_the_answers_role_in_other_words_is_no_other_role():
     # "Which state senator ...": a state senator the news also calls a lawmaker is one; "Which
     # lawmaker ...": a senator or a representative is one.
-    people = {"Ada Lind": ("vote bill statehouse session", {"s:vote": 1, "t:state": 1, "t:senator": 1}, 3, {"bill": 1}),
-              "Tom Brant": ("vote bill statehouse budget", {"s:vote": 1, "t:state": 1, "t:senator": 1, "t:lawmaker": 2},
-                            3, {"bill": 1}),
+    people = {"Ada Lind": ("vote bill statehouse session", {"s:vote": 1, "t:state": 1, "t:senator": 1,
+                                                            "t:state+senator": 1}, 3, {"bill": 1}),
+              "Tom Brant": ("vote bill statehouse budget", {"s:vote": 1, "t:state": 1, "t:senator": 1, "t:lawmaker": 2,
+                                                           "t:state+senator": 1}, 3, {"bill": 1}),
               "Carl Mendes": ("bill statehouse session budget", {"s:sponsor": 1, "t:representative": 2}, 3,
                               {"bill": 1}),
-              "Evan Pruitt": ("bill session budget vote", {"s:chair": 1, "t:state": 1, "t:senator": 2}, 3, {"bill": 1}),
+              "Evan Pruitt": ("bill session budget vote", {"s:chair": 1, "t:state": 1, "t:senator": 2,
+                                                          "t:state+senator": 1}, 3, {"bill": 1}),
               "Lena Ortiz": ("court ruling appeal", {"s:rule": 1, "t:judge": 2}, 3, {"ruling": 1})}
     pool = _pool(people, kind="person")
     for titles, want in ((("state", "senator"), {"Tom Brant", "Evan Pruitt"}),
@@ -781,6 +785,27 @@ def test_a_which_role_question_offers_only_people_written_with_its_title():
     untitled = {x for seed in range(12) for x in _pick(pool, "Tom Brant", question, role, kind="person", seed=seed)
                 or ()}
     assert "Dale Quimby" in untitled, untitled
+    # The outlet's own names (``prefer``: five reporters and aides of its beat) do not narrow a
+    # titled draw: the title says the class, wherever the day's news names its members (news-dev
+    # 2025-04-12: the judge of Maine's restraining order had no option from another outlet).
+    beat = {**LAWMAKERS, **{f"Aide {x}": ("campaign press office staff", {"s:brief": 1, "t:aide": 1}, 3,
+                                          {"press": 1}) for x in ("Bo", "Cy", "Di", "Ed", "Flo")}}
+    prefer = {f"a{i}" for i in range(len(LAWMAKERS), len(beat))}
+    for seed in range(4):
+        got = pick("Tom Brant", "person", pool=_pool(beat, kind="person"), article_id="src", article_norm="",
+                   question=question, rng=random.Random(seed), year=2025, n=3, near=tuple(f"a{i}" for i in range(20)),
+                   role=role, titles=("state", "representative"), prefer=prefer)
+        assert got is not None and set(got) == {"Ada Lind", "Carl Mendes", "Evan Pruitt"}, got
+    # A representative the news once calls "a former state senator" has "state" and
+    # "representative", but never the two together: no state representative.
+    moved = {**LAWMAKERS, "Dale Quimby": ("vote bill statehouse session district",
+                                          {"s:vote": 1, "t:representative": 3, "t:state": 1, "t:senator": 1,
+                                           "t:former": 1}, 5, {"vote": 2})}
+    for seed in range(6):
+        got = pick("Tom Brant", "person", pool=_pool(moved, kind="person"), article_id="src", article_norm="",
+                   question=question, rng=random.Random(seed), year=2025, n=3, near=tuple(f"a{i}" for i in range(20)),
+                   role=role, titles=("state", "representative"))
+        assert got is not None and "Dale Quimby" not in got, got
     # Too few people written so: no question rather than a wrong kind of option.
     why: list[str] = []
     thin = _pool({k: v for k, v in LAWMAKERS.items() if k not in ("Carl Mendes", "Evan Pruitt")}, kind="person")
@@ -806,6 +831,22 @@ def test_a_which_role_stem_carries_its_title_words_as_lemmas(nlp):
         assert stem is not None and (stem.role, stem.titles) == (role, titles), stem
         feats = {f[2:] for f in _role_features(sent, ent) if f.startswith("t:")}
         assert set(titles) <= feats, feats
+        assert {f"{w}+{titles[-1]}" for w in titles[:-1]} <= feats, feats  # each qualifier with its noun
+    # Written apart, a qualifier is no pair: "a former state senator" gives state+senator only.
+    for text in ("Tom Brant, a former state senator, is now a Lakeland representative in Congress.",
+                 "Tom Brant is a former state senator."):
+        sent = next(nlp(text).sents)
+        ent = next(e for e in sent.ents if e.text == "Tom Brant")
+        feats = Counter(f[2:] for f in _role_features(sent, ent) if f.startswith("t:"))
+        assert feats["state+senator"] == 1 and "state+representative" not in feats and "former+senator" not in feats, feats
+        assert feats["senator"] == 1, feats  # one mention, one count
+    # The pairs are for the title checks only: the role vectors (similarity, fields, countries)
+    # are those of the single words.
+    pool = _pool({"Ada Lind": ("vote bill", {"s:vote": 1, "t:state": 1, "t:senator": 1, "t:state+senator": 1}, 2, {}),
+                  "Tom Brant": ("vote bill", {"s:vote": 1, "t:state": 1, "t:senator": 1}, 2, {})}, kind="person")
+    assert not any("+" in f for f in pool.roles[normalize("Ada Lind")]), pool.roles
+    assert pool.roles[normalize("Ada Lind")] == pool.roles[normalize("Tom Brant")]
+    assert pool.titled[normalize("Ada Lind")]["state+senator"] == 1
 
 
 ATTORNEYS = {
@@ -864,3 +905,16 @@ def test_a_titled_answer_gets_options_of_its_title_and_not_of_another_office():
         assert got is not None and set(got) <= {"Pia Holm", "Ivo Sand", "Kai Berg", "Eli Marsh"}, got
         offered |= set(got)
     assert {"Pia Holm", "Eli Marsh"} <= offered, offered
+    # A county's District Attorney, used most like the answer: an office of its own, written
+    # with a word before the role noun (news-dev 2025-04-11: Los Angeles County's district
+    # attorney offered for a Justice Department attorney).
+    da = {k: ATTORNEYS[k] for k in ("Ray Dunn", "Pia Holm", "Ivo Sand", "Kai Berg")}
+    da["Nina Hart"] = ("client filing deport", {"o:question": 1, "t:attorney": 2, "t:district": 2,
+                                                "t:district+attorney": 2}, 3, {"hearing": 2})
+    pool = _pool(da, kind="person")
+    assert pool.similarity("Ray Dunn", "Nina Hart") > pool.similarity("Ray Dunn", "Pia Holm")
+    for seed in range(6):
+        got = pick("Ray Dunn", "person", pool=pool, article_id="src", article_norm="", question=stem.question,
+                   rng=random.Random(seed), year=2025, n=3, near=tuple(f"a{i}" for i in range(20)), role=role,
+                   titles=("attorney",))
+        assert got is not None and set(got) == {"Pia Holm", "Ivo Sand", "Kai Berg"}, got

@@ -339,6 +339,9 @@ def test_sentences_that_are_page_furniture_or_broken_are_not_used():
     assert not any(run_together(w) for w in ("McDonald", "iPhone", "YouTube", "OpenAI", "decentralized", "LinkedIn"))
     assert well_formed_name("Ingrid Solberg", "PERSON") and not well_formed_name("Solberg", "PERSON")
     assert not well_formed_name("WORLD WORLD A", "ORG") and not well_formed_name("Lightspeed's AI", "PERSON")
+    # An honorific and a surname is half a name (news-dev 2025-04-11: "Ms David" among lawyers).
+    assert not well_formed_name("Ms Lind", "PERSON") and not well_formed_name("Dr. Ada Lind", "PERSON")
+    assert well_formed_name("Missy Elliott", "PERSON") and well_formed_name("Drew Ensign", "PERSON")
 
 
 def test_stems_are_real_questions_that_do_not_copy_the_sentence():
@@ -763,3 +766,82 @@ def test_a_topics_figure_goes_to_the_next_ranked_where_the_best_gives_no_questio
     best = _best_figures(pool, set())
     assert best == {("percent", "tariff"): ("a", 0, "20%"), ("percent", "steel"): ("c", 0, "40%")}
     assert _best_figures(pool, {("a", 0, "20%")})[("percent", "tariff")] == ("b", 0, "30%")
+
+
+def test_a_which_role_question_hands_its_title_words_to_the_options(monkeypatch):
+    # "Which Ohio state representative ...?": the stem's title words reach the options'
+    # draw (distractors.pick(titles=...)), which offers only people written with them. A guard
+    # on the pipeline's wiring, which only the five-day build covered before.
+    text = ("Ohio state Rep. Tom Brant was indicted for bribery on Friday. "
+            "Prosecutors said the charges follow a two-year inquiry into the Ohio statehouse.")
+    a = _day_article("role", 0, "Ohio state representative indicted on wire fraud counts", text)
+    g = ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), 1)
+    pool = g.build_pool([a], DAY)
+    stems = {it.stem.answer: it.stem for it in pool.items[a.id]}
+    assert "Tom Brant" in stems and stems["Tom Brant"].titles == ("state", "representative"), stems
+    seen: list[tuple[str, tuple[str, ...]]] = []
+    draw = extractive.dis.pick
+
+    def record(answer, kind, **kw):
+        seen.append((answer, kw.get("titles")))
+        return draw(answer, kind, **kw)
+
+    monkeypatch.setattr(extractive.dis, "pick", record)
+    g.day_questions(pool, 3)
+    assert ("Tom Brant", ("state", "representative")) in seen, seen
+
+
+def test_a_who_answer_the_day_titles_with_a_class_title_is_drawn_against_that_class(monkeypatch):
+    # "Who did Vice President JD Vance mock ...?": the sentence gives Tom Brant no title, the day
+    # writes him "Sen." twice. When the words around the names give no options, the draw is made
+    # again among people written as senators (news-dev 2025-04-14: Ted Cruz needled by JD Vance).
+    from okgen.generate.extractive import _day_title
+    from okgen.generate.stems import Stem
+
+    arts = [_day_article("sen", 0, "Ohio budget fight: Vance mocks Tom Brant",
+                         "Vice President JD Vance mocked Tom Brant over the Ohio budget on Friday. "
+                         "Brant had promised a tax cut for Ohio farmers."),
+            _day_article("sen", 1, "Ohio Senate passes budget",
+                         "Sen. Tom Brant voted against the Ohio budget on Thursday. Sen. Ada Lind and Sen. Carl "
+                         "Mendes backed it."),
+            _day_article("sen", 2, "Brant to run for governor",
+                         "Ohio Sen. Tom Brant said on Friday he would seek the Republican nomination for governor.")]
+    g = ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), 1)
+    pool = g.build_pool(arts, DAY)
+    asked = "Who did Vice President JD Vance mock over the Ohio budget on November 20, 2026?"
+    assert any(it.stem.question == asked for it in pool.items[arts[0].id]), pool.items[arts[0].id]
+    assert _day_title(Stem(asked, "person", "Tom Brant", "object"), pool.names) == ("senator",)
+    seen: list[tuple[str, tuple[str, ...]]] = []
+    draw = extractive.dis.pick
+
+    def record(answer, kind, **kw):
+        seen.append((kw["question"], kw.get("titles")))
+        return None if not kw.get("titles") else draw(answer, kind, **kw)
+
+    monkeypatch.setattr(extractive.dis, "pick", record)
+    g.day_questions(pool, 3)
+    assert [t for q, t in seen if q == asked] == [(), ("senator",)], seen
+
+    # The day's title counts only when it is the person's usual one and no office.
+    def title(**written):
+        pool.names.titled[normalize("Ada Lind")] = Counter(written)
+        return _day_title(Stem("Whom did Tom Brant thank?", "person", "Ada Lind", "object"), pool.names)
+
+    assert title(senator=2) == ("senator",)
+    assert title(senator=3, lawmaker=1) == ("senator",)  # the particular title over the general one
+    assert title(judge=2, senator=2) == ()  # two classes alike
+    assert title(senator=2, former=2, secretary=6) == ()  # a secretary once a senator
+    assert title(representative=3, governor=9) == ()
+    assert title(senator=1) == ()  # once is no habit
+    assert title(senator=2, representative=3) == ("representative",)  # the usual one
+    assert title(senator=2, envoy=3) == ()  # a role of no class more often
+    assert title(judge=2, chief=1, **{"chief+judge": 1}) == ()  # "Chief Judge": one office
+    assert title(representative=2, trade=1, **{"trade+representative": 1}) == ()  # "US Trade Representative"
+    assert title(senator=3, chairman=1) == ("senator",)  # "Committee Chairman Ted Cruz": a senator still
+    assert title(attorney=2, general=2) == ()  # "Attorney General"
+    assert title(senator=2, former=1, state=1) == ("senator",)
+    assert title(lawmaker=2, senator=1) == ("lawmaker",)  # a lawmaker, of either house
+    assert title(governor=3) == ()  # no class title
+    assert _day_title(Stem("Which senator voted?", "person", "Ada Lind", "subject", "senator", ("senator",)),
+                      pool.names) == ()  # the question's own title decides
+    assert _day_title(Stem("Which organisation sued?", "org", "Ada Lind", "subject"), pool.names) == ()

@@ -38,6 +38,26 @@ def test_vague_stems_are_refused():
     # its article named elsewhere; a reviewer could not tell which).
     assert pr.vague("How many points did the upcoming Falcon graphics card score in the benchmark" + SUFFIX)
     assert not pr.vague("How many points did the Falcon X2 graphics card score in the benchmark" + SUFFIX)
+    # A court order against nobody named (news-dev 2025-04-12, paraphrased: two reviewers asked
+    # what the order was against).
+    assert pr.vague("Who granted Lakeland's plea for a temporary restraining order" + SUFFIX)
+    assert not pr.vague("Who granted Lakeland's request for a restraining order against the Orbis funding freeze" + SUFFIX)
+    assert not pr.vague("Which judge issued an injunction blocking the Rivertown dam project" + SUFFIX)
+    # Where someone spoke, without what about (news-dev 2025-04-14, paraphrased: "Which
+    # representative spoke at a press briefing on April 9, 2025?", what she called the law cut).
+    for q in ("Which Lakeland lawmaker spoke at a press briefing on April 9, 2025?",
+              "Which Lakeland city council member spoke at a rally in Rivertown" + SUFFIX,
+              "Who appeared on a Lakeport radio show on April 9, 2025?",
+              "Who spoke at the Orbis Bank news conference" + SUFFIX):
+        assert len(pr.content_words(q)) >= pr.MIN_CONTENT_WORDS and pr.vague(q), q
+    for q in ("Who spoke at a press briefing about the Rivertown dam on April 9, 2025?",
+              "Who spoke to reporters about tariffs on April 9, 2025?",
+              "Which minister spoke at the summit in Lisbon on the Orbis pipeline on April 9, 2025?",
+              "Which Lakeland senator spoke at a hearing in opposition to the tariffs on April 9, 2025?",
+              # "talks" the noun, and a speaker who is not the asked-for one
+              "Which country hosted peace talks at a summit in Rivertown on April 9, 2025?",
+              "Who led trade talks during a meeting in Lakeport on April 9, 2025?"):
+        assert not pr.vague(q), q
 
 
 def test_unexplained_one_word_names_are_refused(nlp):

@@ -46,10 +46,11 @@ class Pool:
     """The inverse document frequency of each context word (a name's context is a document)."""
     roles: dict[str, dict[str, float]] = field(default_factory=dict)
     """Each name's roles in the day's sentences (``s:launch``, ``t:president``; see
-    ``extractive._role_features``), as unit tf-idf vectors."""
+    ``extractive._role_features``; the qualifier pairs left out), as unit tf-idf vectors."""
     role_idf: dict[str, float] = field(default_factory=dict)
     titled: dict[str, Counter[str]] = field(default_factory=dict)
-    """How often the day writes each name with each title word ("judge": 3), as counted."""
+    """How often the day writes each name with each title word ("judge": 3), as counted, and each
+    qualifier with the role noun after it ("state+senator": 1)."""
     former_heads: set[str] = field(default_factory=set)
     """Names written "former President" (and the like) and never with the title alone."""
     past: dict[str, float] = field(default_factory=dict)
@@ -77,8 +78,10 @@ class Pool:
                 self.former_heads.add(key)
 
     def role_vector(self, bag: Counter[str]) -> dict[str, float]:
-        """Role features as a unit tf-idf vector (``t:former`` left out: it is checked apart)."""
-        return _unit_tfidf({w: c for w, c in bag.items() if w not in ("t:former", FORMER_HEAD, HEAD)}, self.role_idf)
+        """Role features as a unit tf-idf vector (``t:former`` left out: it is checked apart; so
+        are a qualifier's pairs with its role noun, ``t:state+senator``: :attr:`titled` only)."""
+        return _unit_tfidf({w: c for w, c in bag.items() if w not in ("t:former", FORMER_HEAD, HEAD) and "+" not in w},
+                           self.role_idf)
 
     def national(self, name: str, words: set[str]) -> bool:
         """Whether most of the sentences naming ``name`` use one of the nationality ``words``
@@ -220,13 +223,14 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
 
     With ``titles`` (the title words as lemmas, the role noun last: a "Which state senator ..."
     question's "state", "senator"; the judge of "Judge Ada Lind ruled ..."), a person is offered
-    only when the day's news writes it with every qualifier and with the role noun (or one of its
-    class: :func:`~okgen.generate.lexicon.same_title`) at least as often as with any other role
-    noun, and with no title word that makes the role another office where the question's answer
-    lacks it (:data:`~okgen.generate.lexicon.OTHER_OFFICE`: an "Attorney General" is no option for
+    only when the day's news writes it with each qualifier just before the role noun ("state
+    Sen.") and with the role noun (or one of its class: :func:`~okgen.generate.lexicon.same_title`)
+    at least as often as with any other role noun, and never as an office of the role where the
+    question's answer is not (:func:`~okgen.generate.lexicon.written_as_office`: a "District
+    Attorney" or an "Attorney General" is no option for
     a Justice Department attorney): the question or the answer's own title says what the answer
-    is, and a reader rules out anyone else. The rule needs a day's pool (context vectors); the
-    streams' pool ranks by nearness alone.
+    is, and a reader rules out anyone else; ``prefer`` does not narrow such a draw. The rule needs
+    a day's pool (context vectors); the streams' pool ranks by nearness alone.
 
     A name is offered only when it is **plausible** (a pool with context vectors, as the day's
     generator builds): used in the news like the answer (context similarity at least
@@ -266,7 +270,7 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
             if ok(c):
                 by_bare.setdefault(bare(c), c)
         cands = list(by_bare.values())
-        if prefer:
+        if prefer and not titles:  # a title says the class; the outlet's beat would narrow it to no one
             beat = [c for c in cands if pool.names[kind][normalize(c)][1] & prefer]
             if len(beat) >= n + 2:
                 cands = beat
@@ -532,12 +536,14 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
             # makes it another office ("Attorney General" for a Justice Department attorney).
             written = pool.titled.get(normalize(c), Counter())
             held = sum(written[w] for w in role_nouns)
-            # Nor one the news titles more often with another role ("state Rep." than "attorney").
-            other = max((v for w, v in written.items() if w in lx.ROLE_NOUNS and w not in role_nouns
-                         and titles[-1] not in lx.same_title(w)), default=0)  # "lawmaker" is a senator's too
-            return sim >= MIN_NEAR_SIMILARITY and held > 0 and held >= other \
-                and all(written[w] > 0 for w in titles[:-1]) \
-                and not any(w in lx.OTHER_OFFICE and w not in answer_titles for w in written)
+            # Nor one the news titles more often with another role ("state Rep." than "attorney";
+            # "lawmaker" is a senator's too); each qualifier written with the role ("state
+            # senator"), not apart ("a former state senator" now in the House is no state
+            # representative); nor one written as an office of the role ("District Attorney" for
+            # a Justice Department attorney, "Chief Judge"), unless the answer is written so too.
+            return sim >= MIN_NEAR_SIMILARITY and held > 0 and held >= lx.other_roles(written, titles[-1]) \
+                and all(any(written[f"{w}+{r}"] > 0 for r in role_nouns) for w in titles[:-1]) \
+                and not lx.written_as_office(written, titles[-1], exempt=answer_titles)
         if sim >= MIN_NEAR_SIMILARITY and (
                 kind == "org" and is_near and org_class(c) == org_class(answer) and _acronym(c) == _acronym(answer)
                 or kind == "person" and field_ is not None and c_field == field_

@@ -410,13 +410,16 @@ class ExtractiveGenerator:
                 reasons["figure_same_topic"] += 1  # a second tariff rate of the day: one reads as the other's
                 continue
             want = self.option_label(st.answer)
-            ds = dis.pick(st.answer, kind, pool=pool.names, article_id=article.id, article_norm=article_norm,
-                          question=st.question, rng=rng, year=article.date.year,
-                          prefer=pool.by_source.get(article.source), near=pool.near.get(article.id, ()),
-                          same_type=None if want == "none" else (lambda c, w=want: self.option_label(c) == w),
-                          day=article.date, evidence=item.words, role=item.role, why=(why := []),
-                          titles=_titles(st, item.role),
-                          avoid=avoid)
+            draw: dict[str, Any] = dict(
+                pool=pool.names, article_id=article.id, article_norm=article_norm, question=st.question, rng=rng,
+                year=article.date.year, prefer=pool.by_source.get(article.source), near=pool.near.get(article.id, ()),
+                same_type=None if want == "none" else (lambda c, w=want: self.option_label(c) == w),
+                day=article.date, evidence=item.words, role=item.role, avoid=avoid)
+            ds = dis.pick(st.answer, kind, titles=(titles := _titles(st, item.role)), why=(why := []), **draw)
+            if ds is None and not titles and (usual := _day_title(st, pool.names)):
+                # No options by the words around the names: a senator the sentence does not title
+                # ("Who did JD Vance needle ...?") still gets other senators, as the day writes them.
+                ds = dis.pick(st.answer, kind, titles=usual, why=[], **draw)
             if ds is None:
                 reasons[why[0] if why else "no_distractors"] += 1
                 continue
@@ -827,7 +830,8 @@ def _role_features(sent: Any, ent: Any) -> list[str]:
     ``s~WORD`` (the nouns and places that verb governs: "drone", "tariff", "gaza"; no times),
     ``o:VERB`` (its object) with ``o~WORD`` (the nouns and places that verb governs), and
     ``t:WORD`` for the title words written beside it ("President", "Defense Secretary",
-    "coach"; ``t:former`` for one who no longer holds the role)."""
+    "coach"; ``t:former`` for one who no longer holds the role), with ``t:WORD+NOUN`` for a
+    qualifier written with the role noun after it ("state Sen.": ``t:state+senator``)."""
     out: list[str] = []
     root = ent.root
     dep = root.dep_
@@ -837,10 +841,12 @@ def _role_features(sent: Any, ent: Any) -> list[str]:
         if verb.lemma_ == "be":  # "Bauder is a media writer", "X is a state senator": a title
             for c in verb.children:
                 if c.dep_ == "attr" and c.pos_ == "NOUN":
-                    out.append(f"t:{c.lemma_.lower()}")
-                    if c.lemma_.lower() in lx.ROLE_NOUNS:  # "a state senator", not "a Canadian citizen"
-                        out.extend(f"t:{g.lemma_.lower()}" for g in c.children
-                                   if g.dep_ == "compound" and g.is_alpha and g.text.islower() and not g.ent_type_)
+                    noun = c.lemma_.lower()
+                    if noun in lx.ROLE_NOUNS:  # "a state senator", not "a Canadian citizen"
+                        out.extend(_qualified(noun, [g.lemma_.lower() for g in c.children if g.dep_ == "compound"
+                                                     and g.is_alpha and g.text.islower() and not g.ent_type_]))
+                    else:
+                        out.append(f"t:{noun}")
         if verb.pos_ in ("VERB", "AUX", "NOUN"):
             out.append(f"s:{verb.lemma_.lower()}")
             out.extend(f"s~{w}" for w in _governed(verb, ent))
@@ -854,7 +860,9 @@ def _role_features(sent: Any, ent: Any) -> list[str]:
                 out.append(f"o~{verb.lemma_.lower()}")
     # Title words: the untagged nouns, adjectives and nationality words just before the name
     # ("Defense Secretary", "former President"), and an apposition after it ("..., the coach").
-    i = ent.start - 1
+    # A qualifier is also recorded with the role noun after it ("t:state+senator"), so "a former
+    # state senator" who is now a representative is no "state representative".
+    i, noun = ent.start - 1, None
     while i >= max(sent.start, ent.start - 4):
         t = sent.doc[i]
         if t.text == "-":  # "ex-President"
@@ -864,19 +872,30 @@ def _role_features(sent: Any, ent: Any) -> list[str]:
                 t.pos_ not in ("NOUN", "PROPN", "ADJ") and t.lower_ not in PAST_WORDS):
             if t.ent_type_ == "ORG" and t.is_title and t.lower_ in lx.ONE_HOLDER:
                 out.append(f"t:{t.lower_}")  # "US Trade Representative", "Trade" tagged an organisation
+                if noun is not None:
+                    out.append(f"t:{t.lower_}+{noun}")
             break
-        if t.lower_ in lx.ABBREVIATED:  # "Sen.", "Rep": the title written out
-            out.append(f"t:{lx.ABBREVIATED[t.lower_]}")
-        elif t.is_alpha:
-            out.append("t:former" if t.lower_ in PAST_WORDS else f"t:{t.lemma_.lower()}")
+        word = lx.ABBREVIATED.get(t.lower_) or (  # "Sen.", "Rep": written out
+            ("former" if t.lower_ in PAST_WORDS else t.lemma_.lower()) if t.is_alpha else None)
+        if word is not None:
+            out.append(f"t:{word}")
+            if word in lx.ROLE_NOUNS:
+                noun = word
+            elif noun is not None and word != "former":
+                out.append(f"t:{word}+{noun}")
         i -= 1
     out.extend(_head_titles(sent, ent))
     for child in root.children:
         if child.dep_ == "appos" and child.pos_ == "NOUN":
-            out.append(f"t:{child.lemma_.lower()}")
-            out.extend(f"t:{g.lemma_.lower()}" for g in child.children
-                       if g.dep_ in ("compound", "amod") and g.is_alpha)
+            words = [g.lemma_.lower() for g in child.children if g.dep_ in ("compound", "amod") and g.is_alpha]
+            out.extend(_qualified(child.lemma_.lower(), words) if child.lemma_.lower() in lx.ROLE_NOUNS
+                       else [f"t:{w}" for w in [child.lemma_.lower(), *words]])
     return out
+
+
+def _qualified(noun: str, qualifiers: list[str]) -> list[str]:
+    """Title features of a role noun and its qualifiers: each alone, and each with the noun."""
+    return [f"t:{noun}", *(f"t:{w}" for w in qualifiers), *(f"t:{w}+{noun}" for w in qualifiers if w not in PAST_WORDS)]
 
 
 def _titles(stem: Stem, role: Counter[str]) -> tuple[str, ...]:
@@ -896,8 +915,31 @@ def _titles(stem: Stem, role: Counter[str]) -> tuple[str, ...]:
     specific = sorted(w for w in nouns if w not in lx.TITLE_HYPERNYMS)  # "senator" over "lawmaker"
     noun = specific[0] if specific else min(nouns, default=None)
     if noun is None or any(noun not in lx.same_title(w) for w in nouns) \
-            or words & (lx.ONE_HOLDER - lx.class_qualifiers(noun)):
+            or words & lx.office_words(noun):
         return ()  # two roles, or one office ("Chief Judge", "Attorney General", "District Attorney")
+    return (noun,)
+
+
+def _day_title(stem: Stem, names: dis.Pool) -> tuple[str, ...]:
+    """The class title the day's news writes a person answer with (``("senator",)`` for "Sen. Ted
+    Cruz"), when a "Who" question's sentence gives none; () otherwise. The particular title
+    ("senator") where the news writes it at least twice, else the general one ("lawmaker"),
+    written at least twice and more often than any other role or office ("former Sen." and
+    "Secretary" six times: a secretary; "Judge" and "Sen." alike: no title); not for one the news
+    writes mostly as former, nor as one office ("Attorney General", "Chief Judge"; a committee's
+    "Chairman" elsewhere leaves a senator one)."""
+    key = normalize(stem.answer)
+    if stem.kind != "person" or stem.titles or names.past.get(key, 0.0) >= dis.MAX_PAST or names.was_head(stem.answer):
+        return ()
+    written = names.titled.get(key, Counter())
+    classes = {w: c for w, c in written.items() if w in lx.CLASS_TITLES}
+    specific = {w: c for w, c in classes.items() if w not in lx.TITLE_HYPERNYMS and c >= 2}
+    if not (choice := specific or classes):
+        return ()
+    noun = max(sorted(choice), key=choice.__getitem__)
+    held = sum(written[w] for w in lx.same_title(noun))
+    if held < 2 or held <= lx.other_roles(written, noun, offices=True) or lx.written_as_office(written, noun):
+        return ()
     return (noun,)
 
 

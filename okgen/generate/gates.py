@@ -52,7 +52,7 @@ from okgen.generate.text import DATE_RE
 from okgen.schema import Article
 
 GATES = ("boilerplate", "fluency", "giveaway", "type_agreement", "self_contained", "one_answer", "stem_overlap")
-GATES_VERSION = 9
+GATES_VERSION = 10
 """Bumped when a gate changes what it drops (part of the generation run key)."""
 DEFAULT_ON = True
 """Whether runs apply the gates when ``[generate] quality_gates`` is not set."""
@@ -92,6 +92,7 @@ _STANCE = (r"urg(?:e|es|ed|ing)|demand(?:s|ed|ing)?(?!\s+[$\u00a3\u20ac\d])|crit
            r"(?!\s+(?:into|off|through|past|home|out|\w+\s+goals?)\b)|denounc(?:e|es|ed|ing)|decr(?:y|ies|ied|ying)|"
            r"applaud(?:s|ed|ing)?|hail(?:s|ed|ing)?|endors(?:e|es|ed|ing)|oppos(?:e|es|ed|ing)|lambast(?:s|ed|ing)?|"
            r"commend(?:s|ed|ing)?|call(?:s|ed|ing)?\s+(?:for|on)|push(?:es|ed|ing)?\s+for|hit(?:s|ting)?\s+back\s+at|"
+           r"t(?:ake|akes|ook|aking|aken)\s+aim\s+at|"
            r"back(?:s|ed|ing)?\s+(?:(?:the|a|an)\s+)?(?:idea|calls?|plans?|proposals?|efforts?|moves?|bills?|push|"
            r"measures?|decision|candidacy)\b")
 _STANCE_SUBJECT = re.compile(

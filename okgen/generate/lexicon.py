@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Collection, Mapping
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
           "October", "November", "December")
@@ -230,6 +231,30 @@ CLASS_QUALIFIERS = frozenset({"fellow", "top", "former", "ex", "special", "first
 def class_qualifiers(noun: str) -> frozenset[str]:
     """The ONE_HOLDER words that leave ``noun`` a class title."""
     return CLASS_QUALIFIERS | {"district"} if noun == "judge" else CLASS_QUALIFIERS
+
+
+def office_words(noun: str) -> frozenset[str]:
+    """The words that make the class title ``noun`` one office ("chief" judge, "district"
+    attorney, "trade" representative)."""
+    return ONE_HOLDER - class_qualifiers(noun)
+
+
+def written_as_office(titled: Mapping[str, int], noun: str, exempt: Collection[str] = ()) -> bool:
+    """Whether title counts (``t:`` features without the prefix, with the qualifier pairs
+    ``"district+attorney"``) write a person as an office of the class ``noun`` (or one of its
+    class: :func:`same_title`): a word of :func:`office_words` just before the role noun, or an
+    :data:`OTHER_OFFICE` word ("Attorney General"); words in ``exempt`` do not count."""
+    return any(titled.get(w, 0) > 0 for w in OTHER_OFFICE - set(exempt)) or any(
+        titled.get(f"{w}+{n}", 0) > 0 for w in office_words(noun) - set(exempt) for n in same_title(noun))
+
+
+def other_roles(titled: Mapping[str, int], noun: str, offices: bool = False) -> int:
+    """How often title counts write a person with a role noun of another class than ``noun``
+    ("representative" for a senator; "lawmaker" is a senator's too), and with ``offices`` also
+    with an office title ("secretary", "governor"; not a committee's "chairman")."""
+    rivals = ROLE_NOUNS | (office_words(noun) - {"chairman", "chairwoman", "chair"} if offices else frozenset())
+    return max((c for w, c in titled.items() if w in rivals and w not in same_title(noun)
+                and noun not in same_title(w)), default=0)
 
 
 # Role nouns that name one role in other words: a general one takes the particular ones ("Which

@@ -248,6 +248,8 @@ def usable_sentence(sent: Any) -> bool:
     return any(t.pos_ in ("VERB", "AUX") for t in sent)
 
 
+# Honorifics the tagger keeps in a person's name ("Ms David", "Dr. Lind").
+HONORIFICS = frozenset({"Mr", "Mrs", "Ms", "Miss", "Mx", "Dr", "Prof"})
 # Words that end the names of places, shows and things the tagger takes for people.
 NOT_PERSON = frozenset({"Park", "Arena", "Stadium", "Brother", "Hall", "Street", "Road", "Square", "Bridge", "Centre",
                         "Center", "Sands", "Camera", "Warehouse", "Folder", "View", "Corridor", "Island", "Beach",
@@ -280,6 +282,8 @@ def well_formed_name(text: str, label: str) -> bool:
             return False
         if words[-1] in lx.ORG_LAST or words[0] in lx.ORG_FIRST or any(w in NOT_PERSON for w in words):
             return False  # "Halvorsen Energy", "Manchester Arena" tagged as a person
+        if words[0].rstrip(".") in HONORIFICS:
+            return False  # "Ms David": a surname with its honorific, half a name
     elif sum(w.isupper() and len(w) > 1 for w in words) > 1 and len(words) > 1:
         return False  # "WORLD WORLD A": shouting, not a name
     if label in ("GPE", "LOC") and len(t) <= 3 and t not in ("US", "UK", "UAE", "EU", "USA", "DRC"):

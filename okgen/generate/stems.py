@@ -200,16 +200,26 @@ def _subtree_tokens(tok: Any, exclude: frozenset[str] = DROP_DEPS) -> list[Any]:
 
 def _needed(tok: Any, child: Any) -> bool:
     """A dependent its head means nothing without: the infinitive of a purpose noun ("plans [to
-    impose tariffs]") and the conjunction of a clause after a preposition ("on [whether] ...")."""
+    impose tariffs]"), the conjunction of a clause after a preposition ("on [whether] ..."), and
+    the short participle naming who acted on a bare noun ("countermeasures [imposed by Beijing]")."""
     if child.dep_ == "acl" and tok.lower_ in PURPOSE_NOUNS and child.i > tok.i:
         return any(c.dep_ == "aux" and c.lower_ == "to" for c in child.children)
+    if child.dep_ == "acl" and child.tag_ == "VBN" and child.i > tok.i and tok.pos_ == "NOUN" \
+            and not any(c.dep_ in ("det", "poss", "nummod") for c in tok.children) and len(list(child.subtree)) <= 5:
+        # "in retaliation for countermeasures [imposed by Beijing]": whose, or a reviewer asks
+        return any(t.ent_type_ in ("GPE", "ORG", "NORP", "PERSON") for a in child.children if a.dep_ == "agent"
+                   for t in a.subtree)
     return child.dep_ == "mark" and tok.dep_ == "pcomp" and child.lower_ in ("whether", "if")
 
 
 def _defines(noun: Any, appos: Any) -> bool:
     """A short name in apposition that says which one a common noun is ("another rival,
-    Slack,"; "the chancellor, Rachel Reeves,"): kept, or the noun points nowhere."""
+    Slack,"; "the chancellor, Rachel Reeves,"), or the person a title names right after it
+    ("Meta CEO Mark Zuckerberg"): kept, or the noun points nowhere."""
     sub = list(appos.subtree)
+    if noun.pos_ == "PROPN" and appos.left_edge.i == noun.i + 1 and appos.ent_type_ == "PERSON":
+        # "Meta CEO [Mark Zuckerberg]": a title the tagger calls a proper noun, its holder right after
+        return len(sub) <= 4 and all(t.pos_ == "PROPN" or t.text in ("-", ".") for t in sub)
     return noun.pos_ == "NOUN" and appos.pos_ == "PROPN" and len(sub) <= 4 \
         and all(t.pos_ in ("PROPN", "DET", "PART") or t.text in ("-", ".") for t in sub)
 
