@@ -918,3 +918,21 @@ def test_a_titled_answer_gets_options_of_its_title_and_not_of_another_office():
                    rng=random.Random(seed), year=2025, n=3, near=tuple(f"a{i}" for i in range(20)), role=role,
                    titles=("attorney",))
         assert got is not None and set(got) == {"Pia Holm", "Ivo Sand", "Kai Berg"}, got
+
+
+def test_the_outlets_beat_narrows_the_draw_only_among_the_answers_class():
+    # news-dev 2025-04-14: the outlet that reported the antitrust trial named five companies and
+    # one public body; narrowed to its names first, a trial's agency had no agency left to offer.
+    bodies = {"the Justice Department": ("antitrust trial regulator lawsuit", {"s:sue": 1}, 4, {"trial": 2}),
+              "the Securities and Exchange Commission": ("regulator lawsuit filing trial", {"s:sue": 1}, 3, {"trial": 1}),
+              "the Federal Communications Commission": ("regulator antitrust filing", {"s:rule": 1}, 3, {"trial": 1})}
+    firms = {name: ("antitrust trial deal lawsuit", {"s:face": 1}, 3, {"trial": 1})
+             for name in ("Orbis", "Lakeport Motors", "Rivertown Steel", "Nordlys Power", "Acme Foods")}
+    agency = {"the Federal Trade Commission": ("antitrust trial regulator lawsuit", {"s:sue": 1}, 6, {"trial": 3})}
+    pool = _pool({**agency, **bodies, **firms}, kind="org")
+    prefer = {f"a{i}" for i in range(4, 9)}  # the outlet's articles: the five companies'
+    got = pick("the Federal Trade Commission", "org", pool=pool, article_id="src", article_norm="",
+               question="Which organisation is facing off with Tarn Shipping in an antitrust trial?", rng=random.Random(0),
+               year=2025, n=3, near=tuple(f"a{i}" for i in range(20)), role=Counter(["s:sue", "s~trial"]),
+               prefer=prefer)
+    assert got is not None and set(got) == set(bodies), got

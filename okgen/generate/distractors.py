@@ -210,7 +210,8 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
     answer), never equals or contains the answer, and at least one is close to it. Names from
     the articles ``near`` the source (its nearest stories of the day, closest first: the same
     topic, so a politician gets politicians and a club clubs) are taken first when enough
-    exist; then names from the ``prefer`` articles (the same outlet: the same beat). With
+    exist; then names from the ``prefer`` articles (the same outlet: the same beat), when at
+    least ``n + 2`` of them are of the answer's organisation class or place scale. With
     ``same_type``, only options it accepts (the answer's entity label when parsed alone).
     With the news ``day``, a date answer on or before it gets no option after it (an event
     reported that day cannot have happened later), and a later one none on or before it.
@@ -270,10 +271,6 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
             if ok(c):
                 by_bare.setdefault(bare(c), c)
         cands = list(by_bare.values())
-        if prefer and not titles:  # a title says the class; the outlet's beat would narrow it to no one
-            beat = [c for c in cands if pool.names[kind][normalize(c)][1] & prefer]
-            if len(beat) >= n + 2:
-                cands = beat
         if kind == "org":
             # Organisations of one class and shape only: a ministry among public bodies, an
             # acronym among acronyms. A company against three US government bodies (British Steel
@@ -285,6 +282,12 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
             cands = [c for c in cands if place_scale(c) == scale]
             if len(cands) < n and not pool.contexts:  # the streams' pool: no day to draw from
                 cands += [c for c in _gazetteer_like(answer) if ok(c) and c not in cands]
+        if prefer and not titles:
+            # The outlet's beat, among names of the answer's class and scale (a title says the
+            # class: the beat would narrow it to no one).
+            beat = [c for c in cands if pool.names[kind].get(normalize(c), ("", set()))[1] & prefer]
+            if len(beat) >= n + 2:
+                cands = beat
         if len(cands) < n:
             if why is not None:
                 why.append("no_distractors")
