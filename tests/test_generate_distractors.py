@@ -908,6 +908,17 @@ def test_a_titled_answer_gets_options_of_its_title_and_not_of_another_office():
     # A county's District Attorney, used most like the answer: an office of its own, written
     # with a word before the role noun (news-dev 2025-04-11: Los Angeles County's district
     # attorney offered for a Justice Department attorney).
+    from okgen.generate import lexicon as lx
+
+    # A field of practice is no office: a defence lawyer is a lawyer; a district attorney,
+    # a chief judge and an attorney general are offices.
+    assert not lx.written_as_office(Counter({"attorney": 2, "defense": 1, "defense+attorney": 1}), "attorney")
+    assert not lx.written_as_office(Counter({"lawyer": 1, "labor": 1, "labor+lawyer": 1}), "attorney")
+    assert lx.written_as_office(Counter({"attorney": 1, "district": 1, "district+attorney": 1}), "attorney")
+    assert lx.written_as_office(Counter({"judge": 1, "chief": 1, "chief+judge": 1}), "judge")
+    assert not lx.written_as_office(Counter({"judge": 1, "district": 1, "district+judge": 1}), "judge")
+    assert lx.written_as_office(Counter({"attorney": 1, "general": 1}), "attorney")
+    assert not lx.written_as_office(Counter({"attorney": 1, "general": 1}), "attorney", exempt={"general"})
     da = {k: ATTORNEYS[k] for k in ("Ray Dunn", "Pia Holm", "Ivo Sand", "Kai Berg")}
     da["Nina Hart"] = ("client filing deport", {"o:question": 1, "t:attorney": 2, "t:district": 2,
                                                 "t:district+attorney": 2}, 3, {"hearing": 2})
@@ -936,3 +947,4 @@ def test_the_outlets_beat_narrows_the_draw_only_among_the_answers_class():
                year=2025, n=3, near=tuple(f"a{i}" for i in range(20)), role=Counter(["s:sue", "s~trial"]),
                prefer=prefer)
     assert got is not None and set(got) == set(bodies), got
+

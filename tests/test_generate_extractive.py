@@ -340,7 +340,8 @@ def test_sentences_that_are_page_furniture_or_broken_are_not_used():
     assert well_formed_name("Ingrid Solberg", "PERSON") and not well_formed_name("Solberg", "PERSON")
     assert not well_formed_name("WORLD WORLD A", "ORG") and not well_formed_name("Lightspeed's AI", "PERSON")
     # An honorific and a surname is half a name (news-dev 2025-04-11: "Ms David" among lawyers).
-    assert not well_formed_name("Ms Lind", "PERSON") and not well_formed_name("Dr. Ada Lind", "PERSON")
+    assert not well_formed_name("Ms Lind", "PERSON") and not well_formed_name("Dr. Lind", "PERSON")
+    assert well_formed_name("Ms Ada Lind", "PERSON")  # the full name, as British outlets write it
     assert well_formed_name("Missy Elliott", "PERSON") and well_formed_name("Drew Ensign", "PERSON")
 
 

@@ -43,6 +43,12 @@ def test_vague_stems_are_refused():
     assert pr.vague("Who granted Lakeland's plea for a temporary restraining order" + SUFFIX)
     assert not pr.vague("Who granted Lakeland's request for a restraining order against the Orbis funding freeze" + SUFFIX)
     assert not pr.vague("Which judge issued an injunction blocking the Rivertown dam project" + SUFFIX)
+    assert pr.vague("Which judge issued a temporary restraining order on April 9, 2025?")
+    for q in ("Which judge issued a temporary restraining order on April 9, 2025, that halted the deportations?",
+              "Which judge issued a restraining order to stop the deportations" + SUFFIX,
+              "Which judge granted an injunction on the Orbis merger" + SUFFIX,
+              "Which judge issued the Rivertown Dam Act injunction" + SUFFIX):  # named before it
+        assert not pr.vague(q), q
     # Where someone spoke, without what about (news-dev 2025-04-14, paraphrased: "Which
     # representative spoke at a press briefing on April 9, 2025?", what she called the law cut).
     for q in ("Which Lakeland lawmaker spoke at a press briefing on April 9, 2025?",

@@ -210,8 +210,8 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
     answer), never equals or contains the answer, and at least one is close to it. Names from
     the articles ``near`` the source (its nearest stories of the day, closest first: the same
     topic, so a politician gets politicians and a club clubs) are taken first when enough
-    exist; then names from the ``prefer`` articles (the same outlet: the same beat), when at
-    least ``n + 2`` of them are of the answer's organisation class or place scale. With
+    exist; only names from the ``prefer`` articles (the same outlet: the same beat) when at least
+    ``n + 2`` of them are of the answer's organisation class or place scale. With
     ``same_type``, only options it accepts (the answer's entity label when parsed alone).
     With the news ``day``, a date answer on or before it gets no option after it (an event
     reported that day cannot have happened later), and a later one none on or before it.
@@ -224,8 +224,8 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
 
     With ``titles`` (the title words as lemmas, the role noun last: a "Which state senator ..."
     question's "state", "senator"; the judge of "Judge Ada Lind ruled ..."), a person is offered
-    only when the day's news writes it with each qualifier just before the role noun ("state
-    Sen.") and with the role noun (or one of its class: :func:`~okgen.generate.lexicon.same_title`)
+    only when the day's news writes it with each qualifier among the title words before the role
+    noun ("state Sen.") and with the role noun (or one of its class: :func:`~okgen.generate.lexicon.same_title`)
     at least as often as with any other role noun, and never as an office of the role where the
     question's answer is not (:func:`~okgen.generate.lexicon.written_as_office`: a "District
     Attorney" or an "Attorney General" is no option for
@@ -284,7 +284,9 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
                 cands += [c for c in _gazetteer_like(answer) if ok(c) and c not in cands]
         if prefer and not titles:
             # The outlet's beat, among names of the answer's class and scale (a title says the
-            # class: the beat would narrow it to no one).
+            # class: the beat would narrow it to no one). Only the beat: drawn from the day's
+            # other names where the beat has none plausible, the options of news-dev were absurd
+            # (an industrialist and a footballer against the Senate's minority leader).
             beat = [c for c in cands if pool.names[kind].get(normalize(c), ("", set()))[1] & prefer]
             if len(beat) >= n + 2:
                 cands = beat

@@ -831,7 +831,7 @@ def _role_features(sent: Any, ent: Any) -> list[str]:
     ``o:VERB`` (its object) with ``o~WORD`` (the nouns and places that verb governs), and
     ``t:WORD`` for the title words written beside it ("President", "Defense Secretary",
     "coach"; ``t:former`` for one who no longer holds the role), with ``t:WORD+NOUN`` for a
-    qualifier written with the role noun after it ("state Sen.": ``t:state+senator``)."""
+    title word written before the role noun ("state Sen.": ``t:state+senator``)."""
     out: list[str] = []
     root = ent.root
     dep = root.dep_
@@ -922,7 +922,8 @@ def _titles(stem: Stem, role: Counter[str]) -> tuple[str, ...]:
 
 def _day_title(stem: Stem, names: dis.Pool) -> tuple[str, ...]:
     """The class title the day's news writes a person answer with (``("senator",)`` for "Sen. Ted
-    Cruz"), when a "Who" question's sentence gives none; () otherwise. The particular title
+    Cruz"), for a "Who" question whose sentence gave it none (:func:`_titles`: no class title,
+    two, or an office); () otherwise. The particular title
     ("senator") where the news writes it at least twice, else the general one ("lawmaker"),
     written at least twice and more often than any other role or office ("former Sen." and
     "Secretary" six times: a secretary; "Judge" and "Sen." alike: no title); not for one the news

@@ -228,9 +228,17 @@ CLASS_TITLES = frozenset({"judge", "senator", "representative", "lawmaker", "con
 CLASS_QUALIFIERS = frozenset({"fellow", "top", "former", "ex", "special", "first"})
 
 
+# ONE_HOLDER words that are a lawyer's field of practice, not an office ("defense attorney",
+# "labor lawyer"; a "Defense Secretary" is one office).
+PRACTICE_AREAS = frozenset({"defense", "defence", "labor", "trade", "health", "energy", "environment", "education",
+                            "finance", "transport", "agriculture", "culture", "economy"})
+
+
 def class_qualifiers(noun: str) -> frozenset[str]:
     """The ONE_HOLDER words that leave ``noun`` a class title."""
-    return CLASS_QUALIFIERS | {"district"} if noun == "judge" else CLASS_QUALIFIERS
+    if noun == "judge":
+        return CLASS_QUALIFIERS | {"district"}
+    return CLASS_QUALIFIERS | PRACTICE_AREAS if noun in ("attorney", "lawyer", "prosecutor") else CLASS_QUALIFIERS
 
 
 def office_words(noun: str) -> frozenset[str]:
@@ -242,8 +250,9 @@ def office_words(noun: str) -> frozenset[str]:
 def written_as_office(titled: Mapping[str, int], noun: str, exempt: Collection[str] = ()) -> bool:
     """Whether title counts (``t:`` features without the prefix, with the qualifier pairs
     ``"district+attorney"``) write a person as an office of the class ``noun`` (or one of its
-    class: :func:`same_title`): a word of :func:`office_words` just before the role noun, or an
-    :data:`OTHER_OFFICE` word ("Attorney General"); words in ``exempt`` do not count."""
+    class: :func:`same_title`): a word of :func:`office_words` among the title words before the
+    role noun, or an :data:`OTHER_OFFICE` word ("Attorney General"); words in ``exempt`` do not
+    count."""
     return any(titled.get(w, 0) > 0 for w in OTHER_OFFICE - set(exempt)) or any(
         titled.get(f"{w}+{n}", 0) > 0 for w in office_words(noun) - set(exempt) for n in same_title(noun))
 

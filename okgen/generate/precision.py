@@ -91,12 +91,12 @@ def content_words(question: str) -> list[str]:
 
 
 # A verb whose stem says nothing without its complement: "accused" of what?
-# A court order against nobody named: "Who granted the state's bid for a restraining order?" (two
-# reviewers: against what?).
 _NEEDS_COMPLEMENT = re.compile(r"\b(?:accused|accuses|accuse|accusing)\b(?![^?]*\bof\b)"
-                               r"|\bqualif(?:y|ies|ied|ying)\b(?![^?]*\bfor\b)"
-                               r"|\b(?:restraining orders?|injunctions?)\b(?![^?]*\b(?:against|blocking|barring|halting|"
-                               r"stopping|pausing|over)\b)", re.IGNORECASE)
+                               r"|\bqualif(?:y|ies|ied|ying)\b(?![^?]*\bfor\b)", re.IGNORECASE)
+# A court order that ends the stem, against nobody named: "Who granted the state's bid for a
+# restraining order?" (two reviewers: against what?); not "the Alien Enemies Act injunction".
+_BARE_ORDER = re.compile(r"(?P<before>\S+)\s+(?:temporary\s+)?(?:restraining orders?|injunctions?)"
+                         r"(?:\s+on\s+(?-i:[A-Z])\w+ \d{1,2}, \d{4}|,? as reported on [^?]*)?\?$", re.IGNORECASE)
 # "Who spoke at a press briefing on April 9?": where the asked-for one spoke, not what about (what
 # she called the law was cut); an event named by up to three words, then a place or a date only.
 _SPOKE_AT = re.compile(
@@ -116,10 +116,11 @@ UNRELEASED = re.compile(r"\bthe (?:upcoming|forthcoming|unreleased|unannounced|r
 def vague(question: str) -> bool:
     """Whether a stem has too few content words to pin one event down, or asks who was accused
     without saying of what, or what one can qualify for without saying what, or who spoke at an
-    event without saying what about, or names a thing only as upcoming ("the upcoming Blackwell
-    GPU")."""
+    event without saying what about, or ends on a court order against nothing named, or names a
+    thing only as upcoming ("the upcoming Blackwell GPU")."""
     return len(content_words(question)) < MIN_CONTENT_WORDS or bool(_NEEDS_COMPLEMENT.search(question)) \
-        or bool(_SPOKE_AT.match(question)) or bool(UNRELEASED.search(question))
+        or bool(_SPOKE_AT.match(question)) or bool(UNRELEASED.search(question)) \
+        or bool((m := _BARE_ORDER.search(question)) and not m.group("before")[:1].isupper())
 
 
 def unexplained_name(sent: Any, question: str, answer: Any, name_articles: dict[str, int]) -> str | None:

@@ -282,7 +282,7 @@ def well_formed_name(text: str, label: str) -> bool:
             return False
         if words[-1] in lx.ORG_LAST or words[0] in lx.ORG_FIRST or any(w in NOT_PERSON for w in words):
             return False  # "Halvorsen Energy", "Manchester Arena" tagged as a person
-        if words[0].rstrip(".") in HONORIFICS:
+        if len(words) == 2 and words[0].rstrip(".") in HONORIFICS:
             return False  # "Ms David": a surname with its honorific, half a name
     elif sum(w.isupper() and len(w) > 1 for w in words) > 1 and len(words) > 1:
         return False  # "WORLD WORLD A": shouting, not a name
