@@ -156,12 +156,24 @@ def read_model_json(path: str | os.PathLike[str], model: type[M]) -> M:
         raise SchemaError(f"{path.name}: {describe_validation_error(e)}") from None
 
 
+MISSING_SHOWN = 8  # missing fields named in the one line
+
+
 def describe_validation_error(e: ValidationError) -> str:
-    """One line for the first problem of a pydantic error (``field.sub: message``)."""
-    err = e.errors()[0]
-    loc = ".".join(str(x) for x in err.get("loc", ())) or "record"
+    """One line for a pydantic error: the first problem (``field.sub: message``), or every missing
+    field when several are missing (``missing fields id, text_sha256``)."""
+    errs = e.errors()
+
+    def where(err: Any) -> str:
+        return ".".join(str(x) for x in err.get("loc", ())) or "record"
+
+    missing = [where(x) for x in errs if x.get("type") == "missing"]
+    if len(missing) > 1:
+        shown = missing[:MISSING_SHOWN]
+        rest = len(errs) - len(shown)
+        return f"missing fields {', '.join(shown)}" + (f" (and {rest} more problem(s))" if rest else "")
     more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-    return f"{loc}: {err['msg']}{more}"
+    return f"{where(errs[0])}: {errs[0]['msg']}{more}"
 
 
 def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -244,20 +244,23 @@ def test_no_text_release_hydrates_back_to_the_original(site, tmp_path):
     write_config(ws3, feeds)
     assert okgen(ws3, "pull", sig.short, "--from", str(dest), "--no-text").returncode == 0
     corpus = resolve(sig.short, ws3).corpus
-    changed, gone = corpus[0], corpus[1]
+    changed, gone, down = corpus[0], corpus[1], corpus[2]
     path_of = {a.url: a.url.split(str(web.port), 1)[1] for a in corpus}
     from okgen.testing.news_site import article_html
 
     web.set(path_of[changed.url], Route(body=article_html(changed.title, changed.text + " A correction was appended later today.")))
     web.set(path_of[gone.url], Route(status=410, body="gone"))
+    web.set(path_of[down.url], Route(status=503, body="busy"))  # no answer now: not vanished
     hyd = okgen(ws3, "--json", "hydrate", sig.short)
-    assert hyd.returncode == 1 and "2 text(s) still missing" in hyd.stderr
+    assert hyd.returncode == 1 and "3 text(s) still missing" in hyd.stderr and "1 unreachable" in hyd.stderr
+    assert "unreachable pages may answer later" in hyd.stderr and "cannot give its recorded text back" in hyd.stderr
     rep = json.loads(hyd.stdout)
     assert not rep["complete"] and rep["refused"] == []
     assert [c["id"] for c in rep["changed"]] == [changed.id] and [v["id"] for v in rep["vanished"]] == [gone.id]
+    assert [u["id"] for u in rep["unreachable"]] == [down.id] and rep["unreachable"][0]["reason"] == "http_503"
     after = resolve(sig.short, ws3)
     assert not after.manifest.text_included
-    assert sum(not a.text_omitted for a in after.corpus) == len(corpus) - 2
+    assert sum(not a.text_omitted for a in after.corpus) == len(corpus) - 3
     assert okgen(ws3, "snapshot", "verify", sig.short).returncode == 0
     # Fetches okgen itself refuses (loopback is not allowed by default) are not "vanished".
     ws4 = Workspace(tmp_path / "ws4")

@@ -66,6 +66,17 @@ def test_a_sane_baseline_is_not_flagged(env, tmp_path):
     assert sum(d["predicted_letters"].values()) == len(snap.questions)
 
 
+def test_the_random_baseline_gets_no_oracle_warning(env, tmp_path, caplog):
+    # Its answers ignore the prompt: an oracle at or below none says nothing of it (seed 0 of the
+    # synthetic set: none 0.25, oracle 0.08).
+    ws, snap = env
+    with caplog.at_level(logging.WARNING, logger="okgen.eval.runner"):
+        none, oracle = run_eval(snap.name, "random/seed0", plan_runs(["none", "oracle"]), EvalOptions(), workspace=ws,
+                                out=tmp_path / "r")
+    assert oracle.record.accuracy <= none.record.accuracy  # the case the warning is about
+    assert oracle.warnings == [] and not any("not above" in r.getMessage() for r in caplog.records)
+
+
 def test_dominant_letter_needs_a_balanced_set(env):
     from okgen.schema import Prediction
 

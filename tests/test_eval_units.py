@@ -127,7 +127,12 @@ def test_bootstrap_ci_is_deterministic_and_sane():
     lo, hi = bootstrap_ci(xs, seed=0)
     assert (lo, hi) == bootstrap_ci(xs, seed=0) and lo < 0.7 < hi
     assert 0.58 < lo < 0.64 and 0.76 < hi < 0.82  # about +-1.96 * sqrt(.21/100)
-    assert bootstrap_ci([True] * 10) == (1.0, 1.0) and bootstrap_ci([False]) == (0.0, 0.0)
+    # All right or all wrong: the Wilson interval, never a point that claims certainty (0/6: [0, 0.39]).
+    none_lo, none_hi = bootstrap_ci([False] * 6)
+    assert none_lo == 0.0 and 0.38 < none_hi < 0.40, (none_lo, none_hi)
+    all_lo, all_hi = bootstrap_ci([True] * 10)
+    assert all_hi == 1.0 and 0.69 < all_lo < 0.73, (all_lo, all_hi)
+    assert bootstrap_ci([0.5] * 4) == (0.5, 0.5)  # equal shares (memory runs' per-question scores): no count
     assert bootstrap_ci([]) == (0.0, 0.0)
     other = bootstrap_ci(xs, seed=1)  # another seed: another resample, about the same interval
     assert other != (lo, hi) and abs(other[0] - lo) < 0.03 and abs(other[1] - hi) < 0.03

@@ -68,6 +68,25 @@ def test_cli_errors(workspace, capsys, articles_file):
     code, _, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file),
                            "--validator", "openai/m,base_url=http://127.0.0.1:9/v1,colour=blue")
     assert code == 1 and "unknown option(s) colour" in err
+    # Records that lack several fields: each missing one is named in the one line.
+    thin = articles_file.parent / "thin.jsonl"
+    thin.write_text(json.dumps({"title": "Harbour strike ends", "text": "The strike ended.", "url": "https://x.org/1"}) + "\n")
+    code, _, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(thin))
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "thin.jsonl:1: missing fields id, " in err, err
+    assert "text_sha256" in err and "fetched_at" in err, err
+
+
+def test_a_record_missing_many_fields_is_still_one_short_line():
+    from pydantic import BaseModel, ValidationError, create_model
+
+    from okgen.files import MISSING_SHOWN, describe_validation_error
+
+    wide: type[BaseModel] = create_model("Wide", **{f"f{i}": (int, ...) for i in range(MISSING_SHOWN + 4)})
+    with pytest.raises(ValidationError) as e:
+        wide.model_validate({})
+    line = describe_validation_error(e.value)
+    assert line.startswith("missing fields f0, f1, ") and f"f{MISSING_SHOWN - 1}" in line and f"f{MISSING_SHOWN}," not in line
+    assert line.endswith("(and 4 more problem(s))") and "\n" not in line
 
 
 def test_cli_config_defaults(workspace, capsys, articles_file):
@@ -178,6 +197,13 @@ def test_result_feeds_build_snapshot(workspace):
                           funnel=res.funnel, workspace=workspace)
     m = snap.manifest
     assert m.funnel["kept"] == len(res.questions) == m.counts["questions"]
+    # The offline generator's own funnel: stems made and why the other pairs gave none, on the
+    # printed funnel's "stems" line too.
+    why = res.funnel["extractive_reasons"]
+    assert why["stem_made"] >= len(res.questions) and "kept" not in why
+    stems_line = next(line for line in res.render_funnel().splitlines() if line.strip().startswith("stems"))
+    top = min((k for k in why if k != "stem_made"), key=lambda k: (-why[k], k))
+    assert str(why["stem_made"]) in stems_line and f"most dropped: {top} {why[top]}" in stems_line, stems_line
     assert re.match(r"extractive-v2\.[0-9a-f]{8}\+", snap.signature.generator) and snap.signature.seed == 77
     assert snap.signature.prompt_hash == res.prompt_hash[:12]
     counts = m.counts["answer_positions"]

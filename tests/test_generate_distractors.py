@@ -330,10 +330,27 @@ def test_role_features_of_a_parsed_sentence(nlp):
     for text, want in (("Defense Secretary Pete Hegseth visited the base.", {"t:secretary"}),
                        ("Lakeland state Rep. Tom Brant was indicted on Friday.", {"t:representative", "t:state"}),
                        ("Sen. Ada Lind sent a letter to the company.", {"t:senator"}),
-                       ("Ada Lind is a state senator from Lakeland.", {"t:senator", "t:state"})):
+                       ("Ada Lind is a state senator from Lakeland.", {"t:senator", "t:state"}),
+                       # "ROLE of OFFICE" before the name: the office's words qualify the role.
+                       ("Secretary of State Ada Lind flew to Lakeland on Monday.",
+                        {"t:secretary", "t:state", "t:state+secretary"}),
+                       ("Chief of Staff Tom Brant spoke on Monday.", {"t:chief", "t:staff"}),
+                       ("Secretary of the Treasury Tom Brant spoke on Monday.", {"t:secretary", "t:treasury"}),
+                       # The words before such a title are read on: a former or deputy holder.
+                       ("Former Secretary of State Ada Lind spoke on Monday.", {"t:secretary", "t:former"}),
+                       ("Deputy Secretary of State Tom Brant spoke on Monday.", {"t:secretary", "t:deputy"})):
         doc = nlp(text)
         person = next(e for e in doc.ents if e.label_ == "PERSON")
         assert want <= set(_role_features(next(doc.sents), person)), text
+    # Not a title: "of" after no role noun ("Bank of Lakeport Affairs Tom Brant").
+    from okgen.generate.extractive import _of_title
+
+    doc = nlp("Bank of Lakeport Affairs Tom Brant said on Monday that talks would resume.")
+    person = next(e for e in doc.ents if e.label_ == "PERSON")
+    assert _of_title(next(doc.sents), person)[0] == []
+    doc = nlp("Minister of Lakeport Affairs Tom Brant said on Monday that talks would resume.")  # a role noun: a title
+    person = next(e for e in doc.ents if e.label_ == "PERSON")
+    assert _of_title(next(doc.sents), person)[0][0] == "t:minister"
 
 
 def _article(i: int, title: str, text: str) -> Article:

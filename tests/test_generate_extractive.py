@@ -343,6 +343,9 @@ def test_sentences_that_are_page_furniture_or_broken_are_not_used():
     assert not well_formed_name("Ms Lind", "PERSON") and not well_formed_name("Dr. Lind", "PERSON")
     assert well_formed_name("Ms Ada Lind", "PERSON")  # the full name, as British outlets write it
     assert well_formed_name("Missy Elliott", "PERSON") and well_formed_name("Drew Ensign", "PERSON")
+    # A word written twice is a heading glued to its text (news-dev 2025-04-13), for a person; a
+    # place may repeat one.
+    assert not well_formed_name("Orbis Orbis", "PERSON") and well_formed_name("Bora Bora", "GPE")
 
 
 def test_stems_are_real_questions_that_do_not_copy_the_sentence():
@@ -555,6 +558,31 @@ def test_a_name_with_a_word_glued_on_stays_out_of_the_pool():
     # The pool counts the articles naming each person with each word (one article's story or the day's).
     assert pool.names.spread[normalize("Helena Markovic")]["governor"] == 2
     assert pool.names.spread[normalize("Helena Markovic")]["port"] == 1
+
+
+def test_a_name_run_on_into_another_kinds_name_is_no_option():
+    # news-dev 2025-04-10 tagged an intelligence director's title and name as one organisation
+    # (as "Director of Rivertown Intelligence Ada Lind" is below), and a treasury secretary's too.
+    from okgen.generate.extractive import _swallows
+
+    people = {"ada lind", "tom brant"}
+    assert _swallows(normalize("Lakeport Intelligence Ada Lind").strip(), people)
+    assert _swallows(normalize("the Treasury Tom Brant").strip(), people)
+    assert not _swallows(normalize("The Ada Lind Foundation").strip(), people)  # named after her
+    assert not _swallows(normalize("the Ada Lind").strip(), people) and not _swallows("ada lind", people)
+    assert _swallows("top orbis media", {"orbis media"})  # a person tagged with an organisation inside
+
+    def art(i, title, text):
+        return _day_article("run", i, title, text)
+
+    arts = [art(0, "Ada Lind visits the port", "Director of Rivertown Intelligence Ada Lind visited the port on Friday."),
+            art(1, "New port rules", "The new rules were announced by Director of Rivertown Intelligence Ada Lind "
+                "at a briefing in Lakeport on Friday."),
+            art(2, "Port strike talks", "Ada Lind said the strike at the port will end this week, "
+                "Mayor Ivan Petrov said on Friday.")]
+    pool = ExtractiveGenerator(load_agent("extractive", packaged_agents_dir()), 1).build_pool(arts, DAY)
+    orgs = {k.strip() for k in pool.names.names["org"]}
+    assert not any(k.endswith("ada lind") for k in orgs), orgs
 
 
 def test_countries_are_asked_only_where_the_spec_weighs_them():

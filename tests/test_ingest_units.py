@@ -7,6 +7,7 @@ import datetime as dt
 import gzip
 import ipaddress
 import json
+import logging
 import random
 from pathlib import Path
 
@@ -361,11 +362,30 @@ def test_importer_mapping_dates_and_bad_records(tmp_path):
     j = tmp_path / "dump.json"
     j.write_text(json.dumps({"articles": [{"title": "A", "text": "B", "date": "2024-05-01"}]}))
     assert [r.fields["title"] for r in read_dump(j)] == ["A"]
-    for content, msg in ((b"", "empty"), (b"[1, 2", "not valid JSON"), (b"\xff\xfe\x00bad", "not UTF-8"), (b'"text"', "expected a list")):
+    for content, msg in ((b"", "empty"), (b"[1, 2", "not valid JSON"), (b"\xff\xfe\x00bad", "not UTF-8"), (b'"text"', "expected a list"),
+                         (b"# News dump\n\nRecords follow.\n", "neither JSON nor JSONL"),
+                         (b'{"articles": [\n  {"title": "A",\n   "text" "B"}\n]}\n', r"not valid JSON \(line 3")):
         bad = tmp_path / "bad.json"
         bad.write_bytes(content)
         with pytest.raises(ImportFormatError, match=msg):
             list(read_dump(bad))
+
+
+def test_a_broken_first_line_of_a_dump_loses_only_that_record(tmp_path):
+    dump = tmp_path / "dump.json"  # JSONL content under a .json name, as dumps often come
+    dump.write_text('{"title": "One", "text": "Text one." BROKEN\n'
+                    + json.dumps({"title": "Two", "text": "Text two.", "date": "2024-05-01"}) + "\n")
+    recs = list(read_dump(dump))
+    assert [(r.line, (r.error or "").split(":")[0]) for r in recs] == [(1, "bad_json"), (2, "")]
+    assert recs[1].fields["title"] == "Two"
+
+
+def test_an_empty_list_imports_nothing_and_says_so(tmp_path, caplog):
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    with caplog.at_level(logging.WARNING, logger="okgen.ingest.importer"):
+        assert list(read_dump(empty)) == []
+    assert any("no record (an empty list)" in r.getMessage() for r in caplog.records)
 
 
 def test_a_dump_that_is_not_json_is_refused_before_the_store_is_opened(tmp_path):

@@ -110,7 +110,7 @@ def test_consistent_but_tampered_index_is_caught_by_verify(make_snapshot, worksp
     assert tarfile.is_tarfile(dest / entry["archive"])
 
 
-def test_no_text_release_and_fsspec_memory(make_snapshot, workspace, tmp_path):
+def test_no_text_release_and_fsspec_memory(make_snapshot, workspace, tmp_path, caplog):
     snap = make_snapshot()
     entry = publish(snap, "memory://okgen-test-pub", workspace, no_text=True)
     assert entry["text_included"] is False and entry["archive"].endswith(".notext.tar.gz")
@@ -123,6 +123,22 @@ def test_no_text_release_and_fsspec_memory(make_snapshot, workspace, tmp_path):
     assert all(a.text == "" and a.text_sha256 for a in bare.corpus)
     assert bare.signature == snap.signature
     assert verify_folder(bare.path).ok
+    # Scoring with the article on a no-text release fails in one line before any run, with no
+    # warning about empty articles first; the no-context setting still runs.
+    import logging
+
+    from okgen.errors import ConfigError
+    from okgen.eval.runner import EvalOptions, plan_runs, run_eval
+
+    with caplog.at_level(logging.WARNING, logger="okgen.eval.runner"):
+        with pytest.raises(ConfigError, match="released without article texts: the oracle setting needs them"):
+            run_eval(snap.signature.short, "random/seed0", plan_runs(["none", "oracle"]), EvalOptions(), workspace=ws2,
+                     out=tmp_path / "bare-runs")
+    assert not any("empty article" in r.getMessage() for r in caplog.records)
+    assert not (tmp_path / "bare-runs").exists()  # nothing scored before the refusal
+    none = run_eval(snap.signature.short, "random/seed0", plan_runs(["none"]), EvalOptions(), workspace=ws2,
+                    out=tmp_path / "bare-none")
+    assert none[0].record.n == len(bare.questions)
     ws3 = Workspace(tmp_path / "w3")
     rich = pull(snap.signature.short, "memory://okgen-test-pub", ws3)
     assert rich.manifest.text_included and rich.corpus == snap.corpus

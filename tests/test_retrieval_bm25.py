@@ -118,6 +118,14 @@ def test_index_is_saved_reused_and_reloaded(corpus):
     assert any(m is not None and m.window == 5 for _, m, _ in list_indexes(ws))
 
 
+def test_indexes_are_listed_with_windows_in_numeric_order(tmp_path):
+    ws = Workspace(tmp_path)
+    for name in ("bm25-w10-abc", "bm25-w5-abc", "bm25-w1-abc", "dense-w10-abc"):
+        (ws.index_dir / "0123456789ab" / name).mkdir(parents=True)
+    names = [p.name for p, manifest, error in list_indexes(ws)]
+    assert names == ["bm25-w1-abc", "bm25-w5-abc", "bm25-w10-abc", "dense-w10-abc"]
+
+
 def test_no_build_and_refusals(tmp_path, corpus):
     _, snap_a, *_ = corpus
     ws = Workspace(tmp_path)

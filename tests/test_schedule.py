@@ -156,6 +156,11 @@ def test_schedule_cli_stops_cleanly_on_sigterm(workspace):
     while time.time() < deadline and not (log.is_file() and "scheduler started" in log.read_text()):
         time.sleep(0.2)
     assert log.is_file() and "scheduler started" in log.read_text()
+    # One scheduler a workspace: a second one is refused in one line while the first runs.
+    assert sch.scheduler_running(workspace)
+    second = subprocess.run([sys.executable, "-m", "okgen", "schedule", "--at", "04:00"], env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert second.returncode != 0 and "another okgen schedule is running" in second.stderr.strip().splitlines()[-1]
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=30)
     assert p.returncode == 143, err  # 128 + SIGTERM, like every other verb
@@ -165,6 +170,10 @@ def test_schedule_cli_stops_cleanly_on_sigterm(workspace):
     assert "set [generate] generator in okgen.toml or OKGEN_GENERATE_GENERATOR" in warned[0]
     assert "scheduler stopped" in log.read_text()
     assert sch.next_run_time(workspace) is not None
+    # The stored next run stays; status says no scheduler runs to fire it.
+    assert not sch.scheduler_running(workspace)
+    status = subprocess.run([sys.executable, "-m", "okgen", "status"], env=env, capture_output=True, text=True, timeout=60)
+    assert "no okgen schedule is running now" in status.stdout, status.stdout
 
 
 def test_a_quiet_day_is_caught_up_once_and_returns_no_signature(workspace, clock, monkeypatch, caplog):

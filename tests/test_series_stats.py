@@ -41,13 +41,16 @@ def test_buckets_chance_correction_and_intervals():
     assert months[0]["accuracy"] == pytest.approx(0.6) and months[1]["accuracy"] == pytest.approx(0.4)
     assert months[0]["chance_corrected"] == pytest.approx((0.6 - 0.25) / 0.75)
     assert months[1]["moving_average"] == pytest.approx(0.5)
-    # Every day of January is identical: the day-block interval collapses to the point.
-    assert (months[0]["ci_low"], months[0]["ci_high"]) == pytest.approx((0.6, 0.6))
+    # Every day of the month at 0.6: the day-block bootstrap is one point; the Wilson interval of
+    # the month's pooled count is given instead.
+    assert months[0]["ci_low"] < 0.6 < months[0]["ci_high"] and months[0]["ci_high"] - months[0]["ci_low"] < 0.15
     assert bucket_key(dt.date(2025, 1, 8), "week") == dt.date(2025, 1, 6)
     lo, hi = ratio_ci(np.array([5, 7, 4, 8.0]), np.array([10, 10, 10, 10.0]))
     assert lo < 0.6 < hi and lo > 0 and hi < 1
     lo1, hi1 = ratio_ci(np.array([6.0]), np.array([10.0]))  # one day: Wilson
     assert lo1 < 0.6 < hi1
+    lo0, hi0 = ratio_ci(np.array([0.0, 0.0, 0.0]), np.array([2.0, 2.0, 2.0]))  # all wrong every day: no point
+    assert lo0 == 0.0 and 0.35 < hi0 < 0.45, (lo0, hi0)
 
 
 def _simulate(rng: np.random.Generator, drop: float) -> tuple[list[dt.date], np.ndarray, np.ndarray]:

@@ -120,6 +120,11 @@ def test_review_sheet_round_trip_with_two_reviewers(make_snapshot, tmp_path, cap
     jsonl = sheet.with_suffix(".jsonl")
     rows = list(csv.DictReader(sheet.open(encoding="utf-8")))
     assert len(rows) == 12 and list(rows[0]) == list(COLUMNS)
+    assert "question(s)" not in err  # 12 asked, 12 in the sheet: no notice
+    # More asked than the snapshot holds: the sheet holds them all, and says so in one line.
+    n = len(snap.questions)
+    code, _, err = run_cli(capsys, "review", snap.signature.short, "--sample", str(n + 50), "--out", str(tmp_path / "all"))
+    assert code == 0 and f"the snapshot has {n} question(s): the sheet holds them all, not {n + 50}" in err, err
     assert [json.loads(x)["question_id"] for x in jsonl.read_text().splitlines()] == [r["question_id"] for r in rows]
     by_id = {q.id: q for q in snap.questions}
     for r in rows:

@@ -6,6 +6,8 @@ import click
 
 from okgen.cli.common import echo_json, get_ctx, json_option, progress_enabled, want_json
 
+SHOWN = 20  # rows listed per kind
+
 
 @click.command("hydrate")
 @click.argument("ref")
@@ -13,7 +15,8 @@ from okgen.cli.common import echo_json, get_ctx, json_option, progress_enabled, 
 def hydrate(ref: str, json_out: bool) -> None:
     """Re-fetch each article of a no-text snapshot and keep the texts that match their hashes.
 
-    Reports what changed or vanished since the snapshot was built. When every text matches,
+    Reports what changed or vanished since the snapshot was built, and what could not be reached
+    now (offline, a server down: rerun later). When every text matches,
     the snapshot is the original full release again (okgen snapshot verify passes).
 
     Example: okgen hydrate 'd:2026-11-21|w:10|...'
@@ -28,19 +31,27 @@ def hydrate(ref: str, json_out: bool) -> None:
         echo_json(report.to_dict())
     else:
         click.echo(f"{snap.name}: {len(report.matched)} texts restored, {report.already} already present, "
-                   f"{len(report.changed)} changed, {len(report.vanished)} vanished, {len(report.refused)} refused")
-        for c in report.changed[:20]:
-            click.echo(f"  changed   {c['id']}  {c['url']}")
-        for kind, rows in (("vanished", report.vanished), ("refused", report.refused)):
-            for v in rows[:20]:
-                click.echo(f"  {kind:9} {v['id']}  {v['url']}  ({v['reason']})")
+                   f"{len(report.changed)} changed, {len(report.vanished)} vanished, "
+                   f"{len(report.unreachable)} unreachable, {len(report.refused)} refused")
+        for kind, rows in (("changed", report.changed), ("vanished", report.vanished),
+                           ("unreachable", report.unreachable), ("refused", report.refused)):
+            for v in rows[:SHOWN]:
+                click.echo(f"  {kind:11} {v['id']}  {v['url']}" + (f"  ({v['reason']})" if "reason" in v else ""))
+            if len(rows) > SHOWN:
+                click.echo(f"  {kind:11} ... {len(rows) - SHOWN} more (--json lists them all)")
         if report.complete:
             click.echo("every text matches its hash: the snapshot is complete again")
     if not report.complete:
         from okgen.errors import OkgenError
 
-        missing = len(report.changed) + len(report.vanished) + len(report.refused)
-        hint = ("; refused fetches follow [ingest] allow_networks and robots.txt: change the settings "
-                "and rerun" if report.refused else "; rerun later to retry")
+        missing = len(report.changed) + len(report.vanished) + len(report.unreachable) + len(report.refused)
+        hints = []
+        if report.refused:
+            hints.append("refused fetches follow [ingest] allow_networks and robots.txt: change the settings and rerun")
+        if report.unreachable:
+            hints.append("unreachable pages may answer later: rerun then")
+        if report.changed or report.vanished:
+            hints.append("a changed or vanished page cannot give its recorded text back")
+        hint = "; " + "; ".join(hints)
         raise OkgenError(f"{missing} text(s) still missing ({len(report.changed)} changed, {len(report.vanished)} "
-                         f"vanished, {len(report.refused)} refused){hint}")
+                         f"vanished, {len(report.unreachable)} unreachable, {len(report.refused)} refused){hint}")

@@ -48,10 +48,13 @@ def sheet(ref: str, sample: int, seed: int, out_dir: str, json_out: bool) -> Non
 
     snap = resolve(ref, get_ctx().workspace)
     csv_path, jsonl_path = write_sheet(snap, out_dir, sample=sample, seed=seed)
+    rows = min(sample, len(snap.questions))
     if want_json(json_out):
-        echo_json({"csv": str(csv_path), "jsonl": str(jsonl_path), "snapshot": snap.name})
+        echo_json({"csv": str(csv_path), "jsonl": str(jsonl_path), "snapshot": snap.name, "questions": rows})
     else:
         click.echo(f"wrote {csv_path}\nwrote {jsonl_path}")
+        if rows < sample:
+            click.echo(f"okgen: the snapshot has {rows} question(s): the sheet holds them all, not {sample}", err=True)
 
 
 @review.command("import")

@@ -34,6 +34,12 @@ def schedule(at: str, tz: str, misfire_grace: int, catch_up_days: int) -> None:
                for var, hint in _daily_options_in_env()]
     for line in ignored:
         warn(f"okgen: warning: {line}")
+    from okgen.daily.lock import RunLock
+    from okgen.daily.scheduler import lock_path
+
+    held = RunLock(lock_path(ws), message=f"another okgen schedule is running in {ws.home}{{holder}} "
+                                          "(one scheduler a workspace)")
+    held.acquire()
     file_logging(ws)
     log = logging.getLogger("okgen.schedule")
     for line in ignored:
@@ -57,6 +63,7 @@ def schedule(at: str, tz: str, misfire_grace: int, catch_up_days: int) -> None:
     while not stopped.wait(1.0):
         pass
     sched.shutdown(wait=False)
+    held.release()
     log.info("scheduler stopped")
     click.echo("scheduler stopped", err=True)
     # The shell's convention (128 + signal): 143 after SIGTERM, 130 after Ctrl-C, as every verb.

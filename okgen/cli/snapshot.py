@@ -73,7 +73,7 @@ def show(ref: str, json_out: bool) -> None:
         ("date", m.date),
         ("created", m.created_at.isoformat()),
         ("questions", c.get("questions")),
-        ("articles", f"{c.get('articles')} ({', '.join(f'{w}d: {n}' for w, n in c.get('articles_by_window', {}).items())})"),
+        ("articles", f"{c.get('articles')} ({', '.join(f'{w}d: {n}' for w, n in sorted(c.get('articles_by_window', {}).items(), key=lambda x: int(x[0])))})"),
         ("generator", m.generator.model),
         ("validator", m.validator.model if m.validator else "none"),
         ("seed", m.seed),

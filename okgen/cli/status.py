@@ -24,7 +24,7 @@ def status(limit: int, json_out: bool) -> None:
 
     Example: okgen status --limit 5
     """
-    from okgen.daily.scheduler import next_run_time
+    from okgen.daily.scheduler import next_run_time, scheduler_running
     from okgen.daily.state import RunState
     from okgen.errors import ConfigError
 
@@ -41,10 +41,12 @@ def status(limit: int, json_out: bool) -> None:
         with RunState(ws.db_path) as st:
             runs = st.runs(limit=limit)
     nxt = next_run_time(ws)
+    running = scheduler_running(ws)
     data = {
         "workspace": str(ws.home),
         "config_error": config_error,
         "next_scheduled_run": nxt.isoformat() if nxt else None,
+        "scheduler_running": running,
         "runs": [
             {
                 "run_id": r.run_id, "date": str(r.date), "status": r.status, "forced": r.forced,
@@ -64,7 +66,8 @@ def status(limit: int, json_out: bool) -> None:
     click.echo(f"workspace: {ws.home}")
     if config_error:
         click.echo(f"config: error: {config_error} (every verb that reads it stops on it)")
-    click.echo(f"next scheduled run: {nxt.isoformat() if nxt else 'none (okgen schedule is not set up here)'}")
+    idle = "" if nxt is None or running else " (no okgen schedule is running now: it fires only while one runs)"
+    click.echo(f"next scheduled run: {nxt.isoformat() + idle if nxt else 'none (okgen schedule is not set up here)'}")
     if not runs:
         click.echo("no daily runs yet (okgen daily starts one)")
         if config_error:

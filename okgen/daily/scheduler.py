@@ -114,6 +114,35 @@ def run_one(date: dt.date, ws: Workspace) -> str:
     return run_daily(date, ws).signature
 
 
+def lock_path(ws: Workspace) -> Path:
+    """The lock an ``okgen schedule`` process holds while it runs (one scheduler a workspace)."""
+    return ws.data_dir / "locks" / "schedule.lock"
+
+
+def scheduler_running(ws: Workspace) -> bool:
+    """Whether an ``okgen schedule`` process runs in this workspace now: the holder its lock
+    records (:class:`~okgen.daily.lock.RunLock`) is a live process. Read without taking the lock,
+    so a status check never makes a starting scheduler refuse itself."""
+    import json
+    import os
+
+    from okgen.daily.lock import RunLock
+
+    try:
+        pid = int(json.loads(RunLock(lock_path(ws)).holder_path.read_text() or "{}").get("pid", 0))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return False
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)  # signal 0: is it alive (a killed scheduler leaves its holder file)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, another user's
+    return True
+
+
 def next_run_time(ws: Workspace) -> dt.datetime | None:
     """Next fire time stored in the job store, read without starting a scheduler."""
     path = ws.data_dir / "scheduler.sqlite"

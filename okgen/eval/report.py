@@ -141,7 +141,7 @@ def build_report(rows: Sequence[RunRow]) -> dict[str, Any]:
                                   "by_k": {str(k): v for k, v in sorted(cells.items())}})
     warnings = []
     for r in settings:
-        if r["oracle_gain"] is not None and r["oracle_gain"] <= 0:
+        if r["oracle_gain"] is not None and r["oracle_gain"] <= 0 and not r["model"].startswith("random/"):
             warnings.append(f"{r['model']} ({r['scoring']}): oracle accuracy is not above no-context accuracy")
     for r in rows:
         w = degenerate_warning(f"{r.model} {r.setting}", r.diagnostics or {})

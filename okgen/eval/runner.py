@@ -166,6 +166,11 @@ def run_eval(snapshot_ref: str, model: str | ModelSpec, runs: Sequence[RunSpec],
     runs = [RunSpec(r.setting, r.retriever, ev.snap.signature.window, r.k)
             if r.setting == "retrieval" and r.window is None else r for r in runs]
     try:
+        if not ev.snap.manifest.text_included and any(r.setting != "none" for r in runs):
+            # A release without texts: the run that needs them fails (one line) before any scoring.
+            first = next(r for r in runs if r.setting != "none")
+            raise ConfigError(f"snapshot {ev.snap.name} was released without article texts: the {first.setting} "
+                              f"setting needs them (okgen hydrate fetches them)")
         if any(r.setting in ("oracle", "retrieval") for r in runs):
             # Imported sets may come without article text: their oracle and retrieval figures say little.
             arts = ev.snap.articles_by_id
@@ -184,7 +189,10 @@ def run_eval(snapshot_ref: str, model: str | ModelSpec, runs: Sequence[RunSpec],
 def _check_oracle_gain(ev: _Evaluator, runs: Sequence[RunSpec], outcomes: list[RunOutcome],
                        out: str | Path | None) -> None:
     """Warn when the oracle run is not above the no-context one (this call's runs, or the other
-    setting's results.json beside them)."""
+    setting's results.json beside them). Not for the random baseline: its answers ignore the
+    prompt by design."""
+    if ev.spec.backend == "random":
+        return
     acc: dict[str, tuple[float, RunOutcome | None]] = {o.record.extra["run"]["setting"]: (o.record.accuracy, o)
                                                          for o in outcomes if o.record.extra.get("run")}
     for setting in ("none", "oracle"):

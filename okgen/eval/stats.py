@@ -16,8 +16,10 @@ def bootstrap_ci(correct: Sequence[bool], n_boot: int = N_BOOT, seed: int = 0, l
     """Percentile bootstrap interval of the mean of ``correct`` (questions resampled with
     replacement, :func:`scipy.stats.bootstrap`, as the series intervals are).
 
-    Deterministic for a given seed; ``(0.0, 0.0)`` for no questions, the point itself when every
-    answer is the same (the bootstrap distribution is then that point).
+    Deterministic for a given seed; ``(0.0, 0.0)`` for no questions. When every answer is right or
+    every one wrong the bootstrap distribution is that one point and would claim certainty (0/6
+    right: [0, 0]): the Wilson score interval of the count is given instead (0/6: [0, 0.39]).
+    Equal fractional scores (the same share for every question) give their value.
     """
     from scipy import stats
 
@@ -25,7 +27,10 @@ def bootstrap_ci(correct: Sequence[bool], n_boot: int = N_BOOT, seed: int = 0, l
     if len(x) == 0:
         return (0.0, 0.0)
     if np.all(x == x[0]):
-        return (float(x[0]), float(x[0]))
+        if x[0] not in (0.0, 1.0):  # equal fractional scores (a share of intervals): no count to bound
+            return (float(x[0]), float(x[0]))
+        ci = stats.binomtest(int(round(x.sum())), len(x)).proportion_ci(level, method="wilson")
+        return (round(float(ci.low), 6), round(float(ci.high), 6))
     res = stats.bootstrap((x,), np.mean, vectorized=True, n_resamples=n_boot, method="percentile",
                           confidence_level=level, batch=max(1, 2_000_000 // len(x)),
                           rng=np.random.default_rng(seed))

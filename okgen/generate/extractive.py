@@ -215,10 +215,12 @@ class ExtractiveGenerator:
             named_in[(label, normalize(text))].add(a_id)
         full_people = {normalize(e.text).strip() for doc in docs.values() for e in doc.ents
                        if e.label_ == "PERSON" and len(e.text.split()) >= 2}
+        full_orgs = {k.strip() for k, v in majority.items() if v == "ORG" and len(k.split()) >= 2}
         for label, text, a_id in mentions:
             key = normalize(text)
             if majority.get(key) != label or not well_formed_name(text, label) \
-                    or label == "PERSON" and glued_surname(text, full_people):
+                    or label == "PERSON" and glued_surname(text, full_people) \
+                    or _swallows(key, full_orgs if label == "PERSON" else full_people if label == "ORG" else set()):
                 continue
             one_word = len(text.split()) == 1
             if len(named_in[(label, key)]) < 2 and not (label == "PERSON" and not one_word):
@@ -305,7 +307,7 @@ class ExtractiveGenerator:
                 if stem is None:
                     pool.reasons[reason] += 1
                     continue
-                pool.reasons["kept"] += 1
+                pool.reasons["stem_made"] += 1
                 score = (weight + FORM_WEIGHT.get(stem.form, 0.0)
                          - self.position_penalty * i
                          + (self.novelty_bonus if normalize(stem.answer) not in pool.seen_before else 0.0))
@@ -862,8 +864,10 @@ def _role_features(sent: Any, ent: Any) -> list[str]:
     # ("Defense Secretary", "former President"), and an apposition after it ("..., the coach").
     # A qualifier is also recorded with the role noun after it ("t:state+senator"), so "a former
     # state senator" who is now a representative is no "state representative".
-    i, noun = ent.start - 1, None
-    while i >= max(sent.start, ent.start - 4):
+    of_office, i = _of_title(sent, ent)
+    out.extend(of_office)
+    noun, lowest = None, max(sent.start, i - 3)  # up to four words before the name (or its "ROLE of" title)
+    while i >= lowest:
         t = sent.doc[i]
         if t.text == "-":  # "ex-President"
             i -= 1
@@ -891,6 +895,31 @@ def _role_features(sent: Any, ent: Any) -> list[str]:
             out.extend(_qualified(child.lemma_.lower(), words) if child.lemma_.lower() in lx.ROLE_NOUNS
                        else [f"t:{w}" for w in [child.lemma_.lower(), *words]])
     return out
+
+
+# Role nouns written before "of" and the office's name in a title ("Secretary of State Marco Rubio",
+# "Director of Rivertown Intelligence Ada Lind").
+OF_ROLES = frozenset({"secretary", "minister", "director", "administrator", "commissioner", "governor",
+                      "chancellor", "chair", "chairman", "chairwoman", "chief"})
+
+
+def _of_title(sent: Any, ent: Any) -> tuple[list[str], int]:
+    """Title features of "ROLE of [the] OFFICE" right before a name ("Secretary of State Ada
+    Lind": ``t:secretary``, ``t:state``, ``t:state+secretary``; "Secretary of the Treasury"), the
+    office's capitalised words (up to three) as the role's qualifiers, and the index of the token
+    before the role, where the title words before it ("former", "Deputy") are read on; ``([],
+    ent.start - 1)`` when the name has no such title."""
+    words, i = [], ent.start - 1
+    while i >= sent.start and len(words) < 3 and sent.doc[i].is_alpha and sent.doc[i].text[:1].isupper() \
+            and sent.doc[i].lower_ not in ("of", "the"):
+        words.append(sent.doc[i].lower_)
+        i -= 1
+    if words and i - 1 >= sent.start and sent.doc[i].lower_ == "the" and sent.doc[i - 1].lower_ == "of":
+        i -= 1  # "Secretary of the Treasury"
+    if not words or i - 1 < sent.start or sent.doc[i].lower_ != "of" or not sent.doc[i - 1].text[:1].isupper() \
+            or sent.doc[i - 1].lower_ not in OF_ROLES:
+        return [], ent.start - 1
+    return _qualified(sent.doc[i - 1].lower_, words[::-1]), i - 2
 
 
 def _qualified(noun: str, qualifiers: list[str]) -> list[str]:
@@ -1001,6 +1030,15 @@ class _Titles:
 
 
 NEAREST = 15
+
+
+def _swallows(key: str, names: set[str]) -> bool:
+    """Whether the normalised name ``key`` ends with one of ``names`` (of another kind, two words
+    at least) after more words than an article: "Rivertown Intelligence Ada Lind" tagged as an
+    organisation, "Top White House" as a person. Such a name is the tagger's run-on, no option
+    ("The Virgil Abloh Foundation" ends with no person's name)."""
+    words = key.split()
+    return any(" ".join(words[i:]) in names for i in range(1, len(words) - 1) if words[:i] != ["the"])
 
 
 def _nearest(articles: Sequence[Article]) -> dict[str, list[str]]:

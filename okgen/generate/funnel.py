@@ -154,6 +154,13 @@ def render_funnel(f: dict[str, Any]) -> str:
     if a["truncated"]:
         extra.append(f"{a['truncated']} truncated")
     lines.append(f"  articles      {a['total']:>6}   generated {a['generated']}" + (f" ({'; '.join(extra)})" if extra else ""))
+    r = {k: v for k, v in (f.get("extractive_reasons") or {}).items() if k != "stem_made"}
+    if f.get("extractive_reasons"):
+        # The offline generator: question stems the parse's (sentence, answer) pairs gave, and the
+        # commonest reasons a pair gave none (all of them: --json, extractive_reasons).
+        top = dict(sorted(r.items(), key=lambda kv: (-kv[1], kv[0]))[:5])
+        lines.append(f"  stems         {f['extractive_reasons'].get('stem_made', 0):>6}"
+                     + (f"   most dropped: {_kv(top)}" if top else ""))
     lines.append(f"  candidates    {f['candidates']:>6}")
     c = f["checks"]
     lines.append(f"  after checks  {c['passed']:>6}" + (f"   rejected {_kv(c['rejected'])}" if c["rejected"] else ""))

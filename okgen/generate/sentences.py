@@ -284,6 +284,8 @@ def well_formed_name(text: str, label: str) -> bool:
             return False  # "Halvorsen Energy", "Manchester Arena" tagged as a person
         if len(words) == 2 and words[0].rstrip(".") in HONORIFICS:
             return False  # "Ms David": a surname with its honorific, half a name
+        if any(a.lower() == b.lower() for a, b in zip(words, words[1:])):
+            return False  # "Godzilla Godzilla": a heading glued to the text it heads (a place may: "Bora Bora")
     elif sum(w.isupper() and len(w) > 1 for w in words) > 1 and len(words) > 1:
         return False  # "WORLD WORLD A": shouting, not a name
     if label in ("GPE", "LOC") and len(t) <= 3 and t not in ("US", "UK", "UAE", "EU", "USA", "DRC"):

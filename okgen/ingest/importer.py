@@ -153,6 +153,14 @@ def _open_text(path: Path) -> str:
         raise ImportFormatError(f"{path}: not UTF-8 text") from None
 
 
+def _parses(line: str) -> bool:
+    try:
+        json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
 def iter_records(path: str | Path) -> Iterator[tuple[int, Any]]:
     """Yield (line or index, raw object) from a JSON or JSONL file; broken JSONL lines yield (line, exception).
 
@@ -171,6 +179,7 @@ def iter_records(path: str | Path) -> Iterator[tuple[int, Any]]:
         except json.JSONDecodeError as e:
             if stripped[0] == "[" or "\n" not in stripped.strip():
                 raise ImportFormatError(f"{p}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
+            doc_error = e
             jsonl = True  # several JSON objects, one a line
         else:
             if isinstance(data, dict):
@@ -178,8 +187,18 @@ def iter_records(path: str | Path) -> Iterator[tuple[int, Any]]:
                 data = data[lists[0]] if lists else [data]
             if not isinstance(data, list):
                 raise ImportFormatError(f"{p}: expected a list of records, got {type(data).__name__}")
+            if not data:  # a day a dump has nothing for: stored as such, said
+                log.warning("%s: no record (an empty list): nothing to import", p)
             yield from enumerate(data, 1)
             return
+        # Taken for JSONL (several lines, not one JSON document): refused in one line, before any
+        # record is read, when no line is a JSON value (a README, a CSV; a JSON object with a typo
+        # is told where the typo is). A broken line among records is only that record's failure.
+        if not any(_parses(line) for line in text.splitlines() if line.strip()):
+            if stripped[0] == "{":
+                raise ImportFormatError(f"{p}: not valid JSON (line {doc_error.lineno}, column {doc_error.colno}: "
+                                        f"{doc_error.msg})")
+            raise ImportFormatError(f"{p}: neither JSON nor JSONL (no line is a JSON record)")
     good = 0
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -222,7 +241,7 @@ def read_dump(path: str | Path, mapping: dict[str, str] | None = None,
                 v = unescape_entities(str(v))  # "Baldur&#8217;s": escaped twice; a URL stays as written
             fields[f] = " ".join(str(v).split()) if v is not None and f != "text" else (str(v) if v is not None else None)
         if not (fields.get("text") or "").strip():
-            yield ImportedRecord(line, None, f"missing_text: no {m['text']!r}")
+            yield ImportedRecord(line, None, f"missing_text: no {m['text']!r} or it is empty")
             continue
         if fields.get("date") in (None, ""):
             if default_date is not None:

@@ -33,6 +33,7 @@ import copy
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from okgen.errors import ConfigError
@@ -439,6 +440,12 @@ def load_causal_lm(model: str, *, device: Any = "auto", dtype: Any = "auto", rev
     transformers = require("transformers", "hf", "the hf backend")
     dev = _device(torch, str(device))
     kw = {"revision": revision, "trust_remote_code": bool(trust_remote_code), **({"gguf_file": str(gguf_file)} if gguf_file else {})}
+    if model.startswith(("/", "./", "../", "~")):
+        # A local path, not a hub id: say what is wrong, rather than the hub's "Repo id must be ...".
+        local = Path(model).expanduser()
+        if not local.is_dir():
+            raise ConfigError(f"cannot load hf model {model!r}: " + ("not a folder" if local.exists() else "no such folder"))
+        model = str(local)
     try:
         tok = transformers.AutoTokenizer.from_pretrained(model, **kw)
         lm = transformers.AutoModelForCausalLM.from_pretrained(model, dtype=_dtype(torch, str(dtype), dev), **kw)

@@ -384,13 +384,15 @@ def _build(snapshot, spec: RetrieverSpec, window: int, articles, folder: Path, s
 
 
 def list_indexes(workspace: Workspace) -> list[tuple[Path, IndexManifest | None, str | None]]:
-    """Every index folder of the workspace with its manifest, or the reason it is unreadable."""
+    """Every index folder of the workspace with its manifest, or the reason it is unreadable
+    (windows in numeric order: 1, 5, 10)."""
     out: list[tuple[Path, IndexManifest | None, str | None]] = []
     root = workspace.index_dir
     if not root.is_dir():
         return out
     for snap_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        for folder in sorted(p for p in snap_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for folder in sorted((p for p in snap_dir.iterdir() if p.is_dir() and not p.name.startswith(".")),
+                             key=lambda p: [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", p.name)]):
             try:
                 out.append((folder, read_model_json(folder / MANIFEST, IndexManifest), None))
             except OkgenError as e:

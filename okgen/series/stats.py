@@ -61,7 +61,8 @@ def bucket_key(d: dt.date, bucket: str) -> dt.date:
 def ratio_ci(y: np.ndarray, n: np.ndarray, *, n_boot: int = 1000, seed: int = 0) -> tuple[float, float]:
     """95% interval of ``sum(y) / sum(n)``: a day-block bootstrap over the days given (whole days
     resampled with replacement, :func:`scipy.stats.bootstrap`), or a Wilson interval when there is
-    a single day (nothing to resample)."""
+    a single day (nothing to resample) or every day has the same ratio (the bootstrap would be one
+    point)."""
     from scipy import stats
 
     y, n = np.asarray(y, float), np.asarray(n, float)
@@ -72,8 +73,10 @@ def ratio_ci(y: np.ndarray, n: np.ndarray, *, n_boot: int = 1000, seed: int = 0)
     def ratio(yy: np.ndarray, nn: np.ndarray, axis: int = -1) -> np.ndarray:
         return np.sum(yy, axis=axis) / np.sum(nn, axis=axis)
 
-    if np.all(y / n == y[0] / n[0]):  # every day the same: the bootstrap distribution is a point
-        return float(y[0] / n[0]), float(y[0] / n[0])
+    if np.all(y / n == y[0] / n[0]):  # every day the same: the bootstrap distribution is a point,
+        # which would claim certainty; the Wilson interval of the pooled count does not
+        ci = stats.binomtest(int(round(y.sum())), int(n.sum())).proportion_ci(0.95, method="wilson")
+        return float(ci.low), float(ci.high)
     res = stats.bootstrap((y, n), ratio, paired=True, vectorized=True, n_resamples=n_boot, method="percentile",
                           rng=np.random.default_rng(seed))
     return float(res.confidence_interval.low), float(res.confidence_interval.high)

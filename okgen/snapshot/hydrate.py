@@ -1,9 +1,10 @@
 """Hydrate a snapshot released without article texts: fetch each article again, extract it
 with the same extractor settings, and keep the text only when it matches its recorded hash.
 
-Articles whose page changed (a different text), vanished (the server no longer gives it) or
-was refused (okgen's own network policy or robots.txt would not fetch it) stay without text
-and are reported; when every article matches, the hydrated folder is byte-for-byte the
+Articles whose page changed (a different text), vanished (the server no longer gives it), was
+unreachable (no answer now: DNS, connection, timeout, 429, 5xx; a later run may get it) or was
+refused (okgen's own network policy or robots.txt would not fetch it) stay without text and are
+reported; when every article matches, the hydrated folder is byte-for-byte the
 original full release and verifies against the same signature.
 """
 
@@ -30,23 +31,27 @@ class HydrateReport:
     matched: list[str] = field(default_factory=list)
     changed: list[dict[str, Any]] = field(default_factory=list)
     vanished: list[dict[str, Any]] = field(default_factory=list)
+    unreachable: list[dict[str, Any]] = field(default_factory=list)
     refused: list[dict[str, Any]] = field(default_factory=list)
     already: int = 0
 
     @property
     def complete(self) -> bool:
         """True when every text is present again."""
-        return not self.changed and not self.vanished and not self.refused
+        return not self.changed and not self.vanished and not self.unreachable and not self.refused
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"snapshot": self.snapshot, "matched": len(self.matched), "already_present": self.already,
-                "changed": self.changed, "vanished": self.vanished, "refused": self.refused,
+                "changed": self.changed, "vanished": self.vanished, "unreachable": self.unreachable,
+                "refused": self.refused,
                 "complete": self.complete}
 
 
 # Fetch results that are okgen's own refusal (settings can change them), not the page's fate.
 REFUSED = ("blocked_address", "bad_scheme", "robots", "robots_error", "bad_url")
+# Fetch results that say nothing of the page: no answer now (offline, the server down or busy).
+UNREACHABLE = ("dns_error", "connect_error", "timeout", "http_408", "http_429", "http_5", "not fetched")
 
 
 def hydrate(snapshot: Snapshot, workspace: Workspace, *, config: Any = None, progress: bool = False) -> tuple[Snapshot, HydrateReport]:
@@ -82,7 +87,9 @@ def hydrate(snapshot: Snapshot, workspace: Workspace, *, config: Any = None, pro
         got = texts.get(a.id)
         if got is None or got.get("error"):
             reason = (got or {}).get("error", "not fetched")
-            (report.refused if reason in REFUSED else report.vanished).append({"id": a.id, "url": a.url, "reason": reason})
+            bucket = report.refused if reason in REFUSED else \
+                report.unreachable if reason.startswith(UNREACHABLE) else report.vanished
+            bucket.append({"id": a.id, "url": a.url, "reason": reason})
             new.append(a)
         elif sha256_text(got["text"]) != a.text_sha256:
             report.changed.append({"id": a.id, "url": a.url, "words_now": len(got["text"].split())})
