@@ -125,7 +125,7 @@ class _SignatureBase(BaseModel):
                     "key": long_key,
                     "short": short_key,
                     "field": attr,
-                    "meaning": (info.description or "").strip(),
+                    "meaning": (info.description or "").strip().replace("``", ""),  # reST literals read as plain text
                     "value": _encode(getattr(self, attr)),
                 }
             )

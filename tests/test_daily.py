@@ -309,6 +309,23 @@ def test_gc_keeps_recent_days_and_every_snapshot(site, tmp_path):
     assert json.loads(cli.stdout)["dry_run"] is True
 
 
+def test_gc_dry_run_lists_what_would_go_and_deletes_nothing(tmp_path):
+    from click.testing import CliRunner
+
+    from okgen.cli.main import cli
+
+    ws = Workspace(tmp_path)
+    ws.warc_dir.mkdir(parents=True)
+    (ws.warc_dir / "okgen-2020-01-02.warc.gz").write_bytes(b"x")
+    for name in ("0123456789ab", "ba9876543210"):  # indexes of snapshots the workspace no longer has
+        (ws.index_dir / name / "bm25-w1-abc").mkdir(parents=True)
+    r = CliRunner().invoke(cli, ["--home", str(tmp_path), "gc", "--keep-days", "30", "--dry-run"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "would delete 1 WARC file(s), the indexes of 2 snapshot(s)" in r.stdout, r.stdout
+    assert "  WARC     okgen-2020-01-02.warc.gz" in r.stdout and "  indexes  0123456789ab (no such snapshot)" in r.stdout
+    assert (ws.warc_dir / "okgen-2020-01-02.warc.gz").exists() and len(list(ws.index_dir.iterdir())) == 2
+
+
 @pytest.mark.slow
 def test_stages_one_by_one_match_daily(site, tmp_path):
     """ingest, then snapshot build (which generates), then index build: the same questions as daily."""

@@ -114,3 +114,23 @@ def test_cumulative_puts_the_questions_own_article_last_on_its_day():
                 for i in range(3)]
     got = Pool.of(arts + same_day).cumulative(q)
     assert got[-1].id == q.article_id and {a.id for a in same_day} <= {a.id for a in got}
+
+
+def test_eval_prints_the_stale_and_future_answer_rates_of_a_dated_run(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from okgen.cli.main import cli
+
+    ws = Workspace(tmp_path)
+    arts, qs = entity_stream()
+    snap = snapshot_from(ws, arts, qs[-1:], date=day(10), windows=(10,))
+    args = ["--home", str(tmp_path), "eval", "-s", snap.signature.format(), "-m", "random/seed0",
+            "--setting", "ctx:latest", "--out", str(tmp_path / "run")]
+    r = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    d = json.loads((tmp_path / "run" / "results.json").read_text())["extra"]["dated"]
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("ctx:latest: stale-answer rate"))
+    stale = "-" if d["stale_answer_rate"] is None else f"{d['stale_answer_rate']:.3f} (of {d['with_stale_choice']} with one)"
+    assert f"stale-answer rate {stale}," in line and "future-answer rate" in line, line

@@ -70,6 +70,10 @@ def test_mixed_generators_refused_unless_allowed(workspace):
     m = build_series(workspace, "mix", D0, D0 + dt.timedelta(days=1), allow_differ=["generator"])
     assert SeriesSignature.parse(m.signature).generator == "mixed"
     assert m.values["generator"] == ["synthetic-v1", "openai/gpt-4.1-mini"]
+    # Two fields differ: both named in one message, with the one option that allows them.
+    day_snapshot(workspace, D0 + dt.timedelta(days=2), generator="openai/gpt-4.1-mini", feeds_hash="2" * 12)
+    with pytest.raises(ConfigError, match=r"differ in generator: .* and in feeds: .*--allow-differ generator,feeds "):
+        build_series(workspace, "mix2", D0, D0 + dt.timedelta(days=2))
 
 
 def test_tampered_member_fails_verify(workspace, four_days):

@@ -166,6 +166,11 @@ def test_explain_cli(tmp_path):
     assert rows["gen"] == "openai/gpt-4.1-2025-04-14" and rows["n"] == "412"
     table = subprocess.run([sys.executable, "-m", "okgen", "signature", "explain", text], capture_output=True, text=True, cwd=tmp_path)
     assert table.returncode == 0 and "max_tokens" in table.stdout and "2048" in table.stdout
+    assert "``" not in table.stdout
+    # Piped, a table folds no cell: each field stays on one line (to grep or diff).
+    gen_line = next(ln for ln in table.stdout.splitlines() if ln.startswith("gen "))
+    assert "openai/gpt-4.1-2025-04-14" in gen_line and gen_line.rstrip().endswith("openai/gpt-4.1-2025-04-14)."), gen_line
+    assert not any("``" in r["meaning"] for r in data["fields"])  # the docs' reST literals read as plain text
     bad = subprocess.run([sys.executable, "-m", "okgen", "signature", "explain", text.replace("s:13", "s:x")], capture_output=True, text=True, cwd=tmp_path)
     assert bad.returncode == 1
     assert bad.stderr.strip().count("\n") == 0 and "bad value for 's'" in bad.stderr

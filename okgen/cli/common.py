@@ -104,6 +104,9 @@ def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str, sort_keys=False))
 
 
+PIPE_WIDTH = 1000  # a table's width when stdout is no terminal
+
+
 def echo_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None, title: str | None = None) -> None:
     """Print rows as a readable table on stdout (rich, no colours when not a terminal)."""
     from rich.console import Console
@@ -115,7 +118,9 @@ def echo_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = N
         table.add_column(str(c), overflow="fold")
     for r in rows:
         table.add_row(*("" if r.get(c) is None else str(r.get(c)) for c in columns))
-    Console(soft_wrap=False, width=max(100, _term_width())).print(table)
+    # On a terminal, its width; into a file or a pipe, no folding: each row stays one line to grep.
+    width = max(100, _term_width()) if sys.stdout.isatty() else PIPE_WIDTH
+    Console(soft_wrap=False, width=width).print(table)
 
 
 def _term_width() -> int:

@@ -110,7 +110,8 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
 
 def _brief(stage: str, c: dict) -> str:
     if stage == "ingest":
-        return f"{c.get('stored_total', 0)} articles for the date, {c.get('stored', 0)} new; feeds ok {c.get('feeds_ok', 0)}/{c.get('feeds_total', 0)}"
+        feeds = f"; feeds ok {c.get('feeds_ok', 0)}/{c.get('feeds_total')}" if c.get("feeds_total") else ""  # none read on an import
+        return f"{c.get('stored_total', 0)} articles for the date, {c.get('stored', 0)} new{feeds}"
     if stage == "generate":
         return f"{c.get('kept', 0)} questions kept of {c.get('candidates', 0)} candidates"
     if "reason" in c:

@@ -134,6 +134,13 @@ def eval_cmd(ref: str | None, series_ref: str | None, stream_ref: str | None, mo
             "q/s": r.timings.get("questions_per_second", ""), "run": o.path.name,
         })
     echo_table(rows, title=f"model: {outcomes[0].record.model}" if outcomes else None)
+    for o in outcomes:  # the dated-context runs (ctx:*): how often the model took a stale or a future answer
+        d = o.record.extra.get("dated")
+        if d:
+            click.echo(f"{o.record.extra.get('run', {}).get('setting')}: stale-answer rate "
+                       f"{_rate(d, 'stale_answer_rate', 'with_stale_choice')}, future-answer rate "
+                       f"{_rate(d, 'future_answer_rate', 'with_future_choice')}, gold article in context "
+                       f"{'-' if d.get('gold_in_context') is None else format(d['gold_in_context'], '.3f')}")
     if outcomes:
         click.echo(f"runs in {outcomes[0].path.parent}" if len(outcomes) > 1 else f"run in {outcomes[0].path}", err=True)
     for o in outcomes:
@@ -145,6 +152,10 @@ def eval_cmd(ref: str | None, series_ref: str | None, stream_ref: str | None, mo
         diff = [f"{r['key']}: {r['value']} (given {g['value']})" for r, g in zip(got.explain(), given.explain())
                 if r["value"] != g["value"]]
         click.echo(f"note: the signature differs from the one given: {'; '.join(diff)}", err=True)
+
+
+def _rate(d: dict, key: str, n_key: str) -> str:
+    return "-" if d.get(key) is None else f"{d[key]:.3f} (of {d.get(n_key, 0)} with one)"
 
 
 def _eval_signature(ref: str):

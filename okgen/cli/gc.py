@@ -26,6 +26,12 @@ def gc(keep_days: int, articles: bool, dry_run: bool, json_out: bool) -> None:
         echo_json(rep.to_dict())
         return
     verb = "would delete" if dry_run else "deleted"
-    click.echo(f"cutoff {rep.cutoff}: {verb} {len(rep.warc)} WARC file(s), {len(rep.indexes)} index folder(s), "
+    click.echo(f"cutoff {rep.cutoff}: {verb} {len(rep.warc)} WARC file(s), the indexes of {len(rep.indexes)} snapshot(s), "
                f"{rep.vectors} stored vector(s), "
                f"{', '.join(f'{v} {k}' for k, v in rep.store.items()) or 'no store rows'}; {rep.bytes_freed / 1e6:.1f} MB")
+    if dry_run:  # what exactly would go
+        for kind, names in (("WARC", rep.warc), ("indexes", rep.indexes)):
+            for name in names[:20]:
+                click.echo(f"  {kind:8} {name}")
+            if len(names) > 20:
+                click.echo(f"  {kind:8} ... {len(names) - 20} more (--json lists them all)")

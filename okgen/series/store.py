@@ -95,11 +95,15 @@ def build_series(ws: Workspace, name: str, start: dt.date, end: dt.date, *, allo
         for f, v in _field_values(s).items():
             if v not in values[f]:
                 values[f].append(v)
+    differ = []  # every field that differs, in one message: no retry per field
     for f in CHECKED_FIELDS:
         if len(values[f]) > 1 and f not in allow_differ:
             firsts = {v: next(str(s.manifest.date) for s in snaps if _field_values(s)[f] == v) for v in values[f]}
             seen = "; ".join(f"{v[:12] if f in ('prompts', 'feeds') else v} (from {d})" for v, d in firsts.items())
-            raise ConfigError(f"members differ in {f}: {seen}; pass --allow-differ {f} if that is intended")
+            differ.append((f, seen))
+    if differ:
+        raise ConfigError("members differ in " + " and in ".join(f"{f}: {seen}" for f, seen in differ)
+                          + f"; pass --allow-differ {','.join(f for f, _ in differ)} if that is intended")
     for s in snaps:
         rep = verify_folder(s.path)
         if not rep.ok:
