@@ -166,3 +166,26 @@ def test_pull_by_date_and_a_source_with_nothing_published(make_snapshot, workspa
     with pytest.raises(NotFoundError, match="no snapshot is published there"):
         pull(snap.signature.short, str(tmp_path / "nowhere"), Workspace(tmp_path / "w"))
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_hydrate_offline_says_no_network(make_snapshot, workspace, tmp_path, monkeypatch):
+    # Every fetch failing at DNS (a machine offline): the articles are unreachable, not vanished,
+    # and the one-line error asks whether there is a network.
+    from click.testing import CliRunner
+
+    import okgen.snapshot.hydrate as hydrate_mod
+    from okgen.cli.main import cli
+
+    snap = make_snapshot()
+    publish(snap, "memory://okgen-test-offline", workspace, no_text=True)
+    ws2 = Workspace(tmp_path / "w2")
+    pull(snap.signature.short, "memory://okgen-test-offline", ws2, prefer_text=False)
+
+    async def offline(todo, cfg, progress):
+        return {a.id: {"error": "dns_error"} for a in todo}
+
+    monkeypatch.setattr(hydrate_mod, "_fetch_all", offline)
+    r = CliRunner().invoke(cli, ["--home", str(ws2.home), "hydrate", snap.signature.short])
+    n = len(snap.corpus)
+    assert f"0 vanished, {n} unreachable" in r.output, r.output
+    assert r.exception is not None and "no network?" in str(r.exception) and "\n" not in str(r.exception)

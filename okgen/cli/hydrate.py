@@ -48,7 +48,11 @@ def hydrate(ref: str, json_out: bool) -> None:
         hints = []
         if report.refused:
             hints.append("refused fetches follow [ingest] allow_networks and robots.txt: change the settings and rerun")
-        if report.unreachable:
+        if report.unreachable and all(u["reason"] == "dns_error" for u in report.unreachable) \
+                and len(report.unreachable) == missing:
+            hints.append("no host name resolved: no network? set HTTPS_PROXY/HTTP_PROXY (and NO_PROXY) for a proxy, "
+                         "then rerun")
+        elif report.unreachable:
             hints.append("unreachable pages may answer later: rerun then")
         if report.changed or report.vanished:
             hints.append("a changed or vanished page cannot give its recorded text back")
