@@ -55,6 +55,7 @@ from okgen.generate.sentences import (
     camel_names,
     in_gazetteer,
     run_together,
+    strip_datelines,
     teaser_tail,
     unglue,
     usable_sentence,
@@ -729,12 +730,13 @@ def _as_written(sentence: str, text: str) -> str:
 
 
 def _body(article: Article) -> str:
-    """The article text to parse (the title again at its start left out)."""
+    """The article text to parse (the title again at its start and the datelines that open
+    paragraphs left out)."""
     text = article.text
     title = (article.title or "").strip()
     if title and text.startswith(title):
         text = text[len(title):].lstrip(" .:\n")
-    return unglue(text)
+    return unglue(strip_datelines(text))
 
 
 def _full_names(doc: Any) -> dict[str, str]:

@@ -60,6 +60,19 @@ BOILERPLATE = re.compile(PAGE_FURNITURE.pattern + "|" + "|".join([
 ]), re.IGNORECASE)
 # "LONDON (Reuters) - ...", "NAIROBI, Kenya — ...": the statement is glued to a dateline.
 DATELINE = re.compile(r"^[A-Z][A-Z .'-]{2,}(?:,\s*[A-Z][A-Za-z .]+)?\s*(?:\([^)]{1,40}\))?\s*[-\u2013\u2014]\s+")
+# A wire-style dateline that opens a paragraph ("WASHINGTON — A federal judge ...", "KALAMAZOO,
+# Mich. — A man ..."): the place, in capitals, of up to four words, a state or country after a
+# comma, a dash, and the lead sentence. Cut off, the lead can be asked; a shouting headline
+# ("... STUDY FINDS There are ...") or a photo caption's date ("- APRIL 09:") is no dateline.
+LEAD_DATELINE = re.compile(r"^[A-Z][A-Z.'-]+(?: [A-Z][A-Z.'-]+){0,3}(?:, [A-Z][A-Za-z.]+(?: [A-Z][A-Za-z.]+)?)?"
+                           r" [-\u2013\u2014] (?=[A-Z][a-z]|[AI] |[\"\u201c])", re.M)
+
+
+def strip_datelines(text: str) -> str:
+    """``text`` with the datelines that open its paragraphs left out (:data:`LEAD_DATELINE`)."""
+    return LEAD_DATELINE.sub("", text)
+
+
 FUNCTION_WORDS = ("the", "a", "an", "at", "in", "on", "of", "to", "for", "and", "with", "from", "by", "is")
 KEEP_CAPS = frozenset({"US", "UK", "EU", "UN", "NATO", "AI", "CEO", "FBI", "CIA", "NASA", "GDP", "NHS",
                        "BBC", "CNN", "NBA", "NFL", "NHL", "MLB", "FIFA", "UEFA", "WHO", "IMF", "G7",

@@ -122,7 +122,9 @@ class Stem:
 RELATIVE_COUNT = frozenset({"more", "fewer", "additional", "other", "further", "extra"})
 def _relative_count(noun: Any, ent_ids: set[int]) -> bool:
     """Whether a count of ``noun`` is relative to an earlier one: "10 more", "5 additional",
-    "another 300" (on the number or on the noun)."""
+    "another 300" (on the number or on the noun), "injured 247 others" (besides those killed)."""
+    if noun.lower_ in ("others", "other"):
+        return True
     return any(t.lower_ in RELATIVE_COUNT or t.lower_ == "another" and t.dep_ == "det"
                for t in noun.subtree if t.head.i in ent_ids or t.head.i == noun.i)
 
@@ -275,6 +277,14 @@ def _said_day(tok: Any) -> bool:
     return tok.dep_ in ("npadvmod", "tmod") and tok.lower_ in lx.DAY_WORDS and _plain_day(tok)
 
 
+def _this_period(tok: Any) -> bool:
+    """"this week", "this year" said of the verb ("shares have fallen 12% this week"): kept, as
+    the period is part of the figure; the question's date says which week (the year is written
+    out: :func:`_clean`)."""
+    return tok.dep_ in ("npadvmod", "tmod") and tok.lower_ in THIS_PERIODS \
+        and [c.lower_ for c in tok.children] == ["this"]
+
+
 def _plain_day(tok: Any) -> bool:
     """A day word that names one day alone: at most "last" or "next" before it, no date after it
     ("Friday, April 18": the date says which), no "every", "this", "the following", no name
@@ -389,7 +399,8 @@ def _clause(verb: Any, skip: set[int], purpose: bool = True, owner: Any = None) 
     coord = _coordination(verb)
     for child in verb.children:
         if child.i < verb.i or (child.dep_ not in KEEP_VERB_DEPS and not _meaning(child) and not _said_day(child)
-                                and not (purpose and _purpose(child))) or child.i in skip or child.i > coord:
+                                and not _this_period(child) and not (purpose and _purpose(child))) \
+                or child.i in skip or child.i > coord:
             continue
         if child.dep_ == "prt" and (child.tag_ in ("RBR", "RBS", "JJ", "JJR", "JJS") or child.tag_.startswith("NN")):
             return None  # "grilled [whistleblower] Dr. X": a noun the parse took for a particle
@@ -466,6 +477,8 @@ def _self_contained(tokens: list[Any], owner: Any = None) -> bool:
     """No pronoun and no generic description that points back to an earlier sentence. With
     ``owner``, the clause's named subject, "its" or "their" may be its (:func:`_owned`)."""
     for t in tokens:
+        if t.lower_ == "this" and t.dep_ == "det" and t.head.lower_ in THIS_PERIODS:
+            continue  # "this week", "this year": the news day's, which the question names
         if t.lower_ in PRONOUNS and t.pos_ in ("PRON", "DET") and not (owner is not None and _owned(t, owner)):
             return False
         if t.lower_ in ("the", "this", "that") and t.head.lower_ in GENERIC_HEADS and not _named(list(t.head.subtree)):
@@ -473,6 +486,10 @@ def _self_contained(tokens: list[Any], owner: Any = None) -> bool:
     return True
 
 
+# Periods "this ..." names relative to the news day: the question's date ("as reported on April
+# 11, 2025") says which; "this year" is written as the year (:func:`_clean`).
+THIS_PERIODS = frozenset({"week", "weekend", "month", "year", "morning", "afternoon", "evening"})
+_THIS_YEAR = re.compile(r"\b(?:(?P<prep>of|in|for|since|until|through|by|during) |(?P<when>earlier|later) )?this year\b")
 OWNER_LABELS = frozenset({"ORG", "GPE"})
 
 
@@ -648,6 +665,9 @@ def _clean(text: str, date_s: str, days: dict[str, str] | None = None) -> str | 
             return f"on {days[bare.group('name').lower()]},"  # "on April 9, 2025, in retaliation"
         return ""
 
+    year = date_s[-4:]
+    text = _THIS_YEAR.sub(lambda m: f"{m['prep']} {year}" if m["prep"] else f"{m['when'] or ''} in {year}".lstrip(),
+                          text)  # "in the first three months of this year": "of 2025"
     text = _DAY_WITH_DATE.sub(_day_with_date, text)  # "on Friday, March 28": "on March 28"
     text = _DAY_RANGE.sub("", text)  # "Sunday to Tuesday", "to Tuesday": no one day, no date to give
     text = _DAY_PHRASE.sub(day_phrase, text)
@@ -923,6 +943,51 @@ def _announcement(sent: Any, say: Any, ent: Any, kind: str) -> str | None:
     return f"{wh_word(kind, ent.text)} {vp} {_text(rest)}"
 
 
+# Verbs that report a figure as someone's ("Ada Lind said ...", "Orbis announced ..."): the question
+# keeps the speaker ("did Ada Lind say ..."); the rest of :data:`REPORTING` (claims, opinions) not.
+REPORTER_VERBS = frozenset({"say", "announce", "confirm"})  # not "report": the verb of outlets and data firms
+REPORTED_KINDS = frozenset({"count", "money", "percent", "quantity"})  # not dates: "On what date did X say ..." asks when X said it
+
+
+@dataclass(frozen=True)
+class _Reported:
+    speaker: str  #: the named speaker as the question writes it ("Defence Minister Ada Lind")
+    forms: tuple[str, str]  #: (auxiliary to front, reporting verb after the speaker): ("did", "say")
+    own_pronoun: bool  #: the reported clause's subject is the speaker's pronoun ("Orbis said it ...")
+
+
+def _reporter(verb: Any, sent: Any, kind: str, subj: Any) -> _Reported | None:
+    """The named speaker of the reported clause ``verb`` heads, when the clause gives a figure
+    ("Ada Lind said Rivertown had shipped 4,000 turbines"): a question on it asks
+    what the speaker said, not the claim as a fact. None for another verb, a speaker without a
+    name ("officials said", "he said"), a negated or quoted report, or a report inside another
+    clause."""
+    head = verb.head
+    if kind not in REPORTED_KINDS or verb.dep_ != "ccomp" or head.i == verb.i \
+            or base_form(head) not in REPORTER_VERBS or head.dep_ not in ("ROOT", "conj") or not _finite(head) \
+            or head.i in _quoted(sent) or any(c.dep_ == "neg" for c in head.children) \
+            or any(c.dep_ in ("dobj", "dative") for c in head.children):
+        return None
+    speaker = next((c for c in head.children if c.dep_ == "nsubj"), None)
+    if speaker is None:
+        return None
+    toks = sorted(_subtree_tokens(speaker), key=lambda t: t.i)
+    if not _named(toks) or not _self_contained(toks) or len(toks) > 8 or _bracketed(sent).intersection(t.i for t in toks):
+        return None
+    auxes = [c for c in head.children if c.dep_ == "aux" and c.i < head.i]
+    if auxes:
+        forms = (auxes[0].lower_, " ".join([a.text for a in auxes[1:]] + [head.text]))
+    elif head.tag_ == "VBD" or _past_mistagged(head):
+        forms = ("did", base_form(head))
+    elif head.tag_ == "VBZ":
+        forms = ("does", base_form(head))
+    else:
+        return None
+    label = speaker.ent_type_
+    own = subj.lower_ == "it" and label in ("ORG", "GPE") or subj.lower_ in ("he", "she") and label == "PERSON"
+    return _Reported(_inside(toks, sent), forms, own)
+
+
 def _inside(tokens: list[Any], sent: Any) -> str:
     """A phrase as written inside a question: a common word that opens the sentence in lower case."""
     s, first = _text(tokens), tokens[0]
@@ -1107,13 +1172,19 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         if in_subject:  # "A firing squad in South Carolina executed ...": asked "In which state did ..."
             body = _where_subject(sent, verb, subj, subj_toks, ent, kind)
             return None if body is None else _finish(body, verb, ent, kind, "place", date_s)
-        unnamed = not _named(subj_toks)
-        if unnamed and not _measured(subj_toks, verb, kind) or not _self_contained(subj_toks) \
+        # "Ada Lind said Rivertown had shipped 4,000 turbines ...": asked "How many turbines did
+        # Ada Lind say Rivertown had shipped ...", the claim with its speaker.
+        reported = _reporter(verb, sent, kind, subj) if inner is None else None
+        own = reported is not None and reported.own_pronoun  # "Orbis said [it] is laying off ..."
+        unnamed = not _named(subj_toks) and not own
+        if unnamed and not _measured(subj_toks, verb, kind) or not (own or _self_contained(subj_toks)) \
                 or len(subj_toks) > (12 if unnamed else 8):
             return None
         if sum(c.dep_ in ("dobj", "obj") for c in verb.children) > 1:
             return None  # two objects: a misparse ("signed [quarterback] [Joe Flacco]"), which would leave a title behind
-        forms = _verb_forms(verb)
+        if reported is not None and any(c.dep_ == "neg" for c in verb.children):
+            return None  # "said Orbis had not paid ...": the reported form keeps no negation
+        forms = _verb_forms(verb) if reported is None else reported.forms
         if forms is None:
             return None
         aux, vform = forms
@@ -1152,6 +1223,10 @@ def make_stem(sent: Any, ent: Any, kind: str, date_s: str) -> Stem | None:
         else:
             tail = _text(rest)
         s = _inside(subj_toks, sent)
+        if reported is not None:
+            s = f"{reported.speaker} {vform} {s}"
+            vform = _text(sorted([c for c in verb.children if c.dep_ in ("aux", "auxpass") and c.i < verb.i] + [verb],
+                                 key=lambda t: t.i))
         if kind == "percent" and holder.i == ent.root.i and holder.dep_ in ("dobj", "npadvmod", "obj") \
                 and base_form(verb) in CHANGE_VERBS:
             if any(_bare_level(t) for t in rest):
