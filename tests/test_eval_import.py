@@ -86,6 +86,12 @@ def test_strict_mode_and_the_cli(tmp_path):
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
     assert data["snapshots"][0]["questions"] == 1 and len(data["skipped"]) == 3
+    res = subprocess.run([sys.executable, "-m", "okgen", "snapshot", "import", str(f), "--date", "2026-03-13"],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    # each skipped line is told once (the importer's warnings), then counted
+    assert res.stderr.count("set.jsonl:3 skipped") == 1 and "line 3" not in res.stderr, res.stderr
+    assert "3 line(s) skipped (above)" in res.stderr, res.stderr
     res = subprocess.run([sys.executable, "-m", "okgen", "snapshot", "import", str(f), "--date", "2026-01-01"],
                          env=env, capture_output=True, text=True, timeout=120)
     assert res.returncode == 1 and "no question dated 2026-01-01" in res.stderr

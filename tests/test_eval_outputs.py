@@ -284,3 +284,21 @@ def test_exports_sharing_a_folder_are_all_listed_and_none_overwrites_another(env
     assert sha256_file(hf / "data" / "questions-00000-of-00001.parquet") == before
     assert json.loads((hf / "okgen_export.json").read_text())["task"] == none
     export_snapshot(snap, "hf", hf)  # the same dataset again: fine
+
+
+def test_report_leaves_out_stream_runs_and_says_where_their_reports_are(env, tmp_path, caplog):
+    """``okgen report`` reads snapshot runs; a stream or memory run's ``results.json`` (another
+    record) is left out with a line naming its own report, not refused as a malformed run."""
+    from okgen.errors import NotFoundError
+
+    ws, snap = env
+    stream_run = tmp_path / "streams" / "s" / "m" / "full"
+    stream_run.mkdir(parents=True)
+    (stream_run / "results.json").write_text(json.dumps({"kind": "okgen-stream-eval", "acc": 0.5}))
+    with pytest.raises(NotFoundError, match=r"no snapshot runs .*1 stream-eval run\(s\): okgen eval --stream writes "
+                                            r"report.md"):
+        load_rows([tmp_path / "streams"])
+    run_eval(snap.name, "random/uniform", plan_runs(["none"], ["bm25"], [1], [1]), EvalOptions(), workspace=ws,
+             out=tmp_path / "snap")
+    assert len(load_rows([tmp_path / "streams", tmp_path / "snap"])) == 1
+    assert "left out 1 stream-eval run(s)" in caplog.text

@@ -79,6 +79,8 @@ def test_cli_facts_extract(tmp_path, monkeypatch):
     assert out["articles"] == 3 and out["by_relation"]["tariff_rate"] == 2
     res = CliRunner().invoke(cli, ["--home", str(tmp_path), "facts", "show", "--date", str(DAYS[3]), "--relation", "leads"])
     assert res.exit_code == 0 and "Rory McIlroy" in res.stdout
+    res = CliRunner().invoke(cli, ["--home", str(tmp_path), "facts", "extract", "--date", "2025-4-1x"])
+    assert res.exit_code == 2 and "Invalid value for --date: takes a date YYYY-MM-DD, got '2025-4-1x'" in res.stderr
 
 
 def test_each_number_goes_with_its_own_trigger_and_place():
@@ -93,3 +95,20 @@ def test_each_number_goes_with_its_own_trigger_and_place():
     got = {(f.relation, f.subject, f.object) for f in extract_facts([make_article(DAYS[0], "alpha", "Digest", text)])}
     assert got == {("tariff_rate", "Canada", "30%"), ("tariff_rate", "Canada", "20 percent"),
                    ("tariff_rate", "Mexico", "35 percent"), ("death_toll", "Peru", "12"), ("death_toll", "Chile", "40")}
+
+
+def test_fact_extraction_reports_progress_off_a_terminal(caplog, monkeypatch):
+    """Long work says how far it is: a line on the ``okgen.progress`` logger (every
+    ``OKGEN_PROGRESS_SECONDS``; 0 here: every article)."""
+    import logging
+
+    from okgen import progress
+
+    monkeypatch.delenv("OKGEN_QUIET", raising=False)
+    monkeypatch.setenv("OKGEN_PROGRESS_SECONDS", "0")
+    monkeypatch.setattr(progress.log, "level", logging.INFO)
+    caplog.set_level(logging.INFO, logger=progress.LOGGER)
+    arts = [a for a in story_articles() if a.date == DAYS[1]]
+    extract_facts(arts)
+    got = [r.getMessage() for r in caplog.records if r.name == progress.LOGGER]
+    assert any(m.startswith(f"facts {DAYS[1]}: {len(arts)}/{len(arts)} (100%)") for m in got), got

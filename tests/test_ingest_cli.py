@@ -169,3 +169,14 @@ def test_killed_run_resumes_and_stores_every_article_once(tmp_path):
         assert web.hits[path] == hits_before[path] == 1
     replay = run_ingest(D, Workspace(tmp_path / "replay"), replay=summary.warc, config=config_for(Workspace(tmp_path)))
     assert replay.stored == 40  # the WARC file left by the killed run was repaired and is complete
+
+
+def test_articles_ls_shows_no_time_for_a_dump_that_gave_only_the_day():
+    from types import SimpleNamespace
+
+    from okgen.cli.articles import _time
+
+    midnight = dt.datetime(2025, 4, 11, tzinfo=dt.timezone.utc)
+    assert _time(SimpleNamespace(published_at=midnight, date_source="import")) == "-"
+    assert _time(SimpleNamespace(published_at=midnight.replace(hour=9, minute=5), date_source="import")) == "09:05"
+    assert _time(SimpleNamespace(published_at=midnight, date_source="feed")) == "00:00"  # a feed said midnight

@@ -333,3 +333,22 @@ def test_a_sigkilled_stream_run_resumes_and_scores_each_pair_once(harbor, tmp_pa
     assert sorted(r["interval"] for r in lines) == list(range(10))
     res = json.loads((tmp_path / "results.json").read_text())
     assert res["scored"] == 10 and len(res["cost_per_day"]) == 10
+
+
+def test_memory_runs_report_progress_day_by_day(tmp_path, caplog, monkeypatch):
+    """A memory run can take minutes a day: a progress line per day (``OKGEN_PROGRESS_SECONDS``
+    0 here), with done/total days."""
+    import logging
+
+    from okgen import progress
+
+    monkeypatch.delenv("OKGEN_QUIET", raising=False)
+    monkeypatch.setenv("OKGEN_PROGRESS_SECONDS", "0")
+    monkeypatch.setattr(progress.log, "level", logging.INFO)
+    caplog.set_level(logging.INFO, logger=progress.LOGGER)
+    ws = Workspace(tmp_path / "ws")
+    s = entity_stream_folder(ws, "sparse", mentions=False, others=False)
+    run_stream_memory(s, "mem:recent,window=1", FirstArticleBackend(), tmp_path / "r")
+    got = [r.getMessage() for r in caplog.records if r.name == progress.LOGGER]
+    days = len(s.manifest.intervals)
+    assert any(m.startswith(f"{tmp_path.name}/r: {days}/{days} (100%)") for m in got), got

@@ -56,6 +56,9 @@ def test_gap_is_named_and_can_be_allowed(workspace):
     m = build_series(workspace, "gappy", D0, D0 + dt.timedelta(days=3), allow_gaps=True)
     assert m.missing_days == (D0 + dt.timedelta(days=2),)
     assert SeriesSignature.parse(m.signature).missing == 1
+    # eval --series says which day it could not score (it is not silently absent)
+    r = cli("eval", "--series", "gappy", "-m", "random/seed0", home=workspace.home)
+    assert r.returncode == 0 and "no snapshot in the series for 2026-03-03" in r.stderr, r.stderr
     r = cli("series", "build", "g2", "--from", str(D0), "--to", str(D0 + dt.timedelta(days=3)), home=workspace.home)
     assert r.returncode == 1 and "2026-03-03" in r.stderr and r.stderr.count("\n") == 1
 

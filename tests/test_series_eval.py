@@ -78,6 +78,9 @@ def test_series_eval_scores_every_day_once_and_resumes_after_a_kill(workspace, s
     third = CountingBackend(spec, workspace)
     again = run_series_eval("march", spec, runs, opts, workspace=workspace, out=out, backend=third)
     assert third.scored == 0 and again.scored_now == 0 and all(d["done_before"] for d in again.days)
+    # ... and tell the numbers they had (a rerun prints them again, not blanks)
+    assert [(d["n"], d["accuracy"]) for d in again.days] == [(d["n"], d["accuracy"]) for d in res.days]
+    assert again.missing == []
     with pytest.raises(ConfigError, match="differs in scoring"):  # another scoring is not silently "done"
         run_series_eval("march", spec, runs, EvalOptions(scoring="loglik-full"), workspace=workspace, out=out,
                         backend=third)

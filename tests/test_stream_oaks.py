@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -85,8 +86,8 @@ def test_malformed_files_are_refused_and_nothing_written(tmp_path):
     del gap["data"]["chunks"]["1"]
     with pytest.raises(SchemaError, match="chunk keys must be 0..2"):
         import_oaks(ws, write(tmp_path, [gap]), "x")
-    (tmp_path / "broken.json").write_text("[{", encoding="utf-8")
-    with pytest.raises(SchemaError, match="not JSON"):
+    (tmp_path / "broken.json").write_text('[{"id": 1,\n  "data": "cut', encoding="utf-8")
+    with pytest.raises(SchemaError, match=r"broken.json:2:11: not JSON \(Unterminated string starting at\)"):
         import_oaks(ws, tmp_path / "broken.json", "x")
     from okgen.cli.main import main
 
@@ -135,4 +136,56 @@ def test_eval_stream_cli_json_report_and_plot(tmp_path):
     rows = [json.loads(line) for line in (run / "none" / "predictions.jsonl").read_text().splitlines()]
     assert len(rows) == 8 and {r["interval"] for r in rows} == {0, 1, 2, 3}
     r = CliRunner().invoke(cli, ["--home", str(ws.home), "eval", "--stream", "t01", "-m", "random/seed0", "--setting", "past:2"])
-    assert r.exit_code != 0 and "bad stream setting" in str(r.exception)
+    assert r.exit_code == 2 and "Invalid value for --setting: bad stream setting 'past:2'" in r.stderr, r.output
+    assert all(x["context_cut"] == {"pairs": 0, "of": 8, "documents": 0} for x in res)  # a tiny stream fits
+    # A later command with another setting: the report covers every setting run so far, its own first.
+    r = CliRunner().invoke(cli, ["--home", str(ws.home), "eval", "--stream", "t01", "-m", "random/seed0",
+                                 "--setting", "ctx:latest"])
+    assert r.exit_code == 0, r.output
+    report = (run / "report.md").read_text()
+    assert all(f"| {st} " in report for st in ("ctx:latest", "none", "full", "window:1", "retrieval:2")), report
+    assert "with 4 setting(s) of earlier runs" in r.stderr
+
+
+def test_eval_stream_reports_progress_off_a_terminal(tmp_path, caplog, monkeypatch):
+    import logging
+
+    from okgen import progress
+    from okgen.streams.evaluate import run_stream_eval
+
+    monkeypatch.delenv("OKGEN_QUIET", raising=False)
+    monkeypatch.setenv("OKGEN_PROGRESS_SECONDS", "0")  # a line per question instead of every 10 s
+    monkeypatch.setattr(progress.log, "level", logging.INFO)
+    caplog.set_level(logging.INFO, logger=progress.LOGGER)
+    ws = Workspace(tmp_path / "ws")
+    import_oaks(ws, write(tmp_path, [DOC]), "t01")
+    run_stream_eval(ws, "t01", "random/seed0", "window:1")
+    got = [r.getMessage() for r in caplog.records if r.name == progress.LOGGER]
+    assert any(m.startswith("t01 window:1: 8/8 (100%)") for m in got), got
+
+
+def test_eval_stream_says_when_the_context_budget_cut_documents(tmp_path, monkeypatch):
+    """``full`` reads every earlier document only while they fit the character budget; where
+    they do not, the oldest are left out, and the run counts and the CLI says so (on real news
+    days ``full`` then reads like a recency window)."""
+    from okgen.cli.main import cli
+    from okgen.streams.evaluate import run_stream_eval
+
+    ws = Workspace(tmp_path / "ws")
+    import_oaks(ws, write(tmp_path, [DOC]), "t01")
+    res = run_stream_eval(ws, "t01", "random/seed0", "full", budget_chars=60)
+    assert res["context_cut"]["pairs"] > 0 and res["context_cut"]["documents"] >= res["context_cut"]["pairs"]
+    rows = [json.loads(line) for line in (Path(res["path"]) / "predictions.jsonl").read_text().splitlines()]
+    assert sum(r["left_out"] for r in rows) == res["context_cut"]["documents"]
+    assert all(r["left_out"] == 0 for r in rows if r["interval"] == 0)  # one document: nothing to leave out
+    r = CliRunner().invoke(cli, ["--home", str(ws.home), "eval", "--stream", "t01", "-m", "random/seed0",
+                                 "--setting", "full", "--out", str(tmp_path / "o")])
+    assert r.exit_code == 0 and "warning: full" not in r.stderr, r.output  # the default budget holds this stream
+    from okgen.streams import evaluate
+
+    real = evaluate.run_stream_eval
+    monkeypatch.setattr(evaluate, "run_stream_eval", lambda *a, **kw: real(*a, **{**kw, "budget_chars": 60}))
+    r = CliRunner().invoke(cli, ["--home", str(ws.home), "eval", "--stream", "t01", "-m", "random/seed0",
+                                 "--setting", "full", "--out", str(tmp_path / "o2")])
+    assert r.exit_code == 0, r.output
+    assert f"warning: full: {res['context_cut']['pairs']} of 8 (question, interval) pairs read only the newest" in r.stderr

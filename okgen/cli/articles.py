@@ -9,6 +9,8 @@ Examples::
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from okgen.cli.common import echo_json, echo_kv, echo_table, get_ctx, json_option, want_json
@@ -46,9 +48,15 @@ def ls(date_str: str, source: str | None, limit: int | None, json_out: bool) -> 
         click.echo(f"no articles stored for {date}" + (f" from {source}" if source else "") + " (okgen ingest fetches them)",
                    err=True)
         return
-    rows = [{"id": a.id, "source": a.source, "published": a.published_at.strftime("%H:%M"), "from": a.date_source,
+    rows = [{"id": a.id, "source": a.source, "published": _time(a), "from": a.date_source,
              "words": len(a.text.split()), "title": a.title if len(a.title) <= 80 else a.title[:79] + "…"} for a in found]
     echo_table(rows, ["id", "source", "published", "from", "words", "title"], title=f"{len(found)} articles, {date}")
+
+
+def _time(a: Any) -> str:
+    """The publication time, or "-" for a dump that gave only the day (imported at midnight)."""
+    t = a.published_at
+    return "-" if a.date_source == "import" and (t.hour, t.minute, t.second) == (0, 0, 0) else t.strftime("%H:%M")
 
 
 @articles.command("show")

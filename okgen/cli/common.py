@@ -113,14 +113,17 @@ def echo_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = N
     from rich.table import Table
 
     columns = list(columns or (rows[0].keys() if rows else []))
-    table = Table(title=title, show_lines=False, box=None, pad_edge=False, header_style="bold")
+    table = Table(show_lines=False, box=None, pad_edge=False, header_style="bold")
     for c in columns:
         table.add_column(str(c), overflow="fold")
     for r in rows:
         table.add_row(*("" if r.get(c) is None else str(r.get(c)) for c in columns))
     # On a terminal, its width; into a file or a pipe, no folding: each row stays one line to grep.
     width = max(100, _term_width()) if sys.stdout.isatty() else PIPE_WIDTH
-    Console(soft_wrap=False, width=width).print(table)
+    console = Console(soft_wrap=False, width=width)
+    if title:  # a line of its own: as the table's title rich folds it to the table's width, mid-word
+        console.print(title, style="italic", highlight=False, markup=False, overflow="ignore", crop=False)
+    console.print(table)
 
 
 def _term_width() -> int:

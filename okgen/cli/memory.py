@@ -63,9 +63,13 @@ def eval_memory(series_ref: str | None, stream_ref: str | None, model: str, sett
           --setting none,ctx:closest --memory bm25 --memory recent,window=2 --memory summary --memory-model hf/PATH
       okgen memory eval --stream april-facts -m hf/PATH --memory bm25 --memory ko-blind
     """
-    from okgen.memory.evaluate import run_memory_eval, run_memory_stream_eval, stream_markdown
+    from okgen.memory.evaluate import (
+        run_memory_eval,
+        run_memory_stream_eval,
+        series_markdown,
+        stream_markdown,
+    )
     from okgen.memory.harness import StreamOptions
-    from okgen.memory.report import markdown
 
     if (series_ref is None) == (stream_ref is None):
         raise click.UsageError("give exactly one of --series and --stream")
@@ -85,5 +89,5 @@ def eval_memory(series_ref: str | None, stream_ref: str | None, model: str, sett
     if stream_ref is not None:
         click.echo(stream_markdown(res, stream_ref), nl=False)
     else:
-        click.echo(markdown(res["rows"]), nl=False)
+        click.echo(series_markdown(res), nl=False)
     click.echo(f"runs in {res['path']}", err=True)

@@ -8,14 +8,15 @@ from pathlib import Path
 import click
 
 from okgen.cli.common import echo_json, echo_kv, echo_table, get_ctx, json_option, want_json
-from okgen.errors import ConfigError, IntegrityError
+from okgen.errors import IntegrityError
 
 
 def _date(value: str, flag: str) -> dt.date:
+    """``YYYY-MM-DD`` as a date; anything else is a usage error (exit 2) naming ``flag``."""
     try:
         return dt.date.fromisoformat(value)
     except ValueError:
-        raise ConfigError(f"{flag} takes a date YYYY-MM-DD, got {value!r}") from None
+        raise click.BadParameter(f"takes a date YYYY-MM-DD, got {value!r}", param_hint=flag) from None
 
 
 @click.group()

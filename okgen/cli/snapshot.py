@@ -209,7 +209,7 @@ def import_cmd(file: str, date_: str | None, all_dates: bool, windows: str, name
     import datetime as dt
 
     from okgen.errors import ConfigError
-    from okgen.eval.importer import import_mc_jsonl
+    from okgen.eval.importer import SKIPS_SHOWN, import_mc_jsonl
 
     try:
         day = dt.date.fromisoformat(date_) if date_ else None
@@ -227,7 +227,9 @@ def import_cmd(file: str, date_: str | None, all_dates: bool, windows: str, name
         return
     echo_table(rows, ["date", "questions", "articles", "new", "name"])
     if res.skipped:
-        click.echo(f"{len(res.skipped)} line(s) skipped; first: line {res.skipped[0][0]}: {res.skipped[0][1]}", err=True)
+        n = len(res.skipped)  # the importer has warned of the first five, line by line
+        click.echo(f"{n} line(s) skipped" + (f" (the first {SKIPS_SHOWN} listed above)" if n > SKIPS_SHOWN else " (above)"),
+                   err=True)
 
 
 @snapshot.command("build")

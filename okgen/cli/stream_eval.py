@@ -13,6 +13,7 @@ def echo_stream_eval(ref: str, model: str, settings: list[str], limit: int | Non
                      json_out: bool, overwrite: bool = False) -> None:
     """Run (or resume) every setting with one loaded model; print the metrics and transition tables; write
     ``report.md`` and ``accuracy.png`` beside the runs."""
+    from okgen.errors import ConfigError
     from okgen.files import atomic_write_text
     from okgen.models.registry import load_backend
     from okgen.streams import report
@@ -20,7 +21,10 @@ def echo_stream_eval(ref: str, model: str, settings: list[str], limit: int | Non
 
     ws = get_ctx().workspace
     for s in settings:
-        Setting.parse(s)  # every setting checked before the model loads
+        try:
+            Setting.parse(s)  # every setting checked before the model loads
+        except ConfigError as e:
+            raise click.BadParameter(str(e), param_hint="--setting") from None
     backend = load_backend(model, ws)
     try:
         results = [run_stream_eval(ws, ref, model, s, limit=limit, backend=backend, overwrite=overwrite,
@@ -28,8 +32,14 @@ def echo_stream_eval(ref: str, model: str, settings: list[str], limit: int | Non
     finally:
         backend.close()
     parent = Path(results[0]["path"]).parent
-    atomic_write_text(parent / "report.md", report.markdown(results))
-    png = report.plot_accuracy(results, parent / "accuracy.png")
+    every = report.with_earlier_settings(results, parent)
+    atomic_write_text(parent / "report.md", report.markdown(every))
+    png = report.plot_accuracy(every, parent / "accuracy.png")
+    for r in results:
+        if (cut := r.get("context_cut") or {}).get("pairs"):
+            click.echo(f"warning: {r['setting']}: {cut['pairs']} of {cut['of']} (question, interval) pairs read only "
+                       f"the newest documents that fit {r['budget_chars']:,} characters ({cut['documents']:,} left out)",
+                       err=True)
     if json_out:
         echo_json(results)
         return
@@ -37,4 +47,6 @@ def echo_stream_eval(ref: str, model: str, settings: list[str], limit: int | Non
     echo_table(report.transition_rows(results), title="transition classes: rate within the gold scenario (count)")
     echo_table(report.changes_rows(results), title="by number of answer changes")
     echo_table(report.dated_rows(results), title="stale and future answers, gold evidence: rate (pairs)")
-    click.echo(f"report: {parent / 'report.md'}, plot: {png}", err=True)
+    earlier = len(every) - len(results)
+    click.echo(f"report: {parent / 'report.md'}, plot: {png}"
+               + (f" (with {earlier} setting(s) of earlier runs of this model)" if earlier else ""), err=True)

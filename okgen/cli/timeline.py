@@ -58,23 +58,48 @@ def timeline(runs: tuple[str, ...], bucket: str, ma_window: int, estimate_cutoff
     docs = read_outcomes(runs)
     tls = build_timelines(docs, bucket=bucket, ma_window=ma_window, since=since_d, exclude_probe_known=exclude_probe_known,
                           estimate=estimate_cutoff, claimed=_claimed_for(docs, claimed_d), n_boot=n_boot, seed=seed,
-                          min_side=min_side, min_drop=min_drop)
+                          min_side=min_side, min_drop=min_drop, snapshot_sizes=_snapshot_sizes(docs))
     settings = {"bucket": bucket, "ma_window": ma_window, "since": since, "exclude_probe_known": exclude_probe_known,
                 "min_side": min_side, "min_drop": min_drop, "n_boot": n_boot, "seed": seed}
     folder = Path(out) if out else get_ctx().workspace.data_dir / "reports" / "timeline"
     files = write_outputs(tls, folder, settings, plot_it=not no_plot, bucket=bucket, ma_window=ma_window)
+    partial = [p for tl in tls for p in tl.partial]
+    if partial:
+        named = ", ".join(f"{p['model']} / {p['run']} {p['snapshot_date']} "
+                          + (f"({p['n']} of {p['of']})" if p["of"] else f"({p['n']}, limit {p['limit']})") for p in partial[:3])
+        click.echo(f"warning: {len(partial)} day-run(s) scored fewer questions than their snapshot holds (--limit): "
+                   f"{named}{', ...' if len(partial) > 3 else ''}; their buckets count them in 'partial'", err=True)
     if want_json(json_out):
         echo_json({**to_json(tls, settings), "files": {k: str(v) for k, v in files.items()}})
         return
     short = {"model": "model", "run": "run", "bucket": "bucket", "n": "n", "accuracy": "acc", "ci_low": "ci_lo",
-             "ci_high": "ci_hi", "moving_average": "MA", "chance_corrected": "chance-corr", "gap_oracle_minus_none": "gap",
-             "probe_known": "probe"}
-    echo_table([{short[k]: (f"{v:.4f}" if isinstance(v, float) else v) for k, v in r.items() if k in short}
-                for r in table_rows(tls)])
+             "ci_high": "ci_hi", "ci_method": "ci", "moving_average": "MA", "chance_corrected": "chance-corr",
+             "soft_gold": "soft", "gap_oracle_minus_none": "gap", "probe_known": "probe", "partial_days": "partial"}
+    shown = {"bootstrap": "boot", "wilson": "wilson"}
+    echo_table([{short[k]: (f"{v:.4f}" if isinstance(v, float) else shown.get(v, v) if k == "ci_method" else v)
+                 for k, v in r.items() if k in short} for r in table_rows(tls)])
     for tl in tls:
         if tl.cutoff is not None:
             click.echo(f"{tl.model} / {tl.run}: {describe_cutoff(tl.cutoff)}")
-    click.echo(f"tables and plot in {folder}", err=True)
+    click.echo(f"tables{'' if no_plot else ' and plot'} in {folder}", err=True)
+
+
+def _snapshot_sizes(docs: list[dict[str, Any]]) -> dict[str, int]:
+    """Question counts of the snapshots that limited runs scored, from the workspace's manifests
+    (best effort: a snapshot not found here is judged from the runs alone)."""
+    from okgen.errors import OkgenError
+    from okgen.series.timeline import snapshot_key
+    from okgen.snapshot.store import resolve
+
+    ws, out = get_ctx().workspace, {}
+    for sig in {d.get("snapshot_signature") for d in docs if (d.get("options") or {}).get("limit")} - {None}:
+        try:
+            n = resolve(sig, ws, extract=False).manifest.counts.get("questions")
+        except (OkgenError, OSError, ValueError):
+            continue
+        if isinstance(n, int):
+            out[snapshot_key({"snapshot_signature": sig})] = n
+    return out
 
 
 def _claimed_for(docs: list[dict[str, Any]], claimed: dict[str, Any]) -> dict[str, Any]:
@@ -100,9 +125,13 @@ def echo_series_eval(ref: str, model: str, runs: list, opts: Any, ws: Any, out: 
     res = run_series_eval(ref, model, runs, opts, workspace=ws, out=out)
     if as_json:
         echo_json({"path": str(res.path), "series": res.series, "model": res.model, "scored_now": res.scored_now,
-                   "days": res.days})
+                   "days": res.days, "missing": res.missing})
         return
     echo_table([{"date": d["date"], "run": d["run"], "n": d.get("n", ""),
-                 "accuracy": f"{d['accuracy']:.4f}" if "accuracy" in d else "(done before)",
-                 "scored now": d["scored_now"]} for d in res.days], title=f"series {res.series}, model {res.model}")
+                 "accuracy": "" if d.get("accuracy") is None else f"{d['accuracy']:.4f}",
+                 "scored now": "0 (done before)" if d.get("done_before") else d["scored_now"]} for d in res.days],
+               title=f"series {res.series}, model {res.model}")
+    if res.missing:
+        click.echo(f"no snapshot in the series for {', '.join(res.missing)} (recorded as missing when it was built)",
+                   err=True)
     click.echo(f"runs in {res.path}; next: okgen timeline {res.path}", err=True)

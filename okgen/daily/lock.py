@@ -50,6 +50,23 @@ class RunLock:
             self.holder_path.unlink(missing_ok=True)
             self._lock.release()
 
+    def held_by_live_process(self) -> bool:
+        """Whether the holder the side file records is a live process, read without taking the
+        lock (a check never makes a starting run refuse itself; a killed holder leaves its file)."""
+        try:
+            pid = int(_read_holder(self.holder_path).get("pid", 0))
+        except (TypeError, ValueError, AttributeError):
+            return False
+        if pid <= 0:
+            return False
+        try:
+            os.kill(pid, 0)  # signal 0: is it alive
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True  # alive, another user's
+        return True
+
     def __enter__(self) -> RunLock:
         self.acquire()
         return self

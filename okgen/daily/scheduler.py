@@ -121,26 +121,10 @@ def lock_path(ws: Workspace) -> Path:
 
 def scheduler_running(ws: Workspace) -> bool:
     """Whether an ``okgen schedule`` process runs in this workspace now: the holder its lock
-    records (:class:`~okgen.daily.lock.RunLock`) is a live process. Read without taking the lock,
-    so a status check never makes a starting scheduler refuse itself."""
-    import json
-    import os
-
+    records (:class:`~okgen.daily.lock.RunLock`) is a live process."""
     from okgen.daily.lock import RunLock
 
-    try:
-        pid = int(json.loads(RunLock(lock_path(ws)).holder_path.read_text() or "{}").get("pid", 0))
-    except (OSError, ValueError, TypeError, AttributeError):
-        return False
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)  # signal 0: is it alive (a killed scheduler leaves its holder file)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # alive, another user's
-    return True
+    return RunLock(lock_path(ws)).held_by_live_process()
 
 
 def next_run_time(ws: Workspace) -> dt.datetime | None:

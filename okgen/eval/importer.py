@@ -40,6 +40,7 @@ from okgen.settings import Workspace
 log = logging.getLogger(__name__)
 
 IMPORTER = "okgen-import-v1"
+SKIPS_SHOWN = 5  # skipped lines warned of one by one; the rest are counted
 
 
 class ExternalItem(BaseModel):
@@ -176,7 +177,7 @@ def import_mc_jsonl(path: str | Path, workspace: Workspace | None = None, *, dat
         raise OkgenError(f"{path}: no such file")
     source_name = name or path.stem
     items, skipped = read_items(path, strict)
-    for n, reason in skipped[:5]:
+    for n, reason in skipped[:SKIPS_SHOWN]:
         log.warning("%s:%d skipped: %s", path.name, n, reason)
     if not items:
         raise SchemaError(f"{path.name}: no valid question ({len(skipped)} line(s) skipped; first: line "

@@ -15,6 +15,7 @@ twice the newest one is kept.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -83,10 +84,39 @@ def find_results(paths: Iterable[str | Path]) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
+# Results of runs ``okgen report`` does not read: they have reports of their own.
+OWN_REPORTS = {"okgen-stream-eval": "okgen eval --stream writes report.md in the model's folder of the stream",
+               "okgen-stream-memory-results": "okgen memory eval --stream writes its own comparison",
+               "okgen-stream-results": "okgen memory eval writes comparison.md beside its runs"}
+
+
+def _other_kind(path: Path) -> str | None:
+    """The ``kind`` of a results file that is not a snapshot run's (None: read it as one)."""
+    import json
+
+    try:
+        kind = json.loads(path.read_text(encoding="utf-8")).get("kind")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return kind if kind in OWN_REPORTS else None
+
+
 def load_rows(paths: Iterable[str | Path]) -> list[RunRow]:
-    """Report rows of every run found (the newest of duplicates kept)."""
+    """Report rows of every run found (the newest of duplicates kept); stream and memory runs,
+    which have reports of their own, are left out (NotFoundError when nothing else is found)."""
     rows: dict[tuple, RunRow] = {}
+    found, others = [], Counter()
     for f in find_results(paths):
+        if (kind := _other_kind(f)) is not None:
+            others[kind] += 1
+        else:
+            found.append(f)
+    if others:
+        what = "; ".join(f"{n} {k.removeprefix('okgen-')} run(s): {OWN_REPORTS[k]}" for k, n in sorted(others.items()))
+        if not found:
+            raise NotFoundError(f"no snapshot runs to report under the given paths ({what})")
+        log.warning("left out %s", what)
+    for f in found:
         rec = read_model_json(f, EvalRecord)
         sig = EvalSignature.parse(rec.signature)
         row = RunRow(

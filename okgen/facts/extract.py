@@ -43,11 +43,14 @@ class RuleExtractor:
         """The facts of ``articles`` (each dated by its own news date), in article order."""
         from okgen.generate.extractive import _body
         from okgen.generate.sentences import usable_sentence
+        from okgen.progress import bar
 
         ordered = sorted(articles, key=lambda a: (a.date, a.id))
         docs = self.nlp.pipe((_body(a)[:self.max_chars] for a in ordered), batch_size=32)
+        days = sorted({a.date for a in ordered})
+        desc = "facts " + (f"{days[0]}" if len(days) == 1 else f"{days[0]}..{days[-1]}" if days else "")
         out: list[Fact] = []
-        for art, doc in zip(ordered, docs):
+        for art, doc in bar(zip(ordered, docs), total=len(ordered), desc=desc, unit="article"):
             for i, sent in enumerate(doc.sents):
                 if not usable_sentence(sent):
                     continue

@@ -17,7 +17,7 @@ from typing import Any
 from okgen.errors import ConfigError, IntegrityError
 from okgen.files import atomic_write_text, pretty_json
 from okgen.memory.harness import StreamDay, StreamOptions, parse_setting, run_stream
-from okgen.memory.report import compare, markdown
+from okgen.memory.report import by_age_markdown, compare, markdown
 from okgen.models.base import Backend, parse_model_spec
 from okgen.settings import Workspace
 
@@ -46,20 +46,21 @@ def stream_from_series(ref: str, ws: Workspace) -> tuple[Any, list[StreamDay]]:
 
 
 def slug(setting: str) -> str:
-    """Folder name of a setting (``mem:bm25,k=3`` -> ``mem-bm25_k=3``)."""
+    """Folder name of a setting (``mem:recent,window=2`` -> ``mem-recent_window=2``)."""
     return setting.replace(":", "-").replace(",", "_").replace("/", "_")
 
 
 def check_settings(settings: Sequence[str]) -> None:
-    """Refuse a bad setting or an unknown memory (before anything is verified or loaded)."""
-    from okgen.memory.base import known_memories, parse_memory_spec
+    """Refuse a bad setting, an unknown memory or an option its memory does not take (before
+    anything is verified or loaded, see :func:`okgen.memory.base.check_memory_spec`)."""
+    from okgen.memory.base import check_memory_spec
 
     if not settings:
         raise ConfigError("no setting given: use --setting and/or --memory")
     for s in settings:
         kind, mspec = parse_setting(s)
-        if kind == "memory" and parse_memory_spec(mspec)[0] not in known_memories():
-            raise ConfigError(f"unknown memory {parse_memory_spec(mspec)[0]!r}; known: {', '.join(known_memories())}")
+        if kind == "memory":
+            check_memory_spec(mspec)
 
 
 def _run_settings(spec: Any, ws: Workspace, backend: Backend | None, settings: Sequence[str], label: str,
@@ -112,7 +113,7 @@ def run_memory_eval(ref: str, model: str, settings: Sequence[str], opts: StreamO
     root.mkdir(parents=True, exist_ok=True)
     atomic_write_text(root / "comparison.json", pretty_json(summary))
     atomic_write_text(root / "comparison.md", f"series `{manifest.name}`, model `{spec.text or spec.name}`\n\n"
-                      + markdown(rows))
+                      + series_markdown(summary))
     summary["path"] = str(root)
     return summary
 
@@ -154,6 +155,12 @@ def run_memory_stream_eval(ref: str, model: str, settings: Sequence[str], opts: 
     atomic_write_text(root / "comparison.md", stream_markdown(summary, stream.manifest.name))
     summary["path"] = str(root)
     return summary
+
+
+def series_markdown(summary: dict[str, Any]) -> str:
+    """The comparison of series runs; with ``--ask end``, the retention table (accuracy by age) after it."""
+    end = summary.get("options", {}).get("ask") == "end"
+    return markdown(summary["rows"]) + (by_age_markdown(summary["rows"]) if end else "")
 
 
 def stream_markdown(summary: dict[str, Any], name: str) -> str:

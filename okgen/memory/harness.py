@@ -261,7 +261,10 @@ def feed_days(path: Path, days: Sequence[tuple[dt.date, Sequence[Article]]], mem
     costs: list[dict[str, Any]] = st.get("costs", [])
     for _, arts in days[:start]:
         feed.seen.update(a.id for a in arts)
-    with open(path / PREDICTIONS, "a", encoding="utf-8") as f:
+    from okgen.progress import bar
+
+    with open(path / PREDICTIONS, "a", encoding="utf-8") as f, \
+            bar(total=len(days), initial=start, desc=f"{path.parent.name}/{path.name}", unit="day") as pb:
         for i in range(start, len(days)):
             date, arts = days[i]
             row: dict[str, Any] = {"date": str(date), "articles": len(arts)}
@@ -291,6 +294,7 @@ def feed_days(path: Path, days: Sequence[tuple[dt.date, Sequence[Article]]], mem
             state = mem.state() if mem is not None else {}
             atomic_write_text(path / STATE, json.dumps({"next_day": i + 1, "state": state, "costs": costs},
                                                        sort_keys=True))
+            pb.update(1)
     return costs
 
 

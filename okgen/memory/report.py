@@ -5,7 +5,8 @@ needed fact** (days between the question's article and when it was asked: retent
 stale- and future-answer rates (:func:`okgen.memory.dated.answer_rates`), whether the gold
 evidence (the question's own article) reached the context, and the cost per day (prompt tokens,
 seconds observing/retrieving/scoring, the memory's size and its own LLM tokens). Across
-settings (:func:`compare`): the **memory gain**, accuracy minus the ``none`` setting's.
+settings (:func:`compare`): the **memory gain**, accuracy minus the ``none`` setting's;
+:func:`by_age_markdown` tabulates retention (accuracy by age, for ``--ask end``).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def compare(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                      "prompt_tokens_per_day": c.get("prompt_tokens"), "seconds_per_day":
                      round(sum(c.get(k, 0.0) for k in ("observe_s", "retrieve_s", "score_s")), 3) if c else None,
                      "memory_chars": c.get("memory_chars"), "memory_tokens": c.get("memory_tokens"),
-                     **{k: round(r[k], 6) for k in OAKS if k in r}})
+                     "by_age": r.get("by_age", {}), **{k: round(r[k], 6) for k in OAKS if k in r}})
     return rows
 
 
@@ -95,4 +96,20 @@ def markdown(rows: list[dict[str, Any]]) -> str:
                      f"| {r['prompt_tokens_per_day'] if r['prompt_tokens_per_day'] is not None else '–'} "
                      f"| {r['seconds_per_day'] if r['seconds_per_day'] is not None else '–'} "
                      f"| {r['memory_chars'] if r['memory_chars'] is not None else '–'} |")
+    return head + "\n".join(lines) + "\n"
+
+
+def by_age_markdown(rows: list[dict[str, Any]]) -> str:
+    """Retention: accuracy (%) and n by the age of the needed fact, one row per setting, one
+    column per age in days (what ``--ask end`` measures)."""
+    ages = sorted({a for r in rows for a in r.get("by_age", {})}, key=lambda a: (not a.isdigit(), int(a) if a.isdigit() else 0, a))
+    if not ages:
+        return ""
+    head = ("\n## Accuracy by age of the needed fact (days between the question's article and when it was asked)\n\n"
+            "| setting | " + " | ".join(f"{a} d" if a.isdigit() else a for a in ages) + " |\n"
+            + "| --- " * (len(ages) + 1) + "|\n")
+    lines = []
+    for r in rows:
+        cells = [(f"{100 * c['accuracy']:.1f} (n={c['n']})" if (c := r.get("by_age", {}).get(a)) else "–") for a in ages]
+        lines.append(f"| {r['setting']} | " + " | ".join(cells) + " |")
     return head + "\n".join(lines) + "\n"

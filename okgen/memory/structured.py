@@ -86,6 +86,7 @@ class KOBlind(Memory):
     name = "ko-blind"
     question_aware = False
     chronological = True
+    option_names = ("extractor", "model")  # extract= is for callers that build the memory themselves
 
     def __init__(self, extractor: str = "rules", extract: Callable[[Sequence[Article]], list[Any]] | None = None,
                  model: str | None = None, **options: Any):

@@ -19,6 +19,7 @@ option; a Gaussian step model) is reported beside it and flagged when it disagre
 from __future__ import annotations
 
 import datetime as dt
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -152,21 +153,30 @@ def fit_step(dates: list[dt.date], y: np.ndarray, n: np.ndarray, q: np.ndarray |
         st, a, b, _ = _profile(w, y, n, q, lo, hi, kind)
         jj = np.argmax(st, axis=-1)
         rows = np.arange(len(jj))
-        out = np.stack([jj.astype(float), a[rows, jj] - b[rows, jj]])
+        # A resample with no candidate that has days on both sides has no fit (NaN), not split 0.
+        fitted = np.isfinite(st[rows, jj])
+        out = np.stack([np.where(fitted, jj, np.nan), np.where(fitted, a[rows, jj] - b[rows, jj], np.nan)])
         return out.reshape((2,) + d.shape[:-1])
 
-    res = stats.bootstrap((np.arange(D),), statistic, vectorized=True, n_resamples=n_boot, method="percentile",
-                          confidence_level=0.95, rng=np.random.default_rng(seed))
-    (clo, dlo), (chi, dhi) = res.confidence_interval.low, res.confidence_interval.high
-    ci_lo, ci_hi = int(np.floor(clo)), int(np.ceil(chi))
-    fit.cutoff_ci = (dates[lo + ci_lo], dates[lo + ci_hi])
-    fit.delta_ci = (float(dlo), float(dhi))
+    with warnings.catch_warnings():  # NaN resamples are counted and reported below, not warned about
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        res = stats.bootstrap((np.arange(D),), statistic, vectorized=True, n_resamples=n_boot, method="percentile",
+                              confidence_level=0.95, rng=np.random.default_rng(seed))
     reasons = []
-    if not (dlo > 0 or dhi < 0):
-        reasons.append(f"the drop's 95% interval [{dlo:+.3f}, {dhi:+.3f}] includes 0")
+    unfit = int(np.isnan(res.bootstrap_distribution).any(axis=0).sum())
+    if unfit:
+        reasons.append(f"the bootstrap intervals could not be computed: in {unfit} of {n_boot} resamples no candidate "
+                       f"cutoff had days on both sides (only {D} days of data, {hi - lo + 1} candidate cutoff(s))")
+    else:
+        (clo, dlo), (chi, dhi) = res.confidence_interval.low, res.confidence_interval.high
+        ci_lo, ci_hi = int(np.floor(clo)), int(np.ceil(chi))
+        fit.cutoff_ci = (dates[lo + ci_lo], dates[lo + ci_hi])
+        fit.delta_ci = (float(dlo), float(dhi))
+        if not (dlo > 0 or dhi < 0):
+            reasons.append(f"the drop's 95% interval [{dlo:+.3f}, {dhi:+.3f}] includes 0")
     if fit.delta < min_drop:
         reasons.append(f"the drop {fit.delta:+.3f} is under {min_drop:.2f}")
-    if ci_lo <= 0 or ci_hi >= hi - lo:
+    if fit.cutoff_ci is not None and (ci_lo <= 0 or ci_hi >= hi - lo):
         reasons.append(f"the cutoff's interval {fit.cutoff_ci[0]}..{fit.cutoff_ci[1]} reaches an end of the candidate "
                        f"range {dates[lo]}..{dates[hi]}")
     if fit.bic_step >= fit.bic_constant:

@@ -47,6 +47,8 @@ class SeriesEvalOutcome:
     series: str
     model: str
     days: list[dict[str, Any]] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    """The days in the series' range without a snapshot (``--allow-gaps``)."""
 
     @property
     def scored_now(self) -> int:
@@ -111,7 +113,7 @@ def run_series_eval(ref: str, model: str | ModelSpec, runs: Sequence[RunSpec], o
     before = {p for p in root.rglob("*") if p.is_dir()} if root.exists() else set()
     created = not root.exists()
     root.mkdir(parents=True, exist_ok=True)
-    result = SeriesEvalOutcome(root, manifest.name, spec.text)
+    result = SeriesEvalOutcome(root, manifest.name, spec.text, missing=[str(d) for d in manifest.missing_days])
     model_options = {k: v for k, v in sorted(spec.options.items()) if k not in SPEED_OPTIONS}
     ident = {"model": spec.name, "model_options": model_options, "scoring": opts.scoring, "format": opts.fmt, "template": opts.template,
              "limit": opts.limit, "seed": opts.seed, "temperature": opts.temperature, "max_tokens": opts.max_tokens,
@@ -124,8 +126,9 @@ def run_series_eval(ref: str, model: str | ModelSpec, runs: Sequence[RunSpec], o
                     rs = RunSpec(rs.setting, rs.retriever, snap.signature.window, rs.k)
                 run_dir = root / str(snap.manifest.date) / rs.slug()
                 if (run_dir / OUTCOMES).is_file() and not opts.overwrite:
-                    _check_same_run(run_dir / OUTCOMES, ident)
-                    result.days.append({"date": str(snap.manifest.date), "run": rs.slug(), "scored_now": 0, "done_before": True})
+                    done = _check_same_run(run_dir / OUTCOMES, ident)
+                    result.days.append({"date": str(snap.manifest.date), "run": rs.slug(), "scored_now": 0, "done_before": True,
+                                        "accuracy": done.get("accuracy"), "n": len(done.get("rows") or [])})
                     continue
                 if backend is None:
                     from okgen.models.registry import load_backend
@@ -177,20 +180,22 @@ def _prune_empty(root: Path, before: set[Path], top: Path | None) -> None:
         d = d.parent
 
 
-def _check_same_run(path: Path, ident: dict[str, Any]) -> None:
-    """A finished day-run is reused only for the same model and options.
+def _check_same_run(path: Path, ident: dict[str, Any]) -> dict[str, Any]:
+    """A finished day-run is reused only for the same model and options; returns its outcomes.
 
     Raises:
         ConfigError: the folder holds a run with other options (they are named).
     """
     try:
-        stored = json.loads(path.read_text(encoding="utf-8")).get("options", {})
-    except (OSError, ValueError):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        stored = doc.get("options", {})
+    except (OSError, ValueError, AttributeError):
         raise ConfigError(f"{path}: corrupted; use --overwrite to score that day again") from None
     diff = sorted(k for k in ident if stored.get(k) != ident[k])
     if diff:
         raise ConfigError(f"{path.parent} holds a run with other options (differs in {', '.join(diff)}); "
                           "use another --out or --overwrite")
+    return doc
 
 
 def read_outcomes(paths: Sequence[str | Path]) -> list[dict[str, Any]]:

@@ -58,28 +58,50 @@ def bucket_key(d: dt.date, bucket: str) -> dt.date:
     raise ValueError(f"unknown bucket {bucket!r}; known: {', '.join(BUCKETS)}")
 
 
-def ratio_ci(y: np.ndarray, n: np.ndarray, *, n_boot: int = 1000, seed: int = 0) -> tuple[float, float]:
-    """95% interval of ``sum(y) / sum(n)``: a day-block bootstrap over the days given (whole days
-    resampled with replacement, :func:`scipy.stats.bootstrap`), or a Wilson interval when there is
-    a single day (nothing to resample) or every day has the same ratio (the bootstrap would be one
-    point)."""
+# Fewest day blocks a bucket's bootstrap interval is taken from. A block bootstrap over k days
+# knows only k values: its spread is at most (k-1)/k of the plug-in variance, a percentile
+# interval lands on a handful of distinct values, and cluster-bootstrap coverage is known to be
+# poor with fewer than about 10 clusters (Cameron, Gelbach & Miller 2008, REStat 90(3)). Below
+# this, the Wilson interval of the pooled count is given instead (a week bucket always gets it).
+MIN_BOOT_DAYS = 10
+BOOTSTRAP, WILSON = "bootstrap", "wilson"
+
+
+def _wilson(k: float, n: float) -> tuple[float, float]:
+    from scipy import stats
+
+    ci = stats.binomtest(int(round(k)), int(n)).proportion_ci(0.95, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def ratio_interval(y: np.ndarray, n: np.ndarray, *, n_boot: int = 1000, seed: int = 0,
+                   min_days: int = MIN_BOOT_DAYS) -> tuple[float, float, str]:
+    """95% interval of ``sum(y) / sum(n)`` and the method that gave it (``bootstrap`` or ``wilson``).
+
+    A day-block bootstrap over the days given (whole days resampled with replacement,
+    :func:`scipy.stats.bootstrap`, percentile method), or the Wilson interval of the pooled count
+    when there are fewer than ``min_days`` days (too few blocks for a valid bootstrap) or every day
+    has the same ratio (the bootstrap would be one point and claim certainty).
+    """
     from scipy import stats
 
     y, n = np.asarray(y, float), np.asarray(n, float)
-    if len(y) == 1:
-        ci = stats.binomtest(int(round(y[0])), int(n[0])).proportion_ci(0.95, method="wilson")
-        return float(ci.low), float(ci.high)
+    if len(y) < max(2, min_days) or np.all(y / n == y[0] / n[0]):
+        return (*_wilson(y.sum(), n.sum()), WILSON)
 
     def ratio(yy: np.ndarray, nn: np.ndarray, axis: int = -1) -> np.ndarray:
         return np.sum(yy, axis=axis) / np.sum(nn, axis=axis)
 
-    if np.all(y / n == y[0] / n[0]):  # every day the same: the bootstrap distribution is a point,
-        # which would claim certainty; the Wilson interval of the pooled count does not
-        ci = stats.binomtest(int(round(y.sum())), int(n.sum())).proportion_ci(0.95, method="wilson")
-        return float(ci.low), float(ci.high)
     res = stats.bootstrap((y, n), ratio, paired=True, vectorized=True, n_resamples=n_boot, method="percentile",
                           rng=np.random.default_rng(seed))
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+    return float(res.confidence_interval.low), float(res.confidence_interval.high), BOOTSTRAP
+
+
+def ratio_ci(y: np.ndarray, n: np.ndarray, *, n_boot: int = 1000, seed: int = 0,
+             min_days: int = MIN_BOOT_DAYS) -> tuple[float, float]:
+    """The interval of :func:`ratio_interval` without its method."""
+    lo, hi, _ = ratio_interval(y, n, n_boot=n_boot, seed=seed, min_days=min_days)
+    return lo, hi
 
 
 def moving_average(values: Sequence[float], window: int = MA_WINDOW) -> list[float]:
@@ -101,8 +123,9 @@ def chance_corrected(acc: float, chance: float) -> float:
 
 
 def bucket_rows(t: DayTable, bucket: str, *, ma_window: int = MA_WINDOW, n_boot: int = 1000, seed: int = 0) -> list[dict]:
-    """One row per bucket: n, accuracy with its 95% interval, chance-corrected accuracy, mean soft
-    score, probe-flagged count, and the trailing moving average of the bucket accuracies."""
+    """One row per bucket: n, accuracy with its 95% interval and the interval's method,
+    chance-corrected accuracy, mean soft score, probe-flagged count, and the trailing moving
+    average of the bucket accuracies."""
     keys = [bucket_key(d, bucket) for d in t.dates]
     order = sorted(set(keys))
     rows = []
@@ -110,11 +133,11 @@ def bucket_rows(t: DayTable, bucket: str, *, ma_window: int = MA_WINDOW, n_boot:
         sel = np.array([k == b for k in keys])
         n, k = t.n[sel].sum(), t.correct[sel].sum()
         acc = k / n
-        lo, hi = ratio_ci(t.correct[sel], t.n[sel], n_boot=n_boot, seed=seed)
+        lo, hi, method = ratio_interval(t.correct[sel], t.n[sel], n_boot=n_boot, seed=seed)
         chance = t.chance[sel].sum() / n
         sn = t.soft_n[sel].sum()
         rows.append({"bucket": str(b), "days": int(sel.sum()), "n": int(n), "correct": int(k), "accuracy": float(acc),
-                     "ci_low": lo, "ci_high": hi, "chance": float(chance),
+                     "ci_low": lo, "ci_high": hi, "ci_method": method, "chance": float(chance),
                      "chance_corrected": float(chance_corrected(acc, chance)),
                      "soft_gold": float(t.soft[sel].sum() / sn) if sn else None,
                      "probe_known": int(t.probe_known[sel].sum())})

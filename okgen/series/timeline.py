@@ -7,6 +7,7 @@ import csv
 import datetime as dt
 import io
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,13 +15,22 @@ from typing import Any
 
 from okgen.errors import ConfigError
 from okgen.series.cutoff import CutoffEstimate, estimate_cutoff
-from okgen.series.stats import MA_WINDOW, DayTable, bucket_rows, day_table, knowledge_gap
+from okgen.series.stats import (
+    MA_WINDOW,
+    MIN_BOOT_DAYS,
+    WILSON,
+    DayTable,
+    bucket_key,
+    bucket_rows,
+    day_table,
+    knowledge_gap,
+)
 
 # Okabe & Ito's colour-blind-safe palette (black left out: it is used for reference lines).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
-COLUMNS = ("model", "run", "bucket", "days", "n", "accuracy", "ci_low", "ci_high", "moving_average", "chance",
-           "chance_corrected", "soft_gold", "gap_oracle_minus_none", "probe_known")
+COLUMNS = ("model", "run", "bucket", "days", "n", "accuracy", "ci_low", "ci_high", "ci_method", "moving_average", "chance",
+           "chance_corrected", "soft_gold", "gap_oracle_minus_none", "probe_known", "partial_days")
 
 
 @dataclass
@@ -34,6 +44,8 @@ class Timeline:
     cutoff: CutoffEstimate | None = None
     claimed: dt.date | None = None
     eval_dates: list[str] = field(default_factory=list)
+    partial: list[dict[str, Any]] = field(default_factory=list)
+    """Day-runs that scored fewer questions than their snapshot holds (``--limit``)."""
 
 
 def parse_claimed(values: Sequence[str]) -> dict[str, dt.date]:
@@ -50,14 +62,52 @@ def parse_claimed(values: Sequence[str]) -> dict[str, dt.date]:
     return out
 
 
+def snapshot_key(doc: dict[str, Any]) -> str:
+    """The snapshot an outcome file scored: its signature, else its date."""
+    return str(doc.get("snapshot_signature") or doc.get("snapshot_date") or "")
+
+
+def partial_runs(docs: Sequence[dict[str, Any]], sizes: dict[str, int] | None = None) -> list[dict[str, Any]]:
+    """Outcome files that scored fewer questions than their snapshot holds (a ``--limit`` run).
+
+    A snapshot's size comes from ``sizes`` (:func:`snapshot_key` -> question count, e.g. read from
+    the workspace's snapshot manifests), else from the runs of it that scored everything (no
+    limit, or fewer rows than the limit). A limited run whose snapshot size is known neither way
+    and that stopped at its limit counts as partial: nothing shows it complete. A (model, run) that
+    also has a complete file for the same snapshot is not partial there.
+    """
+    known = dict(sizes or {})
+    for d in docs:
+        limit = (d.get("options") or {}).get("limit")
+        if not limit or len(d["rows"]) < limit:
+            k = snapshot_key(d)
+            known[k] = max(known.get(k, 0), len(d["rows"]))
+    out, complete = [], set()
+    for d in docs:
+        limit, n, size = (d.get("options") or {}).get("limit"), len(d["rows"]), known.get(snapshot_key(d))
+        if (size is not None and n < size) or (size is None and limit and n >= limit):
+            out.append({"model": d["model"], "run": d["run"], "snapshot": snapshot_key(d),
+                        "snapshot_date": d.get("snapshot_date"), "n": n, "of": size, "limit": limit,
+                        "dates": sorted({r["date"] for r in d["rows"]})})
+        else:
+            complete.add((d["model"], d["run"], snapshot_key(d)))
+    return [p for p in out if (p["model"], p["run"], p["snapshot"]) not in complete]
+
+
 def build_timelines(docs: Sequence[dict[str, Any]], *, bucket: str = "month", ma_window: int = MA_WINDOW,
                     since: dt.date | None = None, exclude_probe_known: bool = False, estimate: bool = False,
                     claimed: dict[str, dt.date] | None = None, n_boot: int = 1000, seed: int = 0,
-                    min_side: int = 14, min_drop: float = 0.05) -> list[Timeline]:
+                    min_side: int = 14, min_drop: float = 0.05,
+                    snapshot_sizes: dict[str, int] | None = None) -> list[Timeline]:
     """Group outcome files by (model, run), filter, and compute buckets and (optionally) cutoffs.
 
-    A question is counted once per (model, run) even if several files hold it.
+    A question is counted once per (model, run) even if several files hold it. Buckets holding
+    days of a partial run (:func:`partial_runs`, given ``snapshot_sizes``) count them in
+    ``partial_days``.
     """
+    partial: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for p in partial_runs(docs, snapshot_sizes):
+        partial.setdefault((p["model"], p["run"]), []).append(p)
     groups: dict[tuple[str, str], dict[str, dict]] = {}
     evals: dict[tuple[str, str], set[str]] = {}
     for d in docs:
@@ -76,7 +126,11 @@ def build_timelines(docs: Sequence[dict[str, Any]], *, bucket: str = "month", ma
             continue
         t = day_table(rows.values())
         tl = Timeline(model, run, t, bucket_rows(t, bucket, ma_window=ma_window, n_boot=n_boot, seed=seed),
-                      claimed=(claimed or {}).get(model), eval_dates=sorted(evals[(model, run)]))
+                      claimed=(claimed or {}).get(model), eval_dates=sorted(evals[(model, run)]),
+                      partial=partial.get((model, run), []))
+        pdays = {dt.date.fromisoformat(x) for p in tl.partial for x in p["dates"]} & set(t.dates)
+        for r in tl.rows:
+            r["partial_days"] = sum(1 for d in pdays if str(bucket_key(d, bucket)) == r["bucket"])
         if estimate:
             tl.cutoff = estimate_cutoff(t.dates, t.correct, t.n, t.soft, t.soft_sq, t.soft_n, n_boot=n_boot, seed=seed,
                                         min_side=min_side, min_drop=min_drop)
@@ -101,7 +155,7 @@ def table_rows(timelines: Sequence[Timeline]) -> list[dict[str, Any]]:
 
 
 def _fmt(v: Any) -> str:
-    if v is None:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return ""
     if isinstance(v, float):
         return f"{v:.4f}"
@@ -119,15 +173,21 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def to_markdown(rows: Sequence[dict[str, Any]], timelines: Sequence[Timeline]) -> str:
-    """A Markdown table of the buckets, then one line per cutoff estimate."""
-    cols = ["model", "run", "bucket", "n", "accuracy", "95% CI", "moving avg", "chance-corr.", "gap (oracle-none)",
-            "probe-known"]
+    """A Markdown table of the buckets, notes on its marks, then one line per cutoff estimate."""
+    cols = ["model", "run", "bucket", "n", "accuracy", "95% CI", "moving avg", "chance-corr.", "soft",
+            "gap (oracle-none)", "probe-known", "partial days"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
-        ci = f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+        ci = f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]" + (" W" if r.get("ci_method") == WILSON else "")
         vals = [r["model"], r["run"], r["bucket"], r["n"], _fmt(r["accuracy"]), ci, _fmt(r["moving_average"]),
-                _fmt(r["chance_corrected"]), _fmt(r.get("gap_oracle_minus_none")), r["probe_known"]]
+                _fmt(r["chance_corrected"]), _fmt(r.get("soft_gold")), _fmt(r.get("gap_oracle_minus_none")),
+                r["probe_known"], r.get("partial_days") or ""]
         lines.append("| " + " | ".join(str(v) for v in vals) + " |")
+    if any(r.get("ci_method") == WILSON for r in rows):
+        lines += ["", f"W: Wilson interval of the bucket's pooled count (under {MIN_BOOT_DAYS} days, or every day "
+                      "the same accuracy); other intervals are day-block bootstraps."]
+    if any(r.get("partial_days") for r in rows):
+        lines += ["", "partial days: days whose run scored fewer questions than the snapshot holds (--limit)."]
     for tl in timelines:
         if tl.cutoff is not None:
             lines.append("")
@@ -151,13 +211,25 @@ def describe_cutoff(est: CutoffEstimate) -> str:
     return text
 
 
+def _finite(v: Any) -> Any:
+    """``v`` with every NaN or infinite float replaced by None (JSON has no NaN)."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v
+
+
 def to_json(timelines: Sequence[Timeline], settings: dict[str, Any]) -> dict[str, Any]:
-    """Every number: per-day sums, bucket rows and cutoff fits."""
-    return {"kind": "okgen-timeline", "schema_version": 1, "settings": settings, "timelines": [
+    """Every number: per-day sums, bucket rows, partial runs and cutoff fits (NaN as null)."""
+    return _finite({"kind": "okgen-timeline", "schema_version": 1, "settings": settings, "timelines": [
         {"model": tl.model, "run": tl.run, "claimed_cutoff": None if tl.claimed is None else str(tl.claimed),
          "eval_dates": tl.eval_dates,
          "days": [{"date": str(d), "n": int(n), "correct": int(k)} for d, n, k in zip(tl.days.dates, tl.days.n, tl.days.correct)],
-         "buckets": tl.rows, "cutoff": None if tl.cutoff is None else tl.cutoff.to_dict()} for tl in timelines]}
+         "buckets": tl.rows, "partial_runs": [{k: v for k, v in p.items() if k != "dates"} for p in tl.partial],
+         "cutoff": None if tl.cutoff is None else tl.cutoff.to_dict()} for tl in timelines]})
 
 
 def plot(timelines: Sequence[Timeline], path: Path, *, title: str = "Accuracy over time", bucket: str = "month",
@@ -223,7 +295,7 @@ def write_outputs(timelines: Sequence[Timeline], out: Path, settings: dict[str, 
     files = {"markdown": out / "timeline.md", "csv": out / "timeline.csv", "json": out / "timeline.json"}
     atomic_write_text(files["markdown"], to_markdown(rows, timelines))
     atomic_write_text(files["csv"], to_csv(rows))
-    atomic_write_text(files["json"], json.dumps(to_json(timelines, settings), indent=2, default=str) + "\n")
+    atomic_write_text(files["json"], json.dumps(to_json(timelines, settings), indent=2, default=str, allow_nan=False) + "\n")
     if plot_it:
         files["plot"] = plot(timelines, out / "timeline.png", bucket=bucket, ma_window=ma_window)
     return files

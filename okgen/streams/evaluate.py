@@ -264,10 +264,19 @@ def run_stream_eval(ws: Workspace, ref: str, model: str, setting: str, *, limit:
                "budget_chars": budget_chars, "limit": limit,
                "intervals": [iv.label for iv in intervals], "resumed": resumed, "scored_now": scored_now,
                "errors": errors, "phase_boundaries": _boundaries(stream, questions), **sc.to_dict(),
-               "dated": rates(questions, rows, len(intervals)), "by_age": by_age(view, rows)}
+               "dated": rates(questions, rows, len(intervals)), "by_age": by_age(view, rows),
+               "context_cut": context_cut(rows)}
     atomic_write_text(run / RESULTS, json.dumps(results, indent=2) + "\n")
     results["path"] = str(run)
     return results
+
+
+def context_cut(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """How many (question, interval) pairs read fewer documents than their setting chose (the
+    character budget or the model's window left the oldest out), and how many documents that left
+    out in all; rows of runs before this count was kept count as uncut."""
+    cut = [int(r.get("left_out") or 0) for r in rows]
+    return {"pairs": sum(c > 0 for c in cut), "of": len(cut), "documents": sum(cut)}
 
 
 def _score_pending(stream: Stream, view: StreamView, questions: Sequence[Any], st: Setting, be: Any,
@@ -276,25 +285,33 @@ def _score_pending(stream: Stream, view: StreamView, questions: Sequence[Any], s
     question's pairs per backend call, appending each question's rows to ``path`` at once.
     Each row names the documents the model read (``context``), whether one was after the
     interval (``future_context``: ``ctx:latest`` only) and whether the gold's evidence was there."""
+    from okgen.progress import bar
+
     n = 0
-    with open(path, "a", encoding="utf-8") as f:
+    intervals = stream.manifest.intervals
+    pending = sum(1 for q in questions for iv in intervals if (r := done.get((q.id, iv.index))) is None or r["error"] is not None)
+    total = len(questions) * len(intervals)
+    with open(path, "a", encoding="utf-8") as f, \
+            bar(total=total, initial=total - pending, desc=f"{stream.manifest.name} {st.text}", unit="pair") as pb:
         for q in questions:
-            todo = [iv for iv in stream.manifest.intervals
-                    if (r := done.get((q.id, iv.index))) is None or r["error"] is not None]
+            todo = [iv for iv in intervals if (r := done.get((q.id, iv.index))) is None or r["error"] is not None]
             if not todo:
                 continue
-            prompts, shown = [], []
+            prompts, shown, left_out = [], [], []
             for iv in todo:
-                got = _shown(stream, select(stream, st, iv.index, q, view), budget_chars)
+                chosen = select(stream, st, iv.index, q, view)
+                got = _shown(stream, chosen, budget_chars)
                 p, dropped = fit_prompt(be, q.question, q.choices, iv.label, [text for _, text in got])
                 prompts.append(p)
                 shown.append(got[dropped:])
+                left_out.append(len(chosen) - len(got) + dropped)
             scored = be.letter_logprobs(prompts, [list(LETTERS[:len(q.choices)])] * len(prompts))
-            for iv, s, got in zip(todo, scored, shown):
+            for iv, s, got, cut in zip(todo, scored, shown, left_out):
                 pred, t = pick(s), iv.index
                 ids = [d.id for d, _ in got]
                 row = {"question_id": q.id, "interval": t, "label": iv.label, "gold": q.answers[t],
                        "pred": pred, "correct": pred == q.answers[t], "error": s.error, "context": ids,
+                       "left_out": cut,
                        "future_context": any(d.interval > t for d, _ in got),
                        "gold_in_context": view.gold_in_context(q, t, ids, [x for _, x in got])}
                 f.write(json.dumps(row) + "\n")
@@ -302,6 +319,7 @@ def _score_pending(stream: Stream, view: StreamView, questions: Sequence[Any], s
                 n += 1
             f.flush()
             os.fsync(f.fileno())
+            pb.update(len(todo))
     return n
 
 

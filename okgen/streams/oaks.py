@@ -128,8 +128,10 @@ def import_oaks(ws: Workspace, path: Path, name: str, *, overwrite: bool = False
         raw = json.loads(Path(path).read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise SchemaError(f"{path}: not JSON ({getattr(e, 'msg', e)})") from None
+    except json.JSONDecodeError as e:
+        raise SchemaError(f"{path}:{e.lineno}:{e.colno}: not JSON ({e.msg})") from None
+    except UnicodeDecodeError as e:
+        raise SchemaError(f"{path}: not UTF-8 text (byte {e.start})") from None
     docs = raw if isinstance(raw, list) else [raw]
     if not docs:
         raise SchemaError(f"{path}: no documents")

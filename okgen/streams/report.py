@@ -59,6 +59,26 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def with_earlier_settings(results: Sequence[dict[str, Any]], parent: Path) -> list[dict[str, Any]]:
+    """``results`` and, after them, the finished runs of other settings beside them in ``parent``
+    (the model's folder of the stream) with the same stream signature and model, so the report
+    covers every setting run so far, not only the last command's."""
+    import json
+
+    have = {r["setting"] for r in results}
+    out = list(results)
+    for f in sorted(parent.glob("*/results.json")):
+        try:
+            r = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(r, dict) and r.get("kind") == "okgen-stream-eval" and r.get("setting") not in have \
+                and r.get("signature") == results[0]["signature"] and r.get("model") == results[0]["model"]:
+            have.add(r["setting"])
+            out.append({**r, "path": str(f.parent)})
+    return out
+
+
 def markdown(results: Sequence[dict[str, Any]]) -> str:
     """The three tables as Markdown."""
     head = f"# Stream {results[0]['stream']}\n\n`{results[0]['signature']}`\n\n" if results else ""
