@@ -45,8 +45,8 @@ def test_report_tables_json_and_plots(env, tmp_path):
     assert res.returncode == 0, res.stderr
     md = (out / "report.md").read_text()
     assert md == res.stdout
-    assert "| snapshot | n | model | scoring | none | oracle | oracle gain |" in md
-    assert "| snapshot | n | model | scoring | retriever | window | k=1 | k=3 |" in md
+    assert "| date | snapshot | n | model | scoring | none | oracle | oracle gain |" in md
+    assert "| date | snapshot | n | model | scoring | retriever | window | k=1 | k=3 |" in md
     assert "| bm25 | 1d |" in md and "| bm25 | 4d |" in md
     data = json.loads((out / "report.json").read_text())
     assert data["settings"][0]["none"]["n"] == len(snap.questions)
@@ -302,3 +302,31 @@ def test_report_leaves_out_stream_runs_and_says_where_their_reports_are(env, tmp
              out=tmp_path / "snap")
     assert len(load_rows([tmp_path / "streams", tmp_path / "snap"])) == 1
     assert "left out 1 stream-eval run(s)" in caplog.text
+
+
+def test_report_over_several_days_is_in_date_order_and_names_each_day(tmp_path):
+    """A series' runs: rows by news day (not by snapshot hash), a date in every table (the
+    LaTeX one too), and each warning names its snapshot and day."""
+    import datetime as dt
+
+    from okgen.eval.tables import settings_latex
+
+    ws = Workspace(tmp_path / "ws")
+    days = [dt.date(2026, 3, 12), dt.date(2026, 3, 10), dt.date(2026, 3, 11)]
+    for i, d in enumerate(days):
+        snap = make_test_snapshot(ws, date=d, n_articles=8, days=2, seed=i)
+        run_eval(snap.name, "random/uniform", plan_runs(["none", "oracle"]), EvalOptions(), workspace=ws,
+                 out=tmp_path / "runs" / str(d))
+    rep = build_report(load_rows([tmp_path / "runs"]))
+    assert [r["date"] for r in rep["settings"]] == sorted(str(d) for d in days)
+    md = render_markdown(rep)
+    assert md.index("| 2026-03-10 |") < md.index("| 2026-03-11 |") < md.index("| 2026-03-12 |")
+    tex = settings_latex(rep)
+    assert "Date & Model & Scoring" in tex and "2026-03-10 & random/uniform" in tex
+    import dataclasses
+
+    # A model whose oracle is not above no context on the first day: the warning says which day.
+    rows = [dataclasses.replace(r, model="hf/m", accuracy=0.5 if r.setting == "none" else 0.25)
+            for r in load_rows([tmp_path / "runs"]) if r.date == "2026-03-10"]
+    (w,) = build_report(rows)["warnings"]
+    assert w.startswith(f"hf/m (loglik), snapshot {rows[0].snapshot} (2026-03-10, n={rows[0].n}): oracle accuracy"), w

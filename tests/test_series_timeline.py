@@ -48,6 +48,7 @@ def test_gap_cutoff_claimed_and_tables():
     by = {t.run: t for t in tls}
     jan = by["none"].rows[0]
     assert jan["gap_oracle_minus_none"] == pytest.approx(by["oracle"].rows[0]["accuracy"] - jan["accuracy"])
+    assert by["oracle"].rows[0].get("gap_oracle_minus_none") is None  # shown once, on the no-context row
     h = by["none"].cutoff.hard
     assert h.identified and h.cutoff_ci[0] <= START + dt.timedelta(days=30) <= h.cutoff_ci[1]
     assert not by["none"].cutoff.disagree

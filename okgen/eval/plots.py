@@ -41,7 +41,11 @@ def _label(r: dict[str, Any], several_modes: bool) -> str:
 
 
 def _save(fig: Any, out_dir: Path, stem: str, formats: Sequence[str]) -> list[Path]:
-    fig.tight_layout()
+    import warnings
+
+    with warnings.catch_warnings():  # a legend too wide for tight_layout: bbox_inches="tight" below still fits it
+        warnings.filterwarnings("ignore", "Tight layout not applied", UserWarning)
+        fig.tight_layout()
     paths = []
     for fmt in formats:
         p = out_dir / f"{stem}.{fmt}"

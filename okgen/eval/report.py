@@ -131,7 +131,7 @@ def load_rows(paths: Iterable[str | Path]) -> list[RunRow]:
         key = (row.group, row.model, row.setting, row.retriever, row.window, row.k)
         if key not in rows or rows[key].created_at <= row.created_at:
             rows[key] = row
-    return sorted(rows.values(), key=lambda r: (r.group, r.model, r.setting, r.retriever, r.window or 0, r.k or 0))
+    return sorted(rows.values(), key=lambda r: (r.date, r.group, r.model, r.setting, r.retriever, r.window or 0, r.k or 0))
 
 
 def model_label(spec: str) -> str:
@@ -150,14 +150,15 @@ def model_label(spec: str) -> str:
 def build_report(rows: Sequence[RunRow]) -> dict[str, Any]:
     """The report as data: the settings table, the retrieval table and every run."""
     settings, retrieval = [], []
-    for group in sorted({r.group for r in rows}):
+    dates = {r.group: r.date for r in rows}
+    for group in sorted(dates, key=lambda g: (dates[g], g)):  # the news days in order
         g = [r for r in rows if r.group == group]
         for model in sorted({r.model for r in g}):
             m = {r.setting: r for r in g if r.model == model and r.setting != "retrieval"}
             if m:
                 none, oracle = m.get("none"), m.get("oracle")
                 settings.append({
-                    "snapshot": group[0], "scoring": group[1], "format": group[2], "template": group[3],
+                    "date": dates[group], "snapshot": group[0], "scoring": group[1], "format": group[2], "template": group[3],
                     "judge": group[4], "n": group[5], "model": model,
                     "none": _cell(none), "oracle": _cell(oracle),
                     "oracle_gain": round(oracle.accuracy - none.accuracy, 6) if none and oracle else None,
@@ -166,15 +167,16 @@ def build_report(rows: Sequence[RunRow]) -> dict[str, Any]:
                               key=lambda x: (x[0], x[1] or 0)):
                 cells = {r.k: _cell(r) for r in g if r.model == model and r.setting == "retrieval"
                          and (r.retriever, r.window) == ret}
-                retrieval.append({"snapshot": group[0], "scoring": group[1], "format": group[2], "template": group[3],
+                retrieval.append({"date": dates[group], "snapshot": group[0], "scoring": group[1], "format": group[2], "template": group[3],
                                   "judge": group[4], "n": group[5], "model": model, "retriever": ret[0], "window": ret[1],
                                   "by_k": {str(k): v for k, v in sorted(cells.items())}})
     warnings = []
     for r in settings:
         if r["oracle_gain"] is not None and r["oracle_gain"] <= 0 and not r["model"].startswith("random/"):
-            warnings.append(f"{r['model']} ({r['scoring']}): oracle accuracy is not above no-context accuracy")
+            warnings.append(f"{r['model']} ({r['scoring']}), snapshot {r['snapshot']} ({r['date']}, n={r['n']}): "
+                            "oracle accuracy is not above no-context accuracy")
     for r in rows:
-        w = degenerate_warning(f"{r.model} {r.setting}", r.diagnostics or {})
+        w = degenerate_warning(f"{r.model} {r.setting}, snapshot {r.snapshot} ({r.date})", r.diagnostics or {})
         if w:
             warnings.append(w)
     return {"kind": "okgen-report", "settings": settings, "retrieval": retrieval, "runs": [asdict(r) for r in rows],
@@ -199,19 +201,22 @@ def render_markdown(report: dict[str, Any]) -> str:
     out = ["# okgen report", ""]
     if report["settings"]:
         out += ["## Accuracy without context and with the source article (oracle)", "",
-                "| snapshot | n | model | scoring | none | oracle | oracle gain |", "| --- | --- | --- | --- | --- | --- | --- |"]
+                "| date | snapshot | n | model | scoring | none | oracle | oracle gain |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in report["settings"]:
             gain = f"{100 * r['oracle_gain']:+.1f}" if r["oracle_gain"] is not None else "–"
-            out.append(f"| {r['snapshot']} | {r['n']} | {r['model']} | {_mode(r)} | {_fmt(r['none'])} | {_fmt(r['oracle'])} | {gain} |")
+            out.append(f"| {r['date']} | {r['snapshot']} | {r['n']} | {r['model']} | {_mode(r)} | {_fmt(r['none'])} | "
+                       f"{_fmt(r['oracle'])} | {gain} |")
         out.append("")
     if report["retrieval"]:
         ks = sorted({int(k) for r in report["retrieval"] for k in r["by_k"]})
         out += ["## Accuracy with retrieval (retriever x window x k)", "",
-                "| snapshot | n | model | scoring | retriever | window | " + " | ".join(f"k={k}" for k in ks) + " |",
-                "| --- | --- | --- | --- | --- | --- | " + " | ".join("---" for _ in ks) + " |"]
+                "| date | snapshot | n | model | scoring | retriever | window | " + " | ".join(f"k={k}" for k in ks) + " |",
+                "| --- | --- | --- | --- | --- | --- | --- | " + " | ".join("---" for _ in ks) + " |"]
         for r in report["retrieval"]:
             cells = " | ".join(_fmt(r["by_k"].get(str(k))) for k in ks)
-            out.append(f"| {r['snapshot']} | {r['n']} | {r['model']} | {_mode(r)} | {r['retriever']} | {r['window']}d | {cells} |")
+            out.append(f"| {r['date']} | {r['snapshot']} | {r['n']} | {r['model']} | {_mode(r)} | {r['retriever']} | "
+                       f"{r['window']}d | {cells} |")
         out.append("")
     issues = [r for r in report["runs"] if r["unparsed"] or r["errors"] or r["truncated"]]
     if issues:
@@ -230,15 +235,16 @@ def render_markdown(report: dict[str, Any]) -> str:
         out += ["## Answer diagnostics", "",
                 "Share of each predicted letter, accuracy per gold position, and the position bias (total-variation "
                 "distance between predicted and gold letters: 0 unbiased, 0.75 always one letter of four).", "",
-                "| model | setting | predicted letters | accuracy by gold position | position bias |",
-                "| --- | --- | --- | --- | --- |"]
+                "| date | snapshot | n | model | setting | predicted letters | accuracy by gold position | position bias |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in diag:
             d = r["diagnostics"]
             n = max(1, d["answered"])
             pred = " ".join(f"{k} {100 * v / n:.0f}%" for k, v in d["predicted_letters"].items())
             pos = " ".join(f"{k} {100 * v:.0f}%" for k, v in d["accuracy_by_gold_position"].items())
             flag = " ⚠" if d.get("dominant_letter") else ""
-            out.append(f"| {r['model']} | {_setting(r)} | {pred} | {pos} | {d['position_bias']:.2f}{flag} |")
+            out.append(f"| {r['date']} | {r['snapshot']} | {r['n']} | {r['model']} | {_setting(r)} | {pred} | {pos} | "
+                       f"{d['position_bias']:.2f}{flag} |")
         out.append("")
     if report.get("warnings"):
         out += ["## Warnings", ""] + [f"- {w}" for w in report["warnings"]] + [""]

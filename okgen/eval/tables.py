@@ -35,8 +35,8 @@ def settings_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     """One flat row per settings-table line."""
     out = []
     for r in report["settings"]:
-        row: dict[str, Any] = {"snapshot": r["snapshot"], "n": r["n"], "model": r["model"], "scoring": r["scoring"],
-                               "format": r["format"], "template": r["template"]}
+        row: dict[str, Any] = {"date": r.get("date", ""), "snapshot": r["snapshot"], "n": r["n"], "model": r["model"],
+                               "scoring": r["scoring"], "format": r["format"], "template": r["template"]}
         for s in ("none", "oracle"):
             c = r[s]
             row[s] = c["accuracy"] if c else ""
@@ -54,8 +54,8 @@ def retrieval_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     ks = sorted({int(k) for r in report["retrieval"] for k in r["by_k"]})
     out = []
     for r in report["retrieval"]:
-        row: dict[str, Any] = {"snapshot": r["snapshot"], "n": r["n"], "model": r["model"], "scoring": r["scoring"],
-                               "retriever": r["retriever"], "window": r["window"]}
+        row: dict[str, Any] = {"date": r.get("date", ""), "snapshot": r["snapshot"], "n": r["n"], "model": r["model"],
+                               "scoring": r["scoring"], "retriever": r["retriever"], "window": r["window"]}
         for k in ks:
             c = r["by_k"].get(str(k))
             row[f"k={k}"] = c["accuracy"] if c else ""
@@ -80,13 +80,20 @@ def _pct(cell: dict[str, Any] | None, ci: bool = True) -> str:
     return f"{100 * cell['accuracy']:.1f}" + (f" {{\\scriptsize [{100 * lo:.1f}, {100 * hi:.1f}]}}" if ci else "")
 
 
+def _dated(rows: list[dict[str, Any]]) -> bool:
+    """Whether the rows span several news days (the LaTeX tables then open with a date column)."""
+    return len({r.get("date") for r in rows}) > 1
+
+
 def settings_latex(report: dict[str, Any]) -> str:
-    """A booktabs tabular: model, scoring, none, oracle (with CIs), oracle gain."""
-    lines = [r"\begin{tabular}{llrrr}", r"\toprule", r"Model & Scoring & No context & Oracle & Gain \\", r"\midrule"]
+    """A booktabs tabular: (news day,) model, scoring, none, oracle (with CIs), oracle gain."""
+    day = _dated(report["settings"])
+    lines = [r"\begin{tabular}{" + "l" * day + r"llrrr}", r"\toprule",
+             ("Date & " if day else "") + r"Model & Scoring & No context & Oracle & Gain \\", r"\midrule"]
     for r in report["settings"]:
         gain = "--" if r["oracle_gain"] is None else f"{100 * r['oracle_gain']:+.1f}"
-        lines.append(f"{latex_escape(r['model'])} & {latex_escape(r['scoring'])} & {_pct(r['none'])} & "
-                     f"{_pct(r['oracle'])} & {gain} \\\\")
+        lines.append((f"{r['date']} & " if day else "") + f"{latex_escape(r['model'])} & {latex_escape(r['scoring'])} & "
+                     f"{_pct(r['none'])} & {_pct(r['oracle'])} & {gain} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
 
@@ -94,11 +101,14 @@ def settings_latex(report: dict[str, Any]) -> str:
 def retrieval_latex(report: dict[str, Any]) -> str:
     """A booktabs tabular: model, retriever, window, one column per k."""
     ks = sorted({int(k) for r in report["retrieval"] for k in r["by_k"]})
-    lines = [r"\begin{tabular}{lll" + "r" * len(ks) + "}", r"\toprule",
-             "Model & Retriever & Window & " + " & ".join(f"$k={k}$" for k in ks) + r" \\", r"\midrule"]
+    day = _dated(report["retrieval"])
+    lines = [r"\begin{tabular}{" + "l" * day + "lll" + "r" * len(ks) + "}", r"\toprule",
+             ("Date & " if day else "") + "Model & Retriever & Window & " + " & ".join(f"$k={k}$" for k in ks) + r" \\",
+             r"\midrule"]
     for r in report["retrieval"]:
         cells = " & ".join(_pct(r["by_k"].get(str(k)), ci=False) for k in ks)
-        lines.append(f"{latex_escape(r['model'])} & {latex_escape(r['retriever'])} & {r['window']}d & {cells} \\\\")
+        lines.append((f"{r['date']} & " if day else "")
+                     + f"{latex_escape(r['model'])} & {latex_escape(r['retriever'])} & {r['window']}d & {cells} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
 

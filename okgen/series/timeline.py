@@ -143,9 +143,8 @@ def build_timelines(docs: Sequence[dict[str, Any]], *, bucket: str = "month", ma
     for runs in by_model.values():
         if "oracle" in runs and "none" in runs:
             gap = knowledge_gap(runs["oracle"].rows, runs["none"].rows)
-            for tl in runs.values():
-                for r in tl.rows:
-                    r["gap_oracle_minus_none"] = gap.get(r["bucket"])
+            for r in runs["none"].rows:  # the no-context run's gap to its oracle: on its rows only, not repeated
+                r["gap_oracle_minus_none"] = gap.get(r["bucket"])
     return out
 
 
