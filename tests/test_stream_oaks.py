@@ -164,7 +164,7 @@ def test_eval_stream_reports_progress_off_a_terminal(tmp_path, caplog, monkeypat
     assert any(m.startswith("t01 window:1: 8/8 (100%)") for m in got), got
 
 
-def test_eval_stream_says_when_the_context_budget_cut_documents(tmp_path, monkeypatch):
+def test_eval_stream_says_when_the_context_budget_cut_documents(tmp_path):
     """``full`` reads every earlier document only while they fit the character budget; where
     they do not, the oldest are left out, and the run counts and the CLI says so (on real news
     days ``full`` then reads like a recency window)."""
@@ -181,11 +181,11 @@ def test_eval_stream_says_when_the_context_budget_cut_documents(tmp_path, monkey
     r = CliRunner().invoke(cli, ["--home", str(ws.home), "eval", "--stream", "t01", "-m", "random/seed0",
                                  "--setting", "full", "--out", str(tmp_path / "o")])
     assert r.exit_code == 0 and "warning: full" not in r.stderr, r.output  # the default budget holds this stream
-    from okgen.streams import evaluate
-
-    real = evaluate.run_stream_eval
-    monkeypatch.setattr(evaluate, "run_stream_eval", lambda *a, **kw: real(*a, **{**kw, "budget_chars": 60}))
     r = CliRunner().invoke(cli, ["--home", str(ws.home), "eval", "--stream", "t01", "-m", "random/seed0",
-                                 "--setting", "full", "--out", str(tmp_path / "o2")])
+                                 "--setting", "full", "--out", str(tmp_path / "o2"), "--context-chars", "60"])
     assert r.exit_code == 0, r.output
     assert f"warning: full: {res['context_cut']['pairs']} of 8 (question, interval) pairs read only the newest" in r.stderr
+    assert json.loads((tmp_path / "o2" / "full" / "run.json").read_text())["config"]["budget_chars"] == 60
+    r = CliRunner().invoke(cli, ["--home", str(ws.home), "eval", "--signature", "x", "-m", "random/seed0",
+                                 "--context-chars", "60"])
+    assert r.exit_code == 2 and "--context-chars is for --stream runs" in r.stderr

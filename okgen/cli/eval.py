@@ -50,10 +50,14 @@ def _ints(value: str | None, name: str) -> list[int]:
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Run folder (one run) or parent of run folders (default: data/runs/<snapshot>/<model>/).")
 @click.option("--overwrite", is_flag=True, help="Start again instead of resuming an existing run folder.")
+@click.option("--context-chars", type=click.IntRange(min=1), default=None,
+              help="--stream only: characters of documents a prompt may hold (default 6000; the newest kept). "
+                   "Raise it for a long-context model, or 'full' reads only the newest day of a real news stream.")
 @json_option
 def eval_cmd(ref: str | None, series_ref: str | None, stream_ref: str | None, model: str, setting: str, retriever: str, window: str | None, ks: str, scoring: str, fmt: str,
              template: str | None, judge: str | None, limit: int | None, seed: int, temperature: float,
-             max_tokens: int | None, chunk: int, out: str | None, overwrite: bool, json_out: bool) -> None:
+             max_tokens: int | None, chunk: int, out: str | None, overwrite: bool, context_chars: int | None,
+             json_out: bool) -> None:
     """Score a model on a snapshot: accuracy with a 95% CI, by source and answer position.
 
     Writes predictions.jsonl (resumable) and results.json per run. Examples:
@@ -75,8 +79,11 @@ def eval_cmd(ref: str | None, series_ref: str | None, stream_ref: str | None, mo
             raise click.UsageError("give only one of --signature, --series and --stream")
         from okgen.cli.stream_eval import echo_stream_eval
 
-        echo_stream_eval(stream_ref, model, _csv(setting), limit, out, want_json(json_out), overwrite)
+        echo_stream_eval(stream_ref, model, _csv(setting), limit, out, want_json(json_out), overwrite,
+                         context_chars=context_chars)
         return
+    if context_chars is not None:
+        raise click.UsageError("--context-chars is for --stream runs (a snapshot's contexts follow the model's window)")
     if (ref is None) == (series_ref is None):
         raise click.UsageError("give exactly one of --signature and --series")
     if series_ref is not None:

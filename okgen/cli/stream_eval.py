@@ -10,7 +10,7 @@ from okgen.cli.common import echo_json, echo_table, get_ctx
 
 
 def echo_stream_eval(ref: str, model: str, settings: list[str], limit: int | None, out: str | None,
-                     json_out: bool, overwrite: bool = False) -> None:
+                     json_out: bool, overwrite: bool = False, context_chars: int | None = None) -> None:
     """Run (or resume) every setting with one loaded model; print the metrics and transition tables; write
     ``report.md`` and ``accuracy.png`` beside the runs."""
     from okgen.errors import ConfigError
@@ -27,8 +27,9 @@ def echo_stream_eval(ref: str, model: str, settings: list[str], limit: int | Non
             raise click.BadParameter(str(e), param_hint="--setting") from None
     backend = load_backend(model, ws)
     try:
+        budget = {"budget_chars": context_chars} if context_chars else {}
         results = [run_stream_eval(ws, ref, model, s, limit=limit, backend=backend, overwrite=overwrite,
-                                   out=Path(out) / Setting.parse(s).name if out else None) for s in settings]
+                                   out=Path(out) / Setting.parse(s).name if out else None, **budget) for s in settings]
     finally:
         backend.close()
     parent = Path(results[0]["path"]).parent
@@ -38,8 +39,8 @@ def echo_stream_eval(ref: str, model: str, settings: list[str], limit: int | Non
     for r in results:
         if (cut := r.get("context_cut") or {}).get("pairs"):
             click.echo(f"warning: {r['setting']}: {cut['pairs']} of {cut['of']} (question, interval) pairs read only "
-                       f"the newest documents that fit {r['budget_chars']:,} characters ({cut['documents']:,} left out)",
-                       err=True)
+                       f"the newest documents that fit {r['budget_chars']:,} characters ({cut['documents']:,} left out; "
+                       "--context-chars raises the budget)", err=True)
     if json_out:
         echo_json(results)
         return
