@@ -16,12 +16,12 @@ def nlp():
     return load_pipeline()
 
 
-def _stem(nlp, sentence: str, answer: str) -> str | None:
+def _stem(nlp, sentence: str, answer: str, date_s: str = "April 12, 2025") -> str | None:
     from okgen.generate.stems import answer_kind, make_stem
 
     sent = next(nlp(sentence).sents)
     ent = next(e for e in sent.ents if e.text == answer)
-    stem = make_stem(sent, ent, answer_kind(ent), "April 12, 2025")
+    stem = make_stem(sent, ent, answer_kind(ent), date_s)
     return stem.question if stem else None
 
 
@@ -359,12 +359,7 @@ def test_a_relative_day_said_of_the_verb_becomes_its_date(nlp):
     "Monday" April 14; a day said of another verb ("said on Friday that ... will") or of a verb
     whose tense is unclear leaves, and the question is dated by the news day."""
     def stem(text, answer):
-        from okgen.generate.stems import answer_kind, make_stem
-
-        sent = next(nlp(text).sents)
-        ent = next(e for e in sent.ents if e.text == answer)
-        got = make_stem(sent, ent, answer_kind(ent), "April 10, 2025")
-        return got.question if got else None
+        return _stem(nlp, text, answer, "April 10, 2025")
 
     assert stem("Chinese President Xi Jinping raised duties on American soybeans to 84% on Wednesday, in response "
                 "to measures taken by Washington.", "84%") == (
@@ -905,12 +900,7 @@ def test_a_figure_a_named_speaker_reports_is_asked_as_what_the_speaker_said(nlp)
     speaker without a name ("he said") and a date (which date is asked: the saying's or the
     event's?) keep the plain form or none."""
     def stem(text, answer):
-        from okgen.generate.stems import answer_kind, make_stem
-
-        sent = next(nlp(text).sents)
-        ent = next(e for e in sent.ents if e.text == answer)
-        got = make_stem(sent, ent, answer_kind(ent), "April 10, 2025")
-        return got.question if got else None
+        return _stem(nlp, text, answer, "April 10, 2025")
 
     assert stem("Defence Minister Ada Lind said Rivertown had shipped 4,000 turbines to Lakeport since January.",
                 "4,000") == ("How many turbines did Defence Minister Ada Lind say Rivertown had shipped to Lakeport "
@@ -940,12 +930,7 @@ def test_this_year_is_written_as_the_news_day_s_year(nlp):
     the year, so the question stands alone; before, the phrase made the clause unusable ("this"
     read as a pronoun) or left silently."""
     def stem(text, answer):
-        from okgen.generate.stems import answer_kind, make_stem
-
-        sent = next(nlp(text).sents)
-        ent = next(e for e in sent.ents if e.text == answer)
-        got = make_stem(sent, ent, answer_kind(ent), "April 10, 2025")
-        return got.question if got else None
+        return _stem(nlp, text, answer, "April 10, 2025")
 
     assert stem("Orbis Motors has cut 300 jobs this year.", "300") == (
         "How many jobs has Orbis Motors cut in 2025, as reported on April 10, 2025?")
