@@ -330,3 +330,40 @@ def test_report_over_several_days_is_in_date_order_and_names_each_day(tmp_path):
             for r in load_rows([tmp_path / "runs"]) if r.date == "2026-03-10"]
     (w,) = build_report(rows)["warnings"]
     assert w.startswith(f"hf/m (loglik), snapshot {rows[0].snapshot} (2026-03-10, n={rows[0].n}): oracle accuracy"), w
+
+
+def test_a_second_process_writing_the_same_run_folder_is_refused(env, tmp_path):
+    """Two ``okgen eval`` processes on one run folder would append every prediction twice:
+    while one writes it, another is refused in one line, and nothing of the folder is lost."""
+    from okgen.errors import LockedError
+    from okgen.eval.rundir import folder_lock
+
+    ws, snap = env
+    out = tmp_path / "runs"
+    with folder_lock(ws, out):  # as another process would hold it (one run: --out is its folder)
+        with pytest.raises(LockedError, match=r"another okgen eval is writing .*runs.*try again when it has finished"):
+            run_eval(snap.name, "random/uniform", plan_runs(["none"]), EvalOptions(), workspace=ws, out=out)
+    (o,) = run_eval(snap.name, "random/uniform", plan_runs(["none"]), EvalOptions(), workspace=ws, out=out)
+    assert o.record.n == len(snap.questions)
+
+
+def test_runs_that_differ_in_format_or_size_are_told_apart_in_every_table():
+    """Two runs of one model, multiple choice (n=9) and open answers with a judge (n=3): the
+    LaTeX rows, the figure labels and the diagnostics table tell them apart; letter shares and
+    position bias are shown for multiple choice only."""
+    from okgen.eval.plots import _label
+    from okgen.eval.tables import settings_latex
+
+    cell = {"accuracy": 0.5, "ci95": [0.2, 0.8], "n": 9}
+    base = {"date": "2026-03-14", "snapshot": "abc", "template": "t", "none": cell, "oracle": None,
+            "oracle_gain": None, "model": "hf/m", "scoring": "generate"}
+    mc, op = {**base, "format": "mc", "judge": "none", "n": 9}, {**base, "format": "open", "judge": "hf/j", "n": 3}
+    tex = settings_latex({"settings": [mc, op], "runs": []})
+    assert "hf/m & generate & 9 &" in tex and "hf/m & open/generate +judge & 3 &" in tex
+    assert _label(mc, True) != _label(op, True)
+    diag = {"answered": 3, "predicted_letters": {"A": 3}, "accuracy_by_gold_position": {"A": 1.0},
+            "position_bias": 0.5}
+    runs = [{**r, "setting": "none", "retriever": "none", "window": None, "k": None, "diagnostics": diag,
+             "unparsed": 0, "errors": 0, "truncated": 0, "signature": "s"} for r in (mc, op)]
+    md = render_markdown({"settings": [], "retrieval": [], "runs": runs, "warnings": []})
+    assert "| hf/m | generate | none | A 100%" in md and "open/generate +judge | none | A" not in md

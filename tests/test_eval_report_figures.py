@@ -101,4 +101,4 @@ def test_random_seed_names_and_diagnostics(report):
     assert 0 <= d["position_bias"] <= 1 and set(d["accuracy_by_gold_position"]) == set(d["gold_letters"])
     # A seeded chance baseline answers like chance: no letter dominates.
     assert all(r["diagnostics"]["dominant_letter"] is None for r in rep["runs"])
-    assert "| random/seed0 | none |" in render_markdown(rep)
+    assert "| random/seed0 | loglik | none |" in render_markdown(rep)

@@ -202,6 +202,15 @@ def test_truncated_archive(make_snapshot, tmp_path, workspace):
     out = run_cli("snapshot", "verify", str(bad), home=workspace.home, ok=None)
     assert out.returncode == 1 and "truncated or corrupted" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+    # A byte changed near the end (after the tar's end marker, in its zero padding): every
+    # member still reads, but the gzip stream's CRC no longer matches; verify and extract refuse it.
+    flipped = bytearray(data)
+    flipped[-20] ^= 0xFF
+    bad.write_bytes(bytes(flipped))
+    with pytest.raises(ArchiveError, match="truncated or corrupted"):
+        safe_extract(bad, tmp_path / "out2")
+    out = run_cli("snapshot", "verify", str(bad), home=workspace.home, ok=None)
+    assert out.returncode == 1 and "truncated or corrupted" in out.stderr
 
 
 def test_resolve_by_every_reference(make_snapshot, workspace, tmp_path):

@@ -138,14 +138,16 @@ def test_review_sheet_round_trip_with_two_reviewers(make_snapshot, tmp_path, cap
     code, out, err = run_cli(capsys, "review", "import", str(sheet), str(b))
     assert code == 0, err
     r = load_quality(snap.path, snap.manifest.content_hash).review
-    assert r.reviewers == ("ana", "ben") and r.items == 12 and r.ratings == 24 and r.usable == 17
-    ci = binomtest(17, 24).proportion_ci(method="wilson")
+    # usable per question, when both call it publishable: i % 3 and i % 4 both non-zero, 6 of 12
+    assert r.reviewers == ("ana", "ben") and r.items == 12 and r.ratings == 24 and r.usable == 6
+    ci = binomtest(6, 12).proportion_ci(method="wilson")
     assert r.usable_ci95 == (round(ci.low, 4), round(ci.high, 4))
     assert r.criteria["clear"].yes == 24
     same = sum(int(i % 3 != 0) == int(i % 4 != 0) for i in range(12))
     assert r.agreement["raw"] == round(same / 12, 4) and "kappa ana/ben" in r.agreement
     code, out, _ = run_cli(capsys, "snapshot", "show", snap.signature.short)
-    assert code == 0 and "review: 17/24 usable" in out and "reviewer agreement" in out
+    assert code == 0 and "review: 6/12 questions usable" in out and "24 ratings by ana, ben" in out
+    assert "reviewer agreement" in out
     # Reports (okgen report) show the evidence of the runs' snapshots found in the workspace.
     from okgen.settings import Workspace
     from okgen.snapshot.quality import render_quality_markdown
@@ -153,7 +155,7 @@ def test_review_sheet_round_trip_with_two_reviewers(make_snapshot, tmp_path, cap
 
     short = snap.manifest.content_hash[:12]
     found = quality_of_snapshots([short, "0123456789ab"], Workspace.from_env())
-    assert list(found) == [short] and "review: 17/24 usable" in render_quality_markdown(found)
+    assert list(found) == [short] and "review: 6/12 questions usable" in render_quality_markdown(found)
 
 
 @pytest.mark.parametrize("breakage, message", [

@@ -173,6 +173,11 @@ def test_eval_stream_says_when_the_context_budget_cut_documents(tmp_path):
 
     ws = Workspace(tmp_path / "ws")
     import_oaks(ws, write(tmp_path, [DOC]), "t01")
+    from okgen.errors import LockedError
+    from okgen.eval.rundir import folder_lock
+
+    with folder_lock(ws, tmp_path / "locked"), pytest.raises(LockedError, match="another okgen eval --stream is writing"):
+        run_stream_eval(ws, "t01", "random/seed0", "full", out=tmp_path / "locked")  # as a second process would
     res = run_stream_eval(ws, "t01", "random/seed0", "full", budget_chars=60)
     assert res["context_cut"]["pairs"] > 0 and res["context_cut"]["documents"] >= res["context_cut"]["pairs"]
     rows = [json.loads(line) for line in (Path(res["path"]) / "predictions.jsonl").read_text().splitlines()]

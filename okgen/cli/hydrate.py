@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from okgen.cli.common import echo_json, get_ctx, json_option, progress_enabled, want_json
+from okgen.cli.common import echo_json, get_ctx, json_option, want_json
 
 SHOWN = 20  # rows listed per kind
 
@@ -26,7 +26,7 @@ def hydrate(ref: str, json_out: bool) -> None:
 
     ws = get_ctx().workspace
     snap = resolve(ref, ws)
-    snap, report = do_hydrate(snap, ws, progress=progress_enabled())
+    snap, report = do_hydrate(snap, ws, progress=True)  # a bar on a terminal, else a line every 10 s (-q: none)
     if want_json(json_out):
         echo_json(report.to_dict())
     else:

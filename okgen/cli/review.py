@@ -69,8 +69,8 @@ def import_cmd(files: tuple[str, ...], json_out: bool) -> None:
         echo_json({"snapshot": snap.name, "review": summary.model_dump(mode="json")})
         return
     lo, hi = summary.usable_ci95
-    click.echo(f"{snap.name}: {summary.usable}/{summary.ratings} usable ({summary.usable_rate:.1%}, "
-               f"95% CI {lo:.1%}-{hi:.1%}) over {summary.items} questions by {', '.join(summary.reviewers)}")
+    click.echo(f"{snap.name}: {summary.usable}/{summary.items} questions usable ({summary.usable_rate:.1%}, "
+               f"95% CI {lo:.1%}-{hi:.1%}); {summary.ratings} ratings by {', '.join(summary.reviewers)}")
     for c, n in summary.criteria.items():
         click.echo(f"  {c:<15} {n.yes}/{n.rated}")
     if summary.agreement:

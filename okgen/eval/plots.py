@@ -36,8 +36,13 @@ def _plt() -> Any:
     return plt
 
 
-def _label(r: dict[str, Any], several_modes: bool) -> str:
-    return r["model"] + (f" · {r['scoring']}" if several_modes else "")
+def _label(r: dict[str, Any], several_modes: bool, several_days: bool = False) -> str:
+    """The model, with its scoring (open format and judge too) where runs differ in it, and its
+    news day where several are shown: no two rows of a figure read the same."""
+    from okgen.eval.tables import mode_label
+
+    return (r["model"] + (f" · {mode_label(r)}" if several_modes else "")
+            + (f" · {r.get('date') or r['snapshot']}" if several_days else ""))
 
 
 def _save(fig: Any, out_dir: Path, stem: str, formats: Sequence[str]) -> list[Path]:
@@ -72,7 +77,8 @@ def plot_by_setting(report: dict[str, Any], out_dir: Path, formats: Sequence[str
     plt = _plt()
     rows = report["settings"]
     ret = _retrieval_pick(report)
-    several = len({(r["scoring"], r["snapshot"]) for r in rows}) > 1
+    several = len({(r["scoring"], r["format"], r["judge"]) for r in rows}) > 1
+    days = len({r["snapshot"] for r in rows}) > 1
     settings = ["none", "oracle"] + (["retrieval"] if ret else [])
     n = len(rows)
     fig, ax = plt.subplots(figsize=(8.0, max(2.6, 0.5 * n * len(settings) / 2 + 1.4)))
@@ -89,7 +95,7 @@ def plot_by_setting(report: dict[str, Any], out_dir: Path, formats: Sequence[str
             hi.append(100 * (cell["ci95"][1] - cell["accuracy"]))
         ax.barh(ys, acc, height, xerr=[lo, hi], capsize=2, color=OKABE_ITO[j], edgecolor="black", linewidth=0.4,
                 hatch=["", "//", ".."][j], label=SETTING_LABEL[s], error_kw={"elinewidth": 0.8})
-    ax.set_yticks(range(n), [_label(r, several) for r in reversed(rows)], fontsize=8)
+    ax.set_yticks(range(n), [_label(r, several, days) for r in reversed(rows)], fontsize=8)
     ax.set_xlim(0, 100)
     ax.set_xlabel("accuracy (%), bootstrap 95% CI")
     ax.axvline(25, color="grey", linestyle=":", linewidth=1, label="chance (4 choices)")
@@ -102,7 +108,8 @@ def plot_vs_k(report: dict[str, Any], out_dir: Path, formats: Sequence[str]) -> 
     """Accuracy against k, ticks at the k's run."""
     plt = _plt()
     rows = report["retrieval"]
-    several = len({(r["scoring"], r["snapshot"]) for r in rows}) > 1
+    several = len({(r["scoring"], r["format"], r["judge"]) for r in rows}) > 1
+    days = len({r["snapshot"] for r in rows}) > 1
     fig, ax = plt.subplots(figsize=(8.0, max(3.5, 0.22 * len(rows) + 1.0)))
     all_k: set[int] = set()
     for i, r in enumerate(rows):
@@ -111,7 +118,7 @@ def plot_vs_k(report: dict[str, Any], out_dir: Path, formats: Sequence[str]) -> 
         acc = [100 * r["by_k"][str(k)]["accuracy"] for k in ks]
         ax.plot(ks, acc, color=OKABE_ITO[i % len(OKABE_ITO)], marker=MARKERS[(i + i // len(OKABE_ITO)) % len(MARKERS)],
                 linestyle=LINESTYLES[(i // len(OKABE_ITO)) % len(LINESTYLES)],
-                label=f"{_label(r, several)} · {r['retriever']} {r['window']}d")
+                label=f"{_label(r, several, days)} · {r['retriever']} {r['window']}d")
     ks = sorted(all_k)
     ax.set_xticks(ks, [str(k) for k in ks])
     if len(ks) > 1 and ks[-1] / max(1, ks[0]) >= 20:

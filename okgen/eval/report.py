@@ -23,6 +23,7 @@ from typing import Any
 
 from okgen.errors import NotFoundError, OkgenError
 from okgen.eval.stats import degenerate_warning
+from okgen.eval.tables import mode_label
 from okgen.files import read_model_json
 from okgen.schema import EvalRecord
 from okgen.signature import EvalSignature
@@ -205,7 +206,7 @@ def render_markdown(report: dict[str, Any]) -> str:
                 "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in report["settings"]:
             gain = f"{100 * r['oracle_gain']:+.1f}" if r["oracle_gain"] is not None else "–"
-            out.append(f"| {r['date']} | {r['snapshot']} | {r['n']} | {r['model']} | {_mode(r)} | {_fmt(r['none'])} | "
+            out.append(f"| {r['date']} | {r['snapshot']} | {r['n']} | {r['model']} | {mode_label(r)} | {_fmt(r['none'])} | "
                        f"{_fmt(r['oracle'])} | {gain} |")
         out.append("")
     if report["retrieval"]:
@@ -215,7 +216,7 @@ def render_markdown(report: dict[str, Any]) -> str:
                 "| --- | --- | --- | --- | --- | --- | --- | " + " | ".join("---" for _ in ks) + " |"]
         for r in report["retrieval"]:
             cells = " | ".join(_fmt(r["by_k"].get(str(k))) for k in ks)
-            out.append(f"| {r['date']} | {r['snapshot']} | {r['n']} | {r['model']} | {_mode(r)} | {r['retriever']} | "
+            out.append(f"| {r['date']} | {r['snapshot']} | {r['n']} | {r['model']} | {mode_label(r)} | {r['retriever']} | "
                        f"{r['window']}d | {cells} |")
         out.append("")
     issues = [r for r in report["runs"] if r["unparsed"] or r["errors"] or r["truncated"]]
@@ -230,21 +231,21 @@ def render_markdown(report: dict[str, Any]) -> str:
             out.append(f"| {r['snapshot']} | {r['n']} | {r['model']} | {r['setting']} | {r['retriever']} | {window} | "
                        f"{r['k'] or '–'} | {r['unparsed']} | {r['errors']} | {r['truncated']} |")
         out.append("")
-    diag = [r for r in report["runs"] if r.get("diagnostics")]
+    diag = [r for r in report["runs"] if r.get("diagnostics") and r["format"] == "mc"]  # letters: multiple choice only
     if diag:
         out += ["## Answer diagnostics", "",
                 "Share of each predicted letter, accuracy per gold position, and the position bias (total-variation "
                 "distance between predicted and gold letters: 0 unbiased, 0.75 always one letter of four).", "",
-                "| date | snapshot | n | model | setting | predicted letters | accuracy by gold position | position bias |",
-                "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+                "| date | snapshot | n | model | scoring | setting | predicted letters | accuracy by gold position | position bias |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in diag:
             d = r["diagnostics"]
             n = max(1, d["answered"])
             pred = " ".join(f"{k} {100 * v / n:.0f}%" for k, v in d["predicted_letters"].items())
             pos = " ".join(f"{k} {100 * v:.0f}%" for k, v in d["accuracy_by_gold_position"].items())
             flag = " ⚠" if d.get("dominant_letter") else ""
-            out.append(f"| {r['date']} | {r['snapshot']} | {r['n']} | {r['model']} | {_setting(r)} | {pred} | {pos} | "
-                       f"{d['position_bias']:.2f}{flag} |")
+            out.append(f"| {r['date']} | {r['snapshot']} | {r['n']} | {r['model']} | {mode_label(r)} | {_setting(r)} | {pred} | "
+                       f"{pos} | {d['position_bias']:.2f}{flag} |")
         out.append("")
     if report.get("warnings"):
         out += ["## Warnings", ""] + [f"- {w}" for w in report["warnings"]] + [""]
@@ -259,9 +260,6 @@ def _setting(r: dict[str, Any]) -> str:
     return f"retrieval {r['retriever']} {r['window']}d k={r['k']}"
 
 
-def _mode(r: dict[str, Any]) -> str:
-    s = r["scoring"] if r["format"] == "mc" else f"open/{r['scoring']}"
-    return s + ("" if r["judge"] == "none" else " +judge")
 
 
 def plot_report(report: dict[str, Any], out_dir: str | Path, formats: Sequence[str] = ("png", "svg")) -> list[Path]:

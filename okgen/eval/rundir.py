@@ -20,6 +20,18 @@ log = logging.getLogger(__name__)
 RUN_FILE, PREDICTIONS, RESULTS = "run.json", "predictions.jsonl", "results.json"
 
 
+def folder_lock(ws: Any, path: Path, what: str = "okgen eval") -> Any:
+    """The lock one process holds while it writes the run folder ``path`` (under the workspace's
+    ``data/locks/``, named by the folder's resolved path): a second process writing the same
+    folder would append every prediction twice."""
+    from okgen.daily.lock import RunLock
+    from okgen.hashing import sha256_text
+
+    name = f"run-{sha256_text(str(Path(path).resolve()))[:16]}.lock"
+    return RunLock(ws.data_dir / "locks" / name,
+                   message=f"another {what} is writing {path}{{holder}}; try again when it has finished")
+
+
 def open_run_dir(path: Path, cfg: dict[str, Any], overwrite: bool) -> dict[str, Any]:
     """Create the run folder, or check that an existing one holds this run (its run.json).
 

@@ -34,6 +34,7 @@ from okgen.eval.rundir import (
     PREDICTIONS,
     RESULTS,
     RUN_FILE,
+    folder_lock,
     open_run_dir,
     read_predictions,
     write_run_file,
@@ -335,7 +336,8 @@ class _Evaluator:
     def run_one(self, rs: RunSpec, path: Path) -> RunOutcome:
         created = [d for d in (path, *path.parents) if not d.exists()]
         try:
-            return self._run_one(rs, path)
+            with folder_lock(self.ws, path):
+                return self._run_one(rs, path)
         except BaseException:
             _remove_if_empty(path, created)
             raise

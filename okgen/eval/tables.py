@@ -80,6 +80,12 @@ def _pct(cell: dict[str, Any] | None, ci: bool = True) -> str:
     return f"{100 * cell['accuracy']:.1f}" + (f" {{\\scriptsize [{100 * lo:.1f}, {100 * hi:.1f}]}}" if ci else "")
 
 
+def mode_label(r: dict[str, Any]) -> str:
+    """A run's scoring as every table and figure names it: ``loglik``, ``open/generate +judge``."""
+    s = r["scoring"] if r["format"] == "mc" else f"open/{r['scoring']}"
+    return s + ("" if r["judge"] == "none" else " +judge")
+
+
 def _dated(rows: list[dict[str, Any]]) -> bool:
     """Whether the rows span several news days (the LaTeX tables then open with a date column)."""
     return len({r.get("date") for r in rows}) > 1
@@ -88,12 +94,12 @@ def _dated(rows: list[dict[str, Any]]) -> bool:
 def settings_latex(report: dict[str, Any]) -> str:
     """A booktabs tabular: (news day,) model, scoring, none, oracle (with CIs), oracle gain."""
     day = _dated(report["settings"])
-    lines = [r"\begin{tabular}{" + "l" * day + r"llrrr}", r"\toprule",
-             ("Date & " if day else "") + r"Model & Scoring & No context & Oracle & Gain \\", r"\midrule"]
+    lines = [r"\begin{tabular}{" + "l" * day + r"llrrrr}", r"\toprule",
+             ("Date & " if day else "") + r"Model & Scoring & $n$ & No context & Oracle & Gain \\", r"\midrule"]
     for r in report["settings"]:
         gain = "--" if r["oracle_gain"] is None else f"{100 * r['oracle_gain']:+.1f}"
-        lines.append((f"{r['date']} & " if day else "") + f"{latex_escape(r['model'])} & {latex_escape(r['scoring'])} & "
-                     f"{_pct(r['none'])} & {_pct(r['oracle'])} & {gain} \\\\")
+        lines.append((f"{r['date']} & " if day else "") + f"{latex_escape(r['model'])} & {latex_escape(mode_label(r))} & "
+                     f"{r['n']} & {_pct(r['none'])} & {_pct(r['oracle'])} & {gain} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
 

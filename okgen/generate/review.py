@@ -166,13 +166,19 @@ def summarize(rows: Sequence[dict[str, Any]], sheets: Sequence[str] = ()) -> Any
     from okgen.snapshot.quality import CriterionCount, ReviewSummary
 
     n = len(rows)
-    usable = sum(r["publishable"] for r in rows)
-    ci = binomtest(usable, n).proportion_ci(confidence_level=0.95, method="wilson")
+    # Per question, not per rating: two reviewers' ratings of one question are not independent
+    # draws, and counting them apart would narrow the interval and weigh that question double.
+    # A question is usable when every reviewer who rated it says publishable.
+    verdicts: dict[str, bool] = {}
+    for r in rows:
+        verdicts[r["question_id"]] = verdicts.get(r["question_id"], True) and bool(r["publishable"])
+    items, usable = len(verdicts), sum(verdicts.values())
+    ci = binomtest(usable, items).proportion_ci(confidence_level=0.95, method="wilson")
     reviewers = sorted({r["reviewer"] for r in rows})
     return ReviewSummary(
-        reviewers=tuple(reviewers), items=len({r["question_id"] for r in rows}), ratings=n,
+        reviewers=tuple(reviewers), items=items, ratings=n,
         criteria={c: CriterionCount(yes=sum(r[c] for r in rows), rated=n) for c in CRITERIA},
-        usable=usable, usable_rate=round(usable / n, 4), usable_ci95=(round(ci.low, 4), round(ci.high, 4)),
+        usable=usable, usable_rate=round(usable / items, 4), usable_ci95=(round(ci.low, 4), round(ci.high, 4)),
         agreement=agreement(rows) if len(reviewers) > 1 else None, sheets=tuple(sheets))
 
 

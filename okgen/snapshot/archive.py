@@ -128,6 +128,7 @@ def list_members(archive: str | os.PathLike[str], max_member_bytes: int = MAX_ME
                 members.append(m)
                 if len(members) > MAX_MEMBERS:
                     raise ArchiveError(f"{archive.name}: more than {MAX_MEMBERS} members")
+        _check_stream(archive, max_total_bytes + TAR_OVERHEAD * (len(members) + 2))
     except ArchiveError:
         raise
     except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, OSError) as e:
@@ -135,6 +136,20 @@ def list_members(archive: str | os.PathLike[str], max_member_bytes: int = MAX_ME
     if not members:
         raise ArchiveError(f"{archive.name}: empty archive")
     return members
+
+
+TAR_OVERHEAD = 10 << 10  # bytes of headers and padding a member may add to the uncompressed stream
+
+
+def _check_stream(archive: Path, limit: int) -> None:
+    """Read the whole gzip stream, so its CRC and length are checked: tar stops at its end
+    marker, and a changed byte after it (or in its padding) would go unnoticed."""
+    read = 0
+    with gzip.open(archive, "rb") as f:
+        while chunk := f.read(1 << 20):
+            read += len(chunk)
+            if read > limit:
+                raise ArchiveError(f"{archive.name}: the compressed stream holds more than its members ({limit} bytes)")
 
 
 def safe_extract(archive: str | os.PathLike[str], dest: str | os.PathLike[str], *,

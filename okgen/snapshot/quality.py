@@ -87,11 +87,12 @@ class ReviewSummary(_Frozen):
     criteria: dict[str, CriterionCount]
     """Counts of every criterion over all ratings."""
     usable: int
-    """Ratings with ``publishable`` = 1."""
+    """Questions every reviewer who rated them marked ``publishable`` = 1 (a question two
+    reviewers rated counts once: the sample is of questions, not of ratings)."""
     usable_rate: float
-    """``usable`` / ratings."""
+    """``usable`` / ``items``."""
     usable_ci95: tuple[float, float]
-    """Wilson 95 % interval of the usable rate (``scipy.stats.binomtest(...).proportion_ci``)."""
+    """Wilson 95 % interval of the usable rate over the questions (``scipy.stats.binomtest(...).proportion_ci``)."""
     agreement: dict[str, float] | None = None
     """With several reviewers: Cohen's kappa of ``publishable`` per reviewer pair (scikit-learn)
     on the questions both rated, and ``raw`` pairwise percentage agreement; None with one."""
@@ -291,8 +292,8 @@ def render_quality(q: QualityEvidence) -> list[str]:
     r = q.review
     if r is not None:
         lo, hi = r.usable_ci95
-        lines.append(f"review: {r.usable}/{r.ratings} usable ({r.usable_rate:.1%}, 95% CI {lo:.1%}-{hi:.1%}) "
-                     f"over {r.items} questions by {', '.join(r.reviewers)}")
+        lines.append(f"review: {r.usable}/{r.items} questions usable ({r.usable_rate:.1%}, 95% CI {lo:.1%}-{hi:.1%}); "
+                     f"{r.ratings} ratings by {', '.join(r.reviewers)}")
         if r.agreement:
             lines.append("reviewer agreement: " + ", ".join(f"{k} {v:.2f}" for k, v in r.agreement.items()))
     return lines

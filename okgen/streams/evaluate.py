@@ -222,6 +222,7 @@ def run_stream_eval(ws: Workspace, ref: str, model: str, setting: str, *, limit:
         ConfigError: a bad setting or model spec; a run folder holding another run.
         IntegrityError: the stream fails verification.
     """
+    from okgen.eval.rundir import folder_lock
     from okgen.eval.runner import _remove_if_empty
     from okgen.models.registry import load_backend
     from okgen.streams.store import open_verified_stream
@@ -235,40 +236,45 @@ def run_stream_eval(ws: Workspace, ref: str, model: str, setting: str, *, limit:
     cfg = {"kind": "okgen-stream-eval", "stream": stream.manifest.name, "stream_hash": stream.manifest.content_hash,
            "model": spec_name, "setting": st.name, "template": TEMPLATE, "template_hash": TEMPLATE_HASH,
            "budget_chars": budget_chars, "limit": limit}
-    created = [d for d in (run, *run.parents) if not d.exists()]
+    lock = folder_lock(ws, run, "okgen eval --stream")
+    lock.acquire()  # one process a run folder: two would append every prediction twice
     try:
-        stored = open_run_dir(run, cfg, overwrite)
-        be = backend or load_backend(model, ws)
-        if not stored:
-            write_run_file(run, cfg, stream.manifest.signature, spec_name, be.info())
-        done = read_rows(run / PREDICTIONS)
-        intervals = stream.manifest.intervals
-        keys = [(q.id, iv.index) for q in questions for iv in intervals]
-        resumed = sum(1 for k in keys if k in done and done[k]["error"] is None)
-        if resumed:
-            log.info("%s: resuming, %d of %d (question, interval) pairs already scored", run.name, resumed, len(keys))
-        scored_now = _score_pending(stream, view, questions, st, be, budget_chars, run / PREDICTIONS, done)
-    except BaseException:
-        _remove_if_empty(run, created)
-        raise
-    rows = [done[k] for k in keys]
-    items = [([r["gold"] for r in rows[i:i + len(intervals)]], [r["pred"] for r in rows[i:i + len(intervals)]])
-             for i in range(0, len(rows), len(intervals))]
-    sc = score(items)
-    errors = sum(1 for r in rows if r["error"] is not None)
-    if errors:
-        log.warning("%s: %d of %d answers failed and count as wrong (rerun the same command to retry them)",
-                    run.name, errors, len(rows))
-    results = {"kind": "okgen-stream-eval", "stream": stream.manifest.name, "signature": stream.manifest.signature,
-               "model": spec_name, "setting": setting, "template": TEMPLATE, "template_hash": TEMPLATE_HASH,
-               "budget_chars": budget_chars, "limit": limit,
-               "intervals": [iv.label for iv in intervals], "resumed": resumed, "scored_now": scored_now,
-               "errors": errors, "phase_boundaries": _boundaries(stream, questions), **sc.to_dict(),
-               "dated": rates(questions, rows, len(intervals)), "by_age": by_age(view, rows),
-               "context_cut": context_cut(rows)}
-    atomic_write_text(run / RESULTS, json.dumps(results, indent=2) + "\n")
-    results["path"] = str(run)
-    return results
+        created = [d for d in (run, *run.parents) if not d.exists()]
+        try:
+            stored = open_run_dir(run, cfg, overwrite)
+            be = backend or load_backend(model, ws)
+            if not stored:
+                write_run_file(run, cfg, stream.manifest.signature, spec_name, be.info())
+            done = read_rows(run / PREDICTIONS)
+            intervals = stream.manifest.intervals
+            keys = [(q.id, iv.index) for q in questions for iv in intervals]
+            resumed = sum(1 for k in keys if k in done and done[k]["error"] is None)
+            if resumed:
+                log.info("%s: resuming, %d of %d (question, interval) pairs already scored", run.name, resumed, len(keys))
+            scored_now = _score_pending(stream, view, questions, st, be, budget_chars, run / PREDICTIONS, done)
+        except BaseException:
+            _remove_if_empty(run, created)
+            raise
+        rows = [done[k] for k in keys]
+        items = [([r["gold"] for r in rows[i:i + len(intervals)]], [r["pred"] for r in rows[i:i + len(intervals)]])
+                 for i in range(0, len(rows), len(intervals))]
+        sc = score(items)
+        errors = sum(1 for r in rows if r["error"] is not None)
+        if errors:
+            log.warning("%s: %d of %d answers failed and count as wrong (rerun the same command to retry them)",
+                        run.name, errors, len(rows))
+        results = {"kind": "okgen-stream-eval", "stream": stream.manifest.name, "signature": stream.manifest.signature,
+                   "model": spec_name, "setting": setting, "template": TEMPLATE, "template_hash": TEMPLATE_HASH,
+                   "budget_chars": budget_chars, "limit": limit,
+                   "intervals": [iv.label for iv in intervals], "resumed": resumed, "scored_now": scored_now,
+                   "errors": errors, "phase_boundaries": _boundaries(stream, questions), **sc.to_dict(),
+                   "dated": rates(questions, rows, len(intervals)), "by_age": by_age(view, rows),
+                   "context_cut": context_cut(rows)}
+        atomic_write_text(run / RESULTS, json.dumps(results, indent=2) + "\n")
+        results["path"] = str(run)
+        return results
+    finally:
+        lock.release()
 
 
 def context_cut(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
