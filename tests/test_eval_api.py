@@ -215,7 +215,7 @@ def test_retrieval_options_without_the_retrieval_setting_are_refused(env, tmp_pa
     proc = _okgen(["eval", "-s", snap.name, "-m", "random/uniform", "--setting", "none,oracle", "--k", "3",
                    "--retriever", "dpr", "--out", str(tmp_path / "x")], ws)
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 1 and "--retriever, --k apply to --setting retrieval only" in err
+    assert proc.returncode == 2 and "--retriever, --k apply to --setting retrieval only" in err
     assert not (tmp_path / "x").exists()
 
 
@@ -230,3 +230,16 @@ def test_judge_prompt_fills_placeholders_in_one_pass(tmp_path):
             judge.close()
         user = srv.requests[0]["messages"][-1]["content"]
     assert "Question: Who wrote {answer}?" in user and "Candidate answer: Rosa Novak" in user
+
+
+def test_a_limit_of_the_whole_snapshot_is_the_full_run(env, tmp_path):
+    ws, snap = env
+    n = len(snap.questions)
+    full = run_eval(snap.name, "random/seed0", [RunSpec("none")], EvalOptions(), workspace=ws, out=tmp_path / "r")[0]
+    over = run_eval(snap.name, "random/seed0", [RunSpec("none")], EvalOptions(limit=n + 50), workspace=ws,
+                    out=tmp_path / "r")[0]  # the same folder: resumed, not refused as another run
+    assert over.record.signature == full.record.signature and "|limit:none|" in over.record.signature
+    assert over.record.n == n and over.scored_now == 0 and over.resumed == n
+    part = run_eval(snap.name, "random/seed0", [RunSpec("none")], EvalOptions(limit=n - 1), workspace=ws,
+                    out=tmp_path / "p")[0]
+    assert f"|limit:{n - 1}|" in part.record.signature and part.record.n == n - 1

@@ -45,3 +45,18 @@ def test_memory_ls_and_a_bad_memory(tmp_path):
     r = CliRunner().invoke(cli, ["--home", str(tmp_path), "memory", "eval", "--series", "x", "-m", "random/seed0",
                                  "--memory", "nope"])
     assert r.exit_code == 1 and "unknown memory 'nope'" in str(r.exception)
+
+
+def test_a_setting_folder_another_process_writes_is_refused_before_the_model_loads(tmp_path):
+    from okgen.errors import LockedError
+    from okgen.eval.rundir import folder_lock
+    from okgen.memory.evaluate import run_memory_eval
+
+    ws = Workspace(tmp_path)
+    entity_series(ws)
+    out = tmp_path / "runs"
+    with folder_lock(ws, out / "mem-bm25"):  # as a second process would hold it
+        # The model spec cannot load: the lock is what refuses, before any loading.
+        with pytest.raises(LockedError, match=r"another okgen memory eval is writing .*mem-bm25"):
+            run_memory_eval("entity", "hf/no/such-model", ["none", "mem:bm25"], workspace=ws, out=out)
+    assert not (out / "none").exists()

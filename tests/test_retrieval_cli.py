@@ -69,7 +69,7 @@ def test_index_build_refuses_an_unknown_retriever_before_any_work(capsys, worksp
     assert code == 1 and "no snapshot matches" in err and len(err.strip().splitlines()) == 1
     code, _, err = run(capsys, "index", "build", "--signature", snap.manifest.content_hash[:12], "--retriever", "bm25",
                        "--window", "1,x")
-    assert code == 1 and "windows must be whole numbers" in err
+    assert code == 2 and "--window must be whole numbers" in err
 
 
 def test_retrieval_eval_writes_json_markdown_and_plot(capsys, workspace, snap, tmp_path):

@@ -12,7 +12,7 @@ import pytest
 
 from okgen.errors import ConfigError, NotFoundError, OkgenError
 from okgen.retrieval.base import Doc
-from okgen.retrieval.evaluate import Cell, parse_int_list, score_cell
+from okgen.retrieval.evaluate import Cell, RetrievalReport, hit_interval, parse_int_list, score_cell
 from okgen.retrieval.specs import available_specs, load_spec, packaged_spec_dir, spec_from_dict
 from okgen.retrieval.windows import (
     EmptyWindowError,
@@ -163,6 +163,19 @@ def test_hit_rate_and_mrr():
     assert cell.mrr[1] == pytest.approx(1 / 5)
     assert cell.mrr[3] == pytest.approx((1 + 1 / 2) / 5)
     assert cell.mrr[5] == pytest.approx((1 + 1 / 2 + 1 / 4) / 5)
+
+
+def test_hit_rates_carry_the_wilson_interval_of_their_count():
+    # 13 of 14: the Wilson score interval (z = 1.96) is [0.6853, 0.9873]
+    low, high = hit_interval(13, 14)
+    assert low == pytest.approx(0.6853, abs=1e-3) and high == pytest.approx(0.9873, abs=1e-3)
+    assert hit_interval(0, 0) is None
+    cell = Cell("bm25", 1, n=0)
+    score_cell(cell, [1] * 13 + [None], [1])
+    report = RetrievalReport("s", "sig", "2026-11-21", 14, False, ["bm25"], [1], [1], [cell])
+    row = report.rows()[0]
+    assert row["hits"] == 13 and row["hit_rate_ci95"] == [pytest.approx(0.6853, abs=1e-3), pytest.approx(0.9873, abs=1e-3)]
+    assert "| bm25 |  | 1 | 0.929 [0.69, 0.99] | 0.929 |" in report.to_markdown()
 
 
 def test_parse_int_list():

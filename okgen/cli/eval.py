@@ -18,7 +18,7 @@ def _ints(value: str | None, name: str) -> list[int]:
     try:
         return [int(x) for x in _csv(value)]
     except ValueError:
-        raise ConfigError(f"--{name} takes integers (comma-separated), got {value!r}") from None
+        raise click.BadParameter(f"takes integers (comma-separated), got {value!r}", param_hint=f"--{name}") from None
 
 
 @click.command("eval")
@@ -116,8 +116,11 @@ def eval_cmd(ref: str | None, series_ref: str | None, stream_ref: str | None, mo
                  if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE]
         if stray:  # silently ignoring them would report a run the user did not ask for
             verb = "applies" if len(stray) == 1 else "apply"
-            raise ConfigError(f"{', '.join(stray)} {verb} to --setting retrieval only (got --setting {setting})")
-    runs = plan_runs(_csv(setting), _csv(retriever) or ["bm25"], _ints(window, "window"), _ints(ks, "k") or [5])
+            raise click.UsageError(f"{', '.join(stray)} {verb} to --setting retrieval only (got --setting {setting})")
+    try:
+        runs = plan_runs(_csv(setting), _csv(retriever) or ["bm25"], _ints(window, "window"), _ints(ks, "k") or [5])
+    except ConfigError as e:  # an unknown setting, k or window below 1: the command line is wrong
+        raise click.UsageError(str(e)) from None
     opts = EvalOptions(scoring=scoring, fmt=fmt, template=template, limit=limit, seed=seed, temperature=temperature,
                        max_tokens=max_tokens, judge=judge, chunk_size=chunk, overwrite=overwrite)
     if series_ref is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from okgen.cli.common import echo_json, echo_table, get_ctx, json_option, want_json
-from okgen.errors import OkgenError
+from okgen.errors import ConfigError, OkgenError
 
 
 def _names(values: tuple[str, ...]) -> list[str]:
@@ -43,7 +43,10 @@ def build(ref: str, retrievers: tuple[str, ...], windows: tuple[str, ...], rebui
     for name in names:  # a misspelt name is one line before any work, not a failed index each
         find_spec_file(name, ws)
     snap = resolve(ref, ws)
-    wins = parse_int_list(",".join(windows), "windows")
+    try:
+        wins = parse_int_list(",".join(windows), "--window")
+    except ConfigError as e:  # the command line is wrong: a usage error (exit 2)
+        raise click.UsageError(str(e)) from None
     rows, failed = [], 0
     for name in names:
         for w in wins:

@@ -149,6 +149,10 @@ class _Terminated(KeyboardInterrupt):
     is wound down the same way (finished articles and pages are already stored)."""
 
 
+# What a user wants to know when a long run stops part-way: every verb keeps finished work.
+_RESUME = " (finished work is kept: the same command goes on from there)"
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
     raise _Terminated
 
@@ -166,12 +170,12 @@ def main(argv: list[str] | None = None) -> None:
         rv = cli.main(args=args, prog_name="okgen", standalone_mode=False, auto_envvar_prefix="OKGEN")
     except (_Terminated, click.exceptions.Abort) as e:  # click turns a KeyboardInterrupt into Abort
         if isinstance(e, _Terminated) or isinstance(e.__cause__, _Terminated):
-            click.echo("okgen: terminated", err=True)
+            click.echo(f"okgen: terminated{_RESUME}", err=True)
             sys.exit(143)
-        click.echo("okgen: interrupted", err=True)
+        click.echo(f"okgen: interrupted{_RESUME}", err=True)
         sys.exit(130)
     except KeyboardInterrupt:
-        click.echo("okgen: interrupted", err=True)
+        click.echo(f"okgen: interrupted{_RESUME}", err=True)
         sys.exit(130)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)

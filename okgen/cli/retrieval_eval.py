@@ -39,7 +39,12 @@ def retrieval_eval(ref: str, retrievers: str, windows: str, ks: str, with_choice
     from okgen.snapshot.store import resolve
 
     ws = get_ctx().workspace
-    wins, cutoffs = parse_int_list(windows, "windows"), parse_int_list(ks, "k")
+    from okgen.errors import ConfigError
+
+    try:
+        wins, cutoffs = parse_int_list(windows, "--windows"), parse_int_list(ks, "--k")
+    except ConfigError as e:  # the command line is wrong: a usage error (exit 2)
+        raise click.UsageError(str(e)) from None
     names = [r.strip() for r in retrievers.split(",") if r.strip()]
     for name in names:  # a misspelt name is one line before any work, not a run of failed cells
         find_spec_file(name, ws)

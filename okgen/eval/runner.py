@@ -128,8 +128,10 @@ def plan_runs(settings: Sequence[str], retrievers: Sequence[str] = ("bm25",), wi
         for r in retrievers:
             for w in windows or (None,):
                 for k in ks:
-                    if int(k) < 1 or (w is not None and int(w) < 1):
-                        raise ConfigError(f"window and k must be >= 1, got window {w}, k {k}")
+                    if int(k) < 1:
+                        raise ConfigError(f"k (passages given) must be >= 1, got {k}")
+                    if w is not None and int(w) < 1:
+                        raise ConfigError(f"a window must be >= 1 day, got {w}")
                     runs.append(RunSpec("retrieval", r, None if w is None else int(w), int(k)))
     return list(dict.fromkeys(runs))
 
@@ -253,8 +255,12 @@ class _Evaluator:
         from okgen.snapshot.store import resolve
         from okgen.snapshot.verify import verify_folder
 
-        self.ws, self.spec, self.opts = ws, spec, opts
         self.snap = resolve(ref, ws)
+        if opts.limit and opts.limit >= len(self.snap.questions):  # the whole snapshot: the same run as no limit
+            log.info("--limit %d covers all %d questions of %s: scoring them all", opts.limit,
+                     len(self.snap.questions), self.snap.name)
+            opts = replace(opts, limit=None)
+        self.ws, self.spec, self.opts = ws, spec, opts
         expected = parse_any(ref).snapshot_signature() if looks_like_signature(ref) else None
         report = verify_folder(self.snap.path, expected)
         if not report.ok:

@@ -64,23 +64,34 @@ def check_settings(settings: Sequence[str]) -> None:
 
 
 def _run_settings(spec: Any, ws: Workspace, backend: Backend | None, settings: Sequence[str], label: str,
-                  run_one: Callable[[str, Backend], dict[str, Any]]) -> list[dict[str, Any]]:
+                  root: Path, run_one: Callable[[str, Backend], dict[str, Any]]) -> list[dict[str, Any]]:
     """Each setting's run with the model under test loaded once (``backend`` when given: not
-    closed here)."""
-    owned = backend is None
-    if backend is None:
-        from okgen.models.registry import load_backend
+    closed here).
 
-        backend = load_backend(spec, ws)
-    runs = []
-    try:
-        for s in settings:
-            log.info("%s: %s", label, s)
-            runs.append(run_one(s, backend))
-    finally:
-        if owned:
-            backend.close()
-    return runs
+    Every setting's run folder (``root/<setting>``) is locked before the model loads: a second
+    process writing the same folder would append every prediction twice (it is refused in one
+    line, and settings in other folders may run beside it)."""
+    from contextlib import ExitStack
+
+    from okgen.eval.rundir import folder_lock
+
+    with ExitStack() as locks:
+        for s in dict.fromkeys(settings):
+            locks.enter_context(folder_lock(ws, root / slug(s), "okgen memory eval"))
+        owned = backend is None
+        if backend is None:
+            from okgen.models.registry import load_backend
+
+            backend = load_backend(spec, ws)
+        runs = []
+        try:
+            for s in settings:
+                log.info("%s: %s", label, s)
+                runs.append(run_one(s, backend))
+        finally:
+            if owned:
+                backend.close()
+        return runs
 
 
 def run_memory_eval(ref: str, model: str, settings: Sequence[str], opts: StreamOptions | None = None, *,
@@ -105,7 +116,7 @@ def run_memory_eval(ref: str, model: str, settings: Sequence[str], opts: StreamO
     manifest, days = stream_from_series(ref, ws)
     spec = parse_model_spec(model)
     root = Path(out) if out is not None else ws.runs_dir / "memory" / manifest.name / model_slug(spec)
-    runs = _run_settings(spec, ws, backend, settings, manifest.name,
+    runs = _run_settings(spec, ws, backend, settings, manifest.name, root,
                          lambda s, be: run_stream(days, s, be, root / slug(s), opts, memory_model=memory_model))
     rows = compare(runs)
     summary = {"series": manifest.signature, "model": spec.text or spec.name, "rows": rows,
@@ -144,7 +155,7 @@ def run_memory_stream_eval(ref: str, model: str, settings: Sequence[str], opts: 
     stream = open_verified_stream(ref, ws)
     spec = parse_model_spec(model)
     root = Path(out) if out is not None else ws.runs_dir / "memory" / "streams" / stream.manifest.name / model_slug(spec)
-    runs = _run_settings(spec, ws, backend, settings, stream.manifest.name,
+    runs = _run_settings(spec, ws, backend, settings, stream.manifest.name, root,
                          lambda s, be: run_stream_memory(stream, s, be, root / slug(s), opts, memory_model=memory_model))
     rows = compare(runs)
     summary = {"stream": stream.manifest.signature, "model": spec.text or spec.name, "rows": rows,

@@ -2,7 +2,9 @@
 
 The query is each question's text (optionally followed by its choices); the gold document is
 the question's article. Hit rate@k is the share of questions whose article is in the top k;
-MRR@k averages 1/rank of the article, counting 0 past rank k. A query with no indexable
+MRR@k averages 1/rank of the article, counting 0 past rank k. Each hit rate carries the Wilson
+95 % interval of its count (a day's snapshot holds tens of questions, not thousands, so two
+retrievers a few points apart are often within each other's interval). A query with no indexable
 token counts as a miss. A retriever or window that fails (empty window, missing extra, bad
 spec) is recorded in its cell and the rest of the table is still computed.
 """
@@ -78,6 +80,16 @@ def gold_ranks(results, gold: Sequence[str]) -> list[int | None]:
     return out
 
 
+def hit_interval(hits: int, n: int) -> tuple[float, float] | None:
+    """Wilson 95 % interval of a hit rate ``hits / n`` (``None`` for no questions)."""
+    from scipy import stats
+
+    if not n:
+        return None
+    ci = stats.binomtest(int(hits), int(n)).proportion_ci(0.95, method="wilson")
+    return (round(float(ci.low), 4), round(float(ci.high), 4))
+
+
 def score_cell(cell: Cell, ranks: Sequence[int | None], ks: Sequence[int]) -> None:
     """Fill a cell's hit counts and MRR@k from gold ranks."""
     n = len(ranks)
@@ -115,11 +127,13 @@ class RetrievalReport:
             base = {"retriever": c.retriever, "rspec": c.spec_hash, "window": c.window, "n": c.n,
                     "articles": c.num_articles}
             if c.error:
-                out.append({**base, "k": None, "hits": None, "hit_rate": None, "mrr": None, "error": c.error})
+                out.append({**base, "k": None, "hits": None, "hit_rate": None, "hit_rate_ci95": None, "mrr": None,
+                            "error": c.error})
                 continue
             for k in self.ks:
+                ci = hit_interval(c.hits[k], c.n)
                 out.append({**base, "k": k, "hits": c.hits[k], "hit_rate": c.hits[k] / c.n if c.n else 0.0,
-                            "mrr": c.mrr[k], "error": None})
+                            "hit_rate_ci95": list(ci) if ci else None, "mrr": c.mrr[k], "error": None})
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -141,7 +155,8 @@ class RetrievalReport:
             f"### Retrieval: snapshot {self.date} ({self.snapshot}), {self.n_questions} questions",
             "",
             f"Query: {'question and choices' if self.with_choices else 'question text'}. Hit rate@k: gold "
-            "article in the top k; MRR@k: mean 1/rank of the gold article (0 past k).",
+            "article in the top k, with the Wilson 95 % interval of the count; MRR@k: mean 1/rank of the gold "
+            "article (0 past k).",
             "",
             "| " + " | ".join(head) + " |",
             "|" + "|".join(["---"] * 3 + ["---:"] * (2 * len(self.windows))) + "|",
@@ -157,7 +172,9 @@ class RetrievalReport:
                         continue
                     mark = "†" if c.num_articles is not None and c.num_articles < k else ""
                     short = short or bool(mark)
-                    row += [f"{c.hits[k] / c.n:.3f}{mark}" if c.n else "-", f"{c.mrr[k]:.3f}" if c.n else "-"]
+                    ci = hit_interval(c.hits[k], c.n)
+                    hit = f"{c.hits[k] / c.n:.3f}{mark} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "-"
+                    row += [hit, f"{c.mrr[k]:.3f}" if c.n else "-"]
                 lines.append("| " + " | ".join(row) + " |")
         sizes = []
         for w in self.windows:
