@@ -62,12 +62,12 @@ def test_cli_errors(workspace, capsys, articles_file):
     code, _, err = run_cli(capsys, "generate", "--date", "2026-11-25", "--articles", str(articles_file))
     assert code == 1 and "no articles dated 2026-11-25" in err
     code, _, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file), "--generator", "gpt")
-    assert code == 1 and "unknown generator" in err
+    assert code == 2 and "model spec 'gpt' must read backend/model" in err  # a usage error
     code, _, err = run_cli(capsys, "generate", "--date", "21/11/2026")
     assert code == 2
     code, _, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file),
                            "--validator", "openai/m,base_url=http://127.0.0.1:9/v1,colour=blue")
-    assert code == 1 and "unknown option(s) colour" in err
+    assert code == 2 and "unknown option 'colour'" in err
     # Records that lack several fields: each missing one is named in the one line.
     thin = articles_file.parent / "thin.jsonl"
     thin.write_text(json.dumps({"title": "Harbour strike ends", "text": "The strike ended.", "url": "https://x.org/1"}) + "\n")
@@ -291,7 +291,9 @@ def test_cli_nothing_kept_is_an_error(workspace, capsys, articles_file):
 ])
 def test_cli_bad_model_options_fail_before_any_call(workspace, capsys, articles_file, args, message):
     code, _, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file), *args)
-    assert code == 1 and message in err and "Traceback" not in err
+    # A spec of the wrong shape (backend, option names, base_url) is a usage error; a value the
+    # model refuses when it is set up, an unset key or an unpriced model is an okgen error.
+    assert code == (2 if "http://" in message else 1) and message in err and "Traceback" not in err
 
 
 def test_an_unwritable_out_fails_before_the_run(workspace, capsys, articles_file, tmp_path):
@@ -323,3 +325,40 @@ def test_a_relative_agents_dir_in_okgen_toml_is_under_the_workspace(workspace, t
     res = run_generate(DAY, workspace, fixture_articles())
     assert res.generator.spec_hash == load_agent("extractive", workspace.home / "my-agents").spec_hash
     assert res.generator.spec_hash != load_agent("extractive", packaged_agents_dir()).spec_hash
+
+
+def test_snapshot_build_takes_up_the_finished_run_and_calls_no_model(workspace, capsys):
+    store_mod = pytest.importorskip("okgen.ingest.store")
+    articles = fixture_articles()
+    with store_mod.ArticleStore(workspace.db_path) as st:
+        for a in articles:
+            st.upsert(a)
+    seen = []
+    r = AgentResponder(articles, questions=fixture_questions())
+
+    def counted(req, endpoint):
+        seen.append(req["model"])
+        return r(req, endpoint)
+
+    with OpenAIServer(responder=counted) as srv:
+        gen, probe = f"openai/writer,base_url={srv.base_url}", f"openai/prober,base_url={srv.base_url}"
+        code, _, err = run_cli(capsys, "--json", "generate", "--date", str(DAY), "--generator", gen, "--probe", probe,
+                               "--per-article", "2")
+        assert code == 0, err
+        calls = len(seen)
+        assert "prober" in seen
+        # The build names only the generator (by model name): the run with its probe and its two
+        # questions per article is taken up, and no model is called again.
+        code, stdout, err = run_cli(capsys, "snapshot", "build", "--date", str(DAY), "--generator", "openai/writer")
+        assert code == 0, err
+        assert len(seen) == calls, "the build called a model"
+        assert "the finished generation of 2026-11-21 by " + gen in err and "2 per article" in err
+        assert "probes " + probe in err
+    from okgen.signature import Signature
+    from okgen.snapshot.store import resolve
+
+    snap = resolve(Signature.parse(stdout.strip().splitlines()[-1]).short, workspace)
+    assert [p.model for p in snap.manifest.probes] == ["openai/prober"]
+    # Nothing finished by another generator: it says it generates, with the settings it uses.
+    code, _, err = run_cli(capsys, "snapshot", "build", "--date", str(DAY), "--generator", "extractive")
+    assert code == 0 and "no finished generation of 2026-11-21 by extractive: generating now with extractive" in err

@@ -678,7 +678,11 @@ def test_a_stance_others_share_has_more_than_one_right_answer(nlp):
               "Which investor publicly backed the plan to split Norvik Shipping on November 21, 2026?",
               # gates version 10: the offline generator's stance_shared knew it, the gate did not
               "Which minister took aim at Norvik Shipping's job cuts on November 21, 2026?",
-              "Who has taken aim at Norvik Shipping's board, as reported on November 21, 2026?")
+              "Who has taken aim at Norvik Shipping's board, as reported on November 21, 2026?",
+              # gates version 11: a type phrase with a dot or of more than three words
+              "Which U.S. senator called on Norvik Shipping to testify on November 21, 2026?",
+              "Which Republican senator from Lakeport called on Norvik Shipping to testify on November 21, 2026?",
+              "Which St. Lakeport city councillor urged Norvik Shipping to stay on November 21, 2026?")
     one = ("Whom did Marta Lindqvist praise for the Rotterdam talks on November 21, 2026?",
            "Who did Norvik Shipping's board praise on November 21, 2026, for its cost cuts?",
            "At which port did Marta Lindqvist urge unions on November 21, 2026, to accept the cuts?",

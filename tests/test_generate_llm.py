@@ -14,6 +14,7 @@ from collections import Counter
 
 import pytest
 
+from okgen.generate.funnel import render_funnel
 from okgen.generate.pipeline import run_generate
 from okgen.testing.fixture_questions import fixture_questions
 from okgen.testing.llm_agents import AgentResponder, question_text
@@ -237,6 +238,12 @@ def test_budget_stops_cleanly_and_resume_finishes(workspace, articles):
         # Nothing asked twice: finished work and the cache kept (one generator call per article).
         assert r.calls["validator"] == total_val and r.calls["generator"] == 6
         assert calls < total_val
+        # The date's cost is what both runs spent: the replies the stopped run paid for, served
+        # from the cache on the rerun, count apart at their cost when made.
+        u = done.funnel["usage"]
+        assert u["cached_cost_usd"] > 0
+        assert u["cost_usd"] + u["cached_cost_usd"] == pytest.approx(f["usage"]["this_run_cost_usd"] + u["this_run_cost_usd"])
+        assert "of cached replies when first made" in render_funnel(done.funnel)
 
 
 def test_a_budget_goes_into_finishing_started_articles(workspace, monkeypatch):

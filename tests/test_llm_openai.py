@@ -121,15 +121,19 @@ def test_answers_after_a_fallback_are_cached_for_the_rerun(tmp_path, server):
     cache.close()
 
 
-def test_429_and_5xx_are_retried_honouring_retry_after(server):
+def test_429_and_5xx_are_retried_honouring_retry_after(server, caplog):
     when = email.utils.formatdate(time.time() + 30, usegmt=True)
     server.script(Reply(status=429, headers={"Retry-After": "7"}), Reply(status=503, headers={"retry-after-ms": "300"}),
                   Reply(status=429, headers={"Retry-After": when}), Reply(status=502), "fine")
     clock = FakeClock()
-    res = client(server, sleep=clock).chat(req())
+    with caplog.at_level("WARNING", logger="okgen.llm"):
+        res = client(server, sleep=clock).chat(req())
     assert res.ok and res.text == "fine" and server.calls["chat"] == 5
     assert clock.waits[:2] == [7.0, 0.3] and 25 < clock.waits[2] <= 30  # the server's waits, not a backoff
     assert 0 <= clock.waits[3] <= 60  # no Retry-After: jittered exponential backoff
+    # The long wait (Retry-After 30 s) is said; the short ones are not.
+    said = [r.getMessage() for r in caplog.records if "waiting" in r.getMessage()]
+    assert len(said) == (1 + (clock.waits[3] >= 10)) and "before retry 3 of" in said[0], said
     assert retry_after({"retry-after": "soon"}) is None and retry_after({}) is None
 
 

@@ -72,11 +72,16 @@ def generate(date: dt.date | str, generator: str | None, validator: str | None, 
       okgen generate --date 2026-11-21 --generator openai/Qwen2.5-7B-Instruct,base_url=http://127.0.0.1:8000/v1
       okgen generate --date 2026-11-21 --generator hf//data/models/SmolLM2-135M-Instruct,max_tokens=512
     """
-    from okgen.errors import BudgetExceeded, OkgenError
+    from okgen.daily.pipeline import check_model_specs
+    from okgen.errors import BudgetExceeded, ConfigError, OkgenError
     from okgen.files import read_jsonl, write_jsonl
     from okgen.generate.pipeline import DEFAULT_PER_ARTICLE, DEFAULT_SEED, run_generate
     from okgen.schema import Article
 
+    try:  # a malformed spec on the command line is a usage error (one in okgen.toml is a setting's: exit 1)
+        check_model_specs(generator, None if validator in (None, "", "none") else validator, probes or ())
+    except ConfigError as e:
+        raise click.UsageError(str(e)) from None
     ws = get_ctx().workspace
     settings = ws.settings(generate=dict(generator=generator, validator=validator, probes=probes or None,
                                          per_article=per_article, concurrency=concurrency, max_cost=max_cost,

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import click
 
-from okgen.cli.common import echo_json, echo_kv, echo_table, get_ctx, json_option, note, want_json
+from okgen.cli.common import (
+    echo_json,
+    echo_kv,
+    echo_table,
+    get_ctx,
+    json_option,
+    note,
+    progress_enabled,
+    want_json,
+)
 from okgen.errors import IntegrityError
 
 
@@ -76,15 +86,21 @@ def show(ref: str, json_out: bool) -> None:
         ("articles", f"{c.get('articles')} ({', '.join(f'{w}d: {n}' for w, n in sorted(c.get('articles_by_window', {}).items(), key=lambda x: int(x[0])))})"),
         ("generator", m.generator.model),
         ("validator", m.validator.model if m.validator else "none"),
+        ("probes", ", ".join(p.model for p in m.probes) or "none"),
         ("seed", m.seed),
         ("answer positions", ", ".join(f"{k}: {v}" for k, v in c.get("answer_positions", {}).items())),
         ("texts", "included" if m.text_included else "omitted"),
     ])
     if m.funnel:
+        from okgen.generate.funnel import render_funnel
+
+        try:  # the generation funnel, as okgen generate printed it (validator, probes, usage and cost too)
+            lines = render_funnel(m.funnel).splitlines()[1:]
+        except (KeyError, TypeError, ValueError):  # an imported set's own record
+            lines = [f"  {k}: {v}" for k, v in m.funnel.items() if not isinstance(v, dict | list) and v is not None]
         click.echo("funnel:")
-        for k, v in m.funnel.items():
-            if not isinstance(v, dict | list):
-                click.echo(f"  {k}: {v}")
+        for line in lines:
+            click.echo(line)
     if quality is not None:
         click.echo("quality:")
         for line in render_quality(quality):
@@ -232,6 +248,26 @@ def import_cmd(file: str, date_: str | None, all_dates: bool, windows: str, name
                    err=True)
 
 
+def finished_run(ws: Any, date: Any, generator: str | None, validator: str | None) -> dict[str, Any] | None:
+    """The arguments of the date's newest complete generation run, by ``generator`` (its spec as
+    typed, or its model name) and ``validator`` when given; None when there is none."""
+    from okgen.generate.store import GenerateStore
+
+    def same(given: str | None, typed: str | None, info: dict[str, Any] | None) -> bool:
+        if given is None:
+            return True
+        if given in ("", "none"):
+            return typed in (None, "", "none")
+        return given == typed or (info is not None and given == info.get("model"))
+
+    with GenerateStore(ws.db_path) as store:
+        for r in store.complete_runs(date.isoformat()):
+            a, p = r["args"], r["params"]
+            if same(generator, a["generator"], p.get("generator")) and same(validator, a["validator"], p.get("validator")):
+                return a
+    return None
+
+
 @snapshot.command("build")
 @click.option("--date", "date_s", required=True, help="News date (YYYY-MM-DD).")
 @click.option("--generator", metavar="SPEC", help="Generator whose finished questions to use (default: [generate] generator, else extractive).")
@@ -262,10 +298,21 @@ def build_cmd(date_s: str, generator: str | None, validator: str | None, windows
     except ValueError:
         raise click.BadParameter(f"{windows!r} is not a comma-separated list of days", param_hint="--windows") from None
     ws = get_ctx().workspace
-    o = DailyOptions.resolve(ws, generator=generator, validator=validator)
-    res = run_generate(date, ws, generator=o.generator, validator=o.validator, probes=o.probes,
-                       per_article=o.per_article or DEFAULT_PER_ARTICLE, seed=o.seed if o.seed is not None else DEFAULT_SEED,
-                       max_cost=o.max_cost, progress=False)
+    run = finished_run(ws, date, generator, validator)
+    if run is not None:  # the date's finished generation, started again with its own arguments: one read
+        note(f"questions: the finished generation of {date} by {run['generator']} "
+             f"(validator {run['validator'] or 'none'}, {run['per_article']} per article, "
+             f"probes {', '.join(run['probes']) or 'none'})")
+        res = run_generate(date, ws, generator=run["generator"], validator=run["validator"], probes=run["probes"],
+                           per_article=run["per_article"], seed=run["seed"], drop_known=run["drop_known"],
+                           agents_dir=run["agents_dir"], progress=False)
+    else:
+        o = DailyOptions.resolve(ws, generator=generator, validator=validator)
+        note(f"questions: no finished generation of {date}{' by ' + generator if generator else ''}: generating now "
+             f"with {o.generator} (validator {o.validator or 'none'}; [generate] settings of okgen.toml)")
+        res = run_generate(date, ws, generator=o.generator, validator=o.validator, probes=o.probes,
+                           per_article=o.per_article or DEFAULT_PER_ARTICLE, seed=o.seed if o.seed is not None else DEFAULT_SEED,
+                           max_cost=o.max_cost, progress=progress_enabled())
     snap = build_from_store(date, ws, res, windows=wins, include_text=not no_text)
     if want_json(json_out):
         echo_json({"path": str(snap.path), "signature": snap.manifest.signature, "short": snap.signature.short})

@@ -165,11 +165,18 @@ class ExtractiveGenerator:
         pool = ExtractivePool()
         today = sorted((a for a in articles if a.date == date), key=lambda x: x.id)
         earlier = sorted((a for a in articles if a.date != date), key=lambda x: x.id)
-        docs = dict(zip((a.id for a in today),
-                        self.nlp.pipe((_body(a)[:self.max_chars] for a in today), batch_size=32)))
-        disabled = [p for p in self.nlp.pipe_names if p not in ("tok2vec", "ner")]
-        for doc in self.nlp.pipe((_body(a)[:self.pool_chars] for a in earlier), batch_size=64, disable=disabled):
-            pool.seen_before.update(normalize(ent.text) for ent in doc.ents)
+        from okgen.progress import bar
+
+        # Most of an offline day's time goes here: its progress is shown (a bar, or log lines).
+        with bar(total=len(today) + len(earlier), desc=f"parse {date} and earlier days", unit="article") as pb:
+            docs = {}
+            for a, doc in zip(today, self.nlp.pipe((_body(a)[:self.max_chars] for a in today), batch_size=32)):
+                docs[a.id] = doc
+                pb.update(1)
+            disabled = [p for p in self.nlp.pipe_names if p not in ("tok2vec", "ner")]
+            for doc in self.nlp.pipe((_body(a)[:self.pool_chars] for a in earlier), batch_size=64, disable=disabled):
+                pool.seen_before.update(normalize(ent.text) for ent in doc.ents)
+                pb.update(1)
         labels: dict[str, Counter[str]] = defaultdict(Counter)
         surnames: set[str] = set()
         mentions: list[tuple[str, str, str]] = []  # (label, text, article id) in usable sentences

@@ -122,9 +122,10 @@ def build_funnel(date: dt.date, total_articles: int, results: Sequence[ArticleRe
         "usage": {
             "calls": total.calls, "cached_calls": total.cached, "retries": total.retries,
             "prompt_tokens": total.prompt_tokens, "completion_tokens": total.completion_tokens,
-            "cost_usd": round(total.cost_usd, 6),
+            "cost_usd": round(total.cost_usd, 6), "cached_cost_usd": round(total.cached_cost_usd, 6),
             "errors": dict(sorted(total.errors.items())),
-            "by_agent": {k: v.model_dump() for k, v in sorted(usage.items())},
+            "by_agent": {k: {**v.model_dump(), "cost_usd": round(v.cost_usd, 6), "cached_cost_usd": round(v.cached_cost_usd, 6)}
+                         for k, v in sorted(usage.items())},
             "this_run_calls": run_usage.calls if run_usage else 0,
             "this_run_cost_usd": round(run_usage.cost_usd, 6) if run_usage else 0.0,
         },
@@ -186,7 +187,9 @@ def render_funnel(f: dict[str, Any]) -> str:
     u = f["usage"]
     if u["calls"]:
         lines.append(f"  usage         {u['calls']} calls ({u['cached_calls']} cached, {u['retries']} retries), "
-                     f"{u['prompt_tokens']:,} prompt + {u['completion_tokens']:,} completion tokens, ${u['cost_usd']:.4f}")
+                     f"{u['prompt_tokens']:,} prompt + {u['completion_tokens']:,} completion tokens, ${u['cost_usd']:.4f}"
+                     + (f" (+${u['cached_cost_usd']:.4f} of cached replies when first made)"
+                        if u.get("cached_cost_usd") else ""))
     if (u["calls"] or u.get("this_run_calls")) and u.get("this_run_calls", 0) != u["calls"]:
         # The usage line covers every stored result (earlier runs included); this one's own calls,
         # also those spent on articles it left unfinished, follow.

@@ -52,7 +52,7 @@ from okgen.generate.text import DATE_RE
 from okgen.schema import Article
 
 GATES = ("boilerplate", "fluency", "giveaway", "type_agreement", "self_contained", "one_answer", "stem_overlap")
-GATES_VERSION = 10
+GATES_VERSION = 11
 """Bumped when a gate changes what it drops (part of the generation run key)."""
 DEFAULT_ON = True
 """Whether runs apply the gates when ``[generate] quality_gates`` is not set."""
@@ -97,7 +97,7 @@ _STANCE = (r"urg(?:e|es|ed|ing)|demand(?:s|ed|ing)?(?!\s+[$\u00a3\u20ac\d])|crit
            r"measures?|decision|candidacy)\b")
 _STANCE_SUBJECT = re.compile(
     r"^\W*(?:(?:on|as of|in|by|after|before|following|during)\b[^?]{0,120}?,?\s+)?"
-    r"(?P<wh>who(?:\s+among\s+(?:the\s+)?[\w'\u2019-]+)?|(?:which|what)(?:\s+[\w'\u2019-]+){1,3}?)"
+    r"(?P<wh>who(?:\s+among\s+(?:the\s+)?[\w'\u2019-]+)?|(?:which|what)(?:\s+[\w'\u2019.-]+){1,6}?)"
     r"(?:\s*,\s*(?:on|as of|in|by|after|before)\b[^?]{1,80}?,)?\s+"
     r"(?P<aux>(?:(?:has|have|had|is|are|was|were|been|be|also|publicly|openly|strongly|sharply|repeatedly|first|later|then|"
     r"quick|quickest|to|and|broke|ranks)\s+)*)"

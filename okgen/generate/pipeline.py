@@ -185,7 +185,8 @@ def run_generate(
         unpriced = sorted({c.model for c in agents.clients if hasattr(c, "priced") and not c.priced()})
         if unpriced:
             run_sync(agents.aclose())
-            raise ConfigError(f"--max-cost needs a price for every model, and {', '.join(unpriced)} has none: add "
+            raise ConfigError(f"--max-cost needs a price for every model, and {', '.join(unpriced)} "
+                              f"{'has' if len(unpriced) == 1 else 'have'} none: add "
                               f"[prices.\"{unpriced[0]}\"] input/output (USD per 1M tokens) to okgen.toml or a "
                               "--prices file (0 for a free local server)")
     gates_on = bool(gcfg.get("quality_gates", quality_gates.DEFAULT_ON))
@@ -203,7 +204,11 @@ def run_generate(
         # Its distractors come from the pool's other articles: another pool is another run.
         params["pool"] = sha256_json(sorted([a.id, a.text_sha256] for a in pool_articles))
     run_key = sha256_json(params)[:32]
-    p_hash = hash_prompts(agents.specs)
+    # The signature's `prompt`: the agents' files, and what else shapes the questions that no other
+    # key names (the probes, by model and spec, whether they drop, the questions asked per article).
+    p_hash = sha256_json({"agents": hash_prompts(agents.specs), "per_article": per_article,
+                          "probes": [[p.model, p.spec_hash] for p in probe_infos],
+                          "drop_known": agents.drop_known if probe_infos else None})
     share = float(gcfg.get("max_outlet_share", DEFAULT_MAX_OUTLET_SHARE))
     if not 0 < share <= 1:
         run_sync(agents.aclose())
@@ -223,6 +228,9 @@ def run_generate(
         with _lock(workspace, date), GenerateStore(workspace.db_path) as store:
             if fresh:
                 log.info("forgot %d finished articles of run %s", store.clear(run_key), run_key[:12])
+            store.record_invocation(run_key, {  # how to start this run again (okgen snapshot build)
+                "generator": generator, "validator": validator, "probes": list(probes), "per_article": per_article,
+                "seed": seed, "drop_known": drop_known, "agents_dir": str(agents_dir) if agents_dir else None})
             hashes = store.finished_hashes(run_key)
             todo = [a for a in targets if hashes.get(a.id) != a.text_sha256]
             resumed = len(targets) - len(todo)

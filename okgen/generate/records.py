@@ -82,6 +82,8 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    cached_cost_usd: float = 0.0
+    """What the replies served from the cache cost when first made (not spent again)."""
     errors: dict[str, int] = Field(default_factory=dict)
 
     def add_result(self, res: Any) -> None:
@@ -96,6 +98,7 @@ class Usage(BaseModel):
         self.prompt_tokens += res.prompt_tokens
         self.completion_tokens += res.completion_tokens
         self.cost_usd += res.cost
+        self.cached_cost_usd += getattr(res, "cached_cost", 0.0)
         if res.error_kind:
             self.errors[res.error_kind] = self.errors.get(res.error_kind, 0) + 1
 
@@ -107,6 +110,7 @@ class Usage(BaseModel):
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.cost_usd += other.cost_usd
+        self.cached_cost_usd += other.cached_cost_usd
         for k, v in other.errors.items():
             self.errors[k] = self.errors.get(k, 0) + v
 

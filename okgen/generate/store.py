@@ -8,7 +8,10 @@ Tables (created on first use in ``data/okgen.sqlite``):
 * ``gen_articles``: one row per (run key, article) written in one transaction when the article
   is finished, holding every candidate with its verdicts and the usage of each agent;
 * ``gen_assembled``: the final questions and funnel of a complete run, keyed by a fingerprint
-  of its finished articles, so a rerun of a finished date is one read.
+  of its finished articles, so a rerun of a finished date is one read;
+* ``gen_invocations``: the arguments a run was started with (model specs as typed, questions
+  per article, seed, probe setting, agents folder), so ``okgen snapshot build`` can take up the
+  finished run of a date instead of starting another with other settings.
 
 A run killed at any point loses at most the articles in flight; a rerun with the same key skips
 the finished ones (no duplicates: the primary key is (run key, article id)). An article whose
@@ -51,6 +54,10 @@ CREATE TABLE IF NOT EXISTS gen_assembled (
     funnel TEXT NOT NULL,
     created_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS gen_invocations (
+    run_key TEXT PRIMARY KEY,
+    args TEXT NOT NULL
+);
 """
 
 
@@ -84,6 +91,20 @@ class GenerateStore:
                 "INSERT INTO gen_runs (run_key, date, params, created_at, updated_at) VALUES (?, ?, ?, ?, ?) "
                 "ON CONFLICT(run_key) DO UPDATE SET updated_at = excluded.updated_at",
                 (run_key, date, json.dumps(params, sort_keys=True), now, now))
+
+    def record_invocation(self, run_key: str, args: dict[str, Any]) -> None:
+        """Keep the arguments that start ``run_key`` again (see :meth:`complete_runs`)."""
+        with self._conn:
+            self._conn.execute("INSERT OR REPLACE INTO gen_invocations (run_key, args) VALUES (?, ?)",
+                               (run_key, json.dumps(args, sort_keys=True)))
+
+    def complete_runs(self, date: str) -> list[dict[str, Any]]:
+        """The date's complete runs (every article finished and assembled) that can be started
+        again, newest first: ``run_key``, ``params`` and the ``args`` they were started with."""
+        rows = self._conn.execute(
+            "SELECT r.run_key, r.params, i.args FROM gen_runs r JOIN gen_assembled s ON s.run_key = r.run_key "
+            "JOIN gen_invocations i ON i.run_key = r.run_key WHERE r.date = ? ORDER BY s.created_at DESC", (date,))
+        return [{"run_key": r[0], "params": json.loads(r[1]), "args": json.loads(r[2])} for r in rows.fetchall()]
 
     def finished_hashes(self, run_key: str) -> dict[str, str]:
         """Finished articles of a run: article id -> text hash (without loading the results)."""

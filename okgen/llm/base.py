@@ -58,6 +58,8 @@ class ChatResult:
     completion_tokens: int = 0
     cost: float = 0.0
     cached: bool = False
+    cached_cost: float = 0.0
+    """A cached reply's cost when it was first made (``cost`` is 0: nothing is spent now)."""
     retries: int = 0
     mode: str = "text"
     logprobs: list[dict[str, Any]] | None = None
@@ -190,7 +192,9 @@ class ChatModel:
         if use_cache and self.cache is not None and (req.temperature == 0 or req.seed is not None):
             key, text = request_key_and_text(self._cache_request(req))
             if (hit := self.cache.get(key)) is not None:
-                return self._finish(req, hit, cached=True)
+                res = self._finish(req, hit, cached=True)
+                res.cached_cost = self._cost(hit)
+                return res
         if self._sem is None or self._sem[0] is not asyncio.get_running_loop():
             self._sem = (asyncio.get_running_loop(), asyncio.Semaphore(self.concurrency))
         estimate = self._estimate(req)

@@ -32,7 +32,8 @@ from okgen.llm.base import CallError, ChatModel, ChatRequest, schema_prompt
 log = logging.getLogger(__name__)
 
 MODES = ("structured", "json", "text")  # strongest first
-MAX_WAIT = 60.0
+MAX_WAIT = 60.0  # the longest backoff; a server's Retry-After is followed up to 10 times this
+LONG_WAIT = 10.0  # a wait at least this long is announced (a warning line)
 _LEARNT: dict[tuple[str, str], str] = {}  # (endpoint, model) -> the mode learnt in this process
 _FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|structured output|guided", re.IGNORECASE)
 _TOO_LONG = re.compile(r"context length|context window|maximum context|too long|too many tokens|"
@@ -127,7 +128,8 @@ class OpenAIChat(ChatModel):
             CallError: the request failed (``kind`` says how) and is not sent again.
         """
         retrying = tenacity.AsyncRetrying(stop=tenacity.stop_after_attempt(self.max_retries + 1), wait=_wait,
-                                          retry=tenacity.retry_if_exception_type(_Retry), reraise=True, **self._sleep)
+                                          retry=tenacity.retry_if_exception_type(_Retry), reraise=True,
+                                          before_sleep=self._say_long_wait, **self._sleep)
         async def attempt() -> Any:  # ``send`` may be a lambda returning an awaitable: tenacity would not await it
             return await send()
 
@@ -135,8 +137,15 @@ class OpenAIChat(ChatModel):
             out = await retrying(attempt)
         except _Retry as e:
             n = retrying.statistics.get("attempt_number", 1) - 1
-            raise CallError(e.kind, f"{e} (after {n} retries)", retries=n) from None
+            raise CallError(e.kind, f"{e} (after {n} {'retry' if n == 1 else 'retries'})", retries=n) from None
         return out, retrying.statistics["attempt_number"] - 1
+
+    def _say_long_wait(self, state: Any) -> None:
+        """A wait the user would otherwise sit through in silence (a long Retry-After) is said."""
+        wait = state.next_action.sleep if state.next_action else 0.0
+        if wait >= LONG_WAIT:
+            log.warning("%s at %s: %s; waiting %.0f s before retry %d of %d", self.model, self.endpoint,
+                        state.outcome.exception(), wait, state.attempt_number, self.max_retries)
 
     async def _once(self, req: ChatRequest) -> dict[str, Any]:
         """One request; the output mode falls back (and is remembered) when the server refuses it."""

@@ -57,7 +57,9 @@ class PriceTable:
         return cls({**merged, **(extra or {})})
 
     def _override(self, model: str) -> tuple[float, float, float | None] | None:
-        return self._prices.get(model) or self._prices.get(model.split("/", 1)[-1])
+        # As the server names it, without a provider prefix, or as the model spec names it ("openai/NAME").
+        return (self._prices.get(model) or self._prices.get(model.split("/", 1)[-1])
+                or self._prices.get(f"openai/{model}"))
 
     def priced(self, model: str, endpoint: str | None = None) -> bool:
         """True when the override table or ``genai-prices`` knows the model (at that endpoint)."""

@@ -292,8 +292,11 @@ def render_quality(q: QualityEvidence) -> list[str]:
     r = q.review
     if r is not None:
         lo, hi = r.usable_ci95
-        lines.append(f"review: {r.usable}/{r.items} questions usable ({r.usable_rate:.1%}, 95% CI {lo:.1%}-{hi:.1%}); "
-                     f"{r.ratings} ratings by {', '.join(r.reviewers)}")
+        # A record written before the rate was taken over questions counted ratings (usable > items
+        # can only be that): it is shown as what it counted.
+        per = "questions" if r.items and abs(r.usable_rate - r.usable / r.items) < 1e-9 else "ratings"
+        lines.append(f"review: {r.usable}/{r.items if per == 'questions' else r.ratings} {per} usable "
+                     f"({r.usable_rate:.1%}, 95% CI {lo:.1%}-{hi:.1%}); {r.ratings} ratings by {', '.join(r.reviewers)}")
         if r.agreement:
             lines.append("reviewer agreement: " + ", ".join(f"{k} {v:.2f}" for k, v in r.agreement.items()))
     return lines
