@@ -7,6 +7,8 @@ a busy timeout so concurrent readers wait instead of failing, foreign keys).
 
 from __future__ import annotations
 
+import os
+import re
 import sqlite3
 from pathlib import Path
 
@@ -26,7 +28,17 @@ def connect(path: str | Path, *, readonly: bool = False) -> sqlite3.Connection:
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError:
+            if not path.exists() or os.access(path.parent, os.W_OK):
+                raise
+            # A read-only workspace (a read-only mount, an archive): what only reads still works
+            # from the file as it is; a write fails in one line (errors.describe_os_error).
+            conn.close()
+            conn = sqlite3.connect(f"file:{path}?immutable=1", uri=True, check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            return conn
         conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
@@ -35,6 +47,21 @@ def connect(path: str | Path, *, readonly: bool = False) -> sqlite3.Connection:
 
 
 def ensure_schema(conn: sqlite3.Connection, ddl: str) -> None:
-    """Run idempotent DDL (``CREATE TABLE IF NOT EXISTS ...``) in one transaction."""
-    with conn:
-        conn.executescript(ddl)
+    """Run idempotent DDL (``CREATE TABLE IF NOT EXISTS ...``) in one transaction.
+
+    On a read-only database (see :func:`connect`) the tables it lacks are made as empty TEMP
+    tables (no index: nothing is in them), so reading them finds nothing rather than failing."""
+    try:
+        with conn:
+            conn.executescript(ddl)
+    except sqlite3.OperationalError as e:
+        if "readonly" not in str(e).lower():
+            raise
+        have = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+
+        def lacking(m: re.Match[str]) -> str:
+            return "" if m.group(2) in have else f"CREATE TEMP TABLE IF NOT EXISTS {m.group(2)}{m.group(3)}"
+
+        tables = re.sub(r"(CREATE TABLE IF NOT EXISTS (\w+))(\s*\([^;]*\));", lambda m: lacking(m) + ";", ddl)
+        with conn:
+            conn.executescript(re.sub(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS[^;]*;", "", tables))

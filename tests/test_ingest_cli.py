@@ -97,7 +97,13 @@ def test_ingest_errors_are_one_line(tmp_path, capsys):
     text = make_articles(1, D, seed=3, facts_per_article=8)[0][0].text
     dump.write_text(json.dumps({"headline": "h", "body": text, "when": "2024-05-01T10:00:00Z"}) + "\n")
     code, _, err = cli(capsys, "--home", home, "ingest", "--date", "2024-05-01", "--import", str(dump), "--map", "bad")
-    assert code == 1 and "FIELD=KEY" in err
+    assert code == 2 and "FIELD=KEY" in err  # a usage error
+    code, _, err = cli(capsys, "--home", home, "ingest", "--date", "2024-05-01", "--import", str(dump), "--replay", "x")
+    assert code == 2 and "give one of --replay and --import" in err
+    code, _, err = cli(capsys, "--home", home, "ingest", "--date", "2024-05-01", "--map", "title=headline")
+    assert code == 2 and "--map applies to --import only" in err
+    code, _, err = cli(capsys, "--home", home, "ingest", "--date", "2024-05-01", "--allow-net", "bogus")
+    assert code == 2 and "Invalid value for --allow-net: 'bogus' is neither one of loopback" in err
     code, out, err = cli(capsys, "--home", home, "ingest", "--date", "2024-05-01", "--import", str(dump),
                          "--map", "title=headline", "--map", "text=body", "--map", "date=when", "--json")
     assert code == 0, err
@@ -118,6 +124,7 @@ def test_allow_net_option(tmp_path, capsys):
         args = ["--home", str(tmp_path), "ingest", "--date", D.isoformat(), "--feeds", str(feeds)]
         code, out, err = cli(capsys, *args)
         assert code == 1 and "feeds failed" in err and "blocked_address" in err and "blocked_address" in out
+        assert "allow them with --allow-net loopback" in err and "no network?" not in err  # okgen's policy, said so
         assert not any(q.path.startswith("/feeds/") for q in web.requests)  # refused before connecting
         code, out, err = cli(capsys, *args, "--allow-net", "loopback", "--json")
         assert code == 0, err

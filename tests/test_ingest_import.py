@@ -45,3 +45,69 @@ def test_titles_escaped_twice_are_decoded_and_ampersands_kept(tmp_path):
     assert _clean("<b>Baldur&#8217;s</b> Gate &#x2019;3") == "Baldur\u2019s Gate \u20193"
     assert _clean("AT&T wins") == "AT&T wins"
     assert _clean("&lt;b&gt;Live&lt;/b&gt; results") == "Live results"  # markup escaped twice is markup
+
+
+def test_the_fallback_date_keys_give_the_date(tmp_path):
+    """A dump whose date is under `published` / `published_at` / `date_publish` (no `date`, no
+    --map) is read with that date; before, every such record failed as bad_date."""
+    import datetime as dt
+    import json
+
+    from okgen.ingest.importer import read_dump
+
+    p = tmp_path / "dump.jsonl"
+    p.write_text("\n".join(json.dumps({"title": "Harbour opens", "text": "The harbour opened.", key: value})
+                           for key, value in [("published", "2026-11-28T08:00:00Z"),
+                                              ("published_at", "2026-11-27T08:00:00Z"),
+                                              ("date_publish", "2026-11-26 08:00:00")]))
+    recs = list(read_dump(p, None))
+    assert [r.error for r in recs] == [None, None, None]
+    assert [r.published_at.date() for r in recs] == [dt.date(2026, 11, 28), dt.date(2026, 11, 27), dt.date(2026, 11, 26)]
+
+
+def test_an_undated_dump_needs_an_explicit_date(tmp_path, capsys):
+    """Without --date, the records of an undated dump are not stored as today's news: the run is
+    refused in one line naming --date; with --date they are that day's."""
+    import json
+
+    import pytest
+
+    from okgen.cli.main import main
+
+    p = tmp_path / "dump.json"
+    text = " ".join(["The Lakeport harbour reopened after the storm and ferries to Rivertown resumed."] * 12)
+    p.write_text(json.dumps([{"title": "Harbour reopens", "article_text": text, "news_site": "bbc",
+                              "link": "https://example.org/a"}]))
+    home = str(tmp_path / "ws")
+    with pytest.raises(SystemExit) as e:
+        main(["--home", home, "ingest", "--import", str(p)])
+    err = capsys.readouterr().err
+    assert e.value.code == 1 and "1 of its 1 records carry no date: give the dump's news day with --date" in err
+    with pytest.raises(SystemExit) as e:
+        main(["--home", home, "--json", "ingest", "--date", "2025-04-12", "--import", str(p)])
+    out = capsys.readouterr().out
+    assert e.value.code in (0, None) and json.loads(out)["stored"] == 1
+
+
+def test_an_imported_day_is_hashed_by_its_dump(tmp_path):
+    """The `feeds` hash of an imported day is that of the dump file, the same for every import
+    of it (before, `okgen ingest --import` gave a hash of the run id: a new one each time)."""
+    import datetime as dt
+    import json
+
+    from okgen.hashing import sha256_file, sha256_text
+    from okgen.ingest.pipeline import run_ingest
+    from okgen.settings import Workspace
+    from okgen.snapshot.from_store import ingest_feeds_hash
+
+    p = tmp_path / "dump.json"
+    text = " ".join(["The Lakeport harbour reopened after the storm and ferries to Rivertown resumed."] * 12)
+    p.write_text(json.dumps([{"title": "Harbour reopens", "article_text": text, "news_site": "bbc",
+                              "link": "https://example.org/a"}]))
+    day = dt.date(2025, 4, 12)
+    hashes = set()
+    for name in ("a", "b"):
+        ws = Workspace(tmp_path / name)
+        s = run_ingest(day, ws, import_file=p)
+        hashes |= {s.feeds_hash, ingest_feeds_hash(ws, day)}
+    assert hashes == {sha256_text(f"import:{sha256_file(p)}")}

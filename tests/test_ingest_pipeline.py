@@ -278,3 +278,51 @@ def test_a_wrong_mapping_warns_a_few_records_then_counts_the_rest(tmp_path, capl
         run_ingest(D, ws, import_file=dump, import_mapping={"text": "nothing"}, config=fast_ingest_config())
     lines = [r.getMessage() for r in caplog.records if r.name == "okgen.ingest.pipeline"]
     assert len(lines) == 6 and lines[-1] == "d.jsonl: 35 more record(s) failed with missing_text", lines
+
+
+def test_a_page_two_outlets_list_goes_to_the_same_one_whatever_feed_answers_first(tmp_path):
+    """Whichever feed answers first: the outlet first in the list's canonical order (by id) gets the
+    shared page, and a replay of the capture stores the same record; before, the outlet whose feed
+    answered first took it."""
+    arts, _ = make_articles(2, D, days=1, seed=21, facts_per_article=6)
+    with WebServer() as web:
+        u = web.url
+        web.set("/shared/1", page(arts[0], published=during_d(0.3)))
+        web.set("/own/2", page(arts[1], published=during_d(0.4)))
+        slow = rss([{"title": "Shared story (slow outlet)", "link": u("/shared/1"), "published": during_d(0.3)}])
+        fast = rss([{"title": "Shared story (fast outlet)", "link": u("/shared/1"), "published": during_d(0.3)},
+                    {"title": arts[1].title, "link": u("/own/2"), "published": during_d(0.4)}])
+        web.set("/feeds/slow.xml", Route(body=slow, content_type="application/rss+xml", delay=0.3))
+        web.set("/feeds/fast.xml", Route(body=fast, content_type="application/rss+xml"))
+        feeds = tmp_path / "feeds.toml"
+        feeds.write_text("".join(f'[[outlet]]\nid = "{i}"\nname = "{i}"\ncategory = "test"\nlanguage = "en"\n'
+                                 f'url = "{u(p)}"\n\n' for i, p in (("beta", "/feeds/fast.xml"), ("alpha", "/feeds/slow.xml"))))
+        ws = Workspace(tmp_path / "ws")
+        first = run_ingest(D, ws, feeds=feeds, config=fast_ingest_config(**CFG))
+    got = stored(ws)
+    assert got["shared/1"].source == "alpha" and got["shared/1"].title == "Shared story (slow outlet)"
+    assert got["own/2"].source == "beta" and first.duplicate_entries == 1
+    replay_ws = Workspace(tmp_path / "replay")
+    run_ingest(D, replay_ws, replay=first.warc, config=fast_ingest_config(**CFG))
+    again = stored(replay_ws)["shared/1"]
+    fields = ("id", "source", "title", "published_at", "date_source", "text_sha256")
+    assert [getattr(again, f) for f in fields] == [getattr(got["shared/1"], f) for f in fields]
+
+
+def test_a_malformed_feed_read_as_recovered_is_said(tmp_path, caplog):
+    """A feed feedparser reads despite a fault (an unescaped '&') counts as ok, and the run says it
+    was malformed: a warning naming it and a count in the summary."""
+    arts, _ = make_articles(1, D, days=1, seed=23, facts_per_article=6)
+    with WebServer() as web:
+        web.set("/a/1", page(arts[0], published=during_d(0.3)))
+        body = rss([{"title": "Harbour news", "link": web.url("/a/1"), "published": during_d(0.3)}])
+        web.set("/feeds/amp.xml", Route(body=body.replace("Harbour news", "Harbour & ferry news"),
+                                        content_type="application/rss+xml"))
+        feeds = tmp_path / "feeds.toml"
+        feeds.write_text(f'[[outlet]]\nid = "amp"\nname = "Amp"\ncategory = "test"\nlanguage = "en"\n'
+                         f'url = "{web.url("/feeds/amp.xml")}"\n')
+        with caplog.at_level("WARNING", logger="okgen.ingest"):
+            s = run_ingest(D, Workspace(tmp_path / "ws"), feeds=feeds, config=fast_ingest_config(**CFG))
+    assert s.feeds_ok == 1 and s.feeds_bozo == 1 and s.stored == 1
+    assert any("is malformed" in r.getMessage() and "amp.xml" in r.getMessage() for r in caplog.records)
+    assert "(1 malformed, read as recovered)" in dict(s.rows())["feeds ok / failed"]

@@ -463,3 +463,27 @@ def test_a_page_is_dated_by_its_metadata_not_by_dates_in_its_text():
                                       published=dt.datetime(2026, 3, 4, 9, tzinfo=dt.timezone.utc)).encode(),
                          "https://example.org/b", None)
     assert dated["date"] == "2026-03-04"
+
+
+def test_a_read_only_database_reads_its_tables_and_finds_missing_ones_empty(tmp_path):
+    """What connect() opens on a read-only workspace (the file as it is, immutable): the tables it
+    has are read, a table a verb expects but the workspace never made reads as empty, and a
+    write fails with the message describe_os_error turns into one line."""
+    import sqlite3
+
+    from okgen.db import connect, ensure_schema
+    from okgen.errors import describe_os_error
+
+    db = tmp_path / "okgen.sqlite"
+    with connect(db) as conn:
+        conn.execute("CREATE TABLE kept (x INTEGER)")
+        conn.execute("INSERT INTO kept VALUES (7)")
+    conn.close()
+    ro = sqlite3.connect(f"file:{db}?immutable=1", uri=True)
+    ensure_schema(ro, "CREATE TABLE IF NOT EXISTS kept (x INTEGER);\nCREATE TABLE IF NOT EXISTS runs (id TEXT);\n"
+                      "CREATE INDEX IF NOT EXISTS runs_id ON runs (id);")
+    assert ro.execute("SELECT x FROM kept").fetchall() == [(7,)]
+    assert ro.execute("SELECT id FROM runs").fetchall() == []
+    with pytest.raises(sqlite3.OperationalError) as e:
+        ro.execute("INSERT INTO kept VALUES (8)")
+    assert "read-only" in describe_os_error(e.value)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 
 import click
+from click.core import ParameterSource
 
 from okgen.cli.common import echo_json, echo_kv, get_ctx, json_option, progress_enabled, want_json
 
@@ -62,22 +63,45 @@ def ingest(date_str: str, feeds: str | None, replay: str | None, import_file: st
     data/okgen.sqlite; every response is captured in data/warc/okgen-DATE.warc.gz. Rerunning
     resumes: what is stored is skipped. Prints a summary of every stage.
     """
+    from okgen.errors import ConfigError
     from okgen.ingest.config import config_for
     from okgen.ingest.importer import parse_mapping_options
     from okgen.ingest.pipeline import IngestError, run_ingest
 
     ctx = get_ctx()
     ws = ctx.workspace
+    given = [flag for flag, v in (("--feeds", feeds), ("--replay", replay), ("--import", import_file)) if v]
+    if replay and import_file:
+        raise click.UsageError("give one of --replay and --import")
+    if mappings and not import_file:
+        raise click.UsageError(f"--map applies to --import only (got {', '.join(given) or 'a live run'})")
+    try:
+        mapping = parse_mapping_options(mappings) if mappings else None
+    except ConfigError as e:
+        raise click.BadParameter(str(e), param_hint="--map") from None
     overrides: dict = {"concurrency": concurrency, "extract_workers": workers}
     base = config_for(ws)
     if allow_net:
+        import ipaddress
+
+        from okgen.ingest.config import NETWORK_KEYWORDS
+
+        for net in allow_net:
+            try:
+                if net not in NETWORK_KEYWORDS:
+                    ipaddress.ip_network(net, strict=False)
+            except ValueError:
+                raise click.BadParameter(f"{net!r} is neither one of {', '.join(NETWORK_KEYWORDS)} nor a CIDR",
+                                         param_hint="--allow-net") from None
         overrides["allow_networks"] = tuple(dict.fromkeys((*base.allow_networks, *allow_net)))
     cfg = config_for(ws, **overrides)
     date = parse_date(date_str, cfg.timezone)
-    mapping = parse_mapping_options(mappings) if mappings else None
+    # Undated records of a dump take --date only when it was given: today's date is no statement
+    # about an old dump (its articles would be stored as today's news).
+    given = click.get_current_context().get_parameter_source("date_str") != ParameterSource.DEFAULT
     try:
         summary = run_ingest(date, ws, feeds=feeds, replay=replay, import_file=import_file, import_mapping=mapping,
-                             config=cfg, progress=progress_enabled())
+                             config=cfg, progress=progress_enabled(), undated_on_date=given)
     except IngestError as e:
         if e.summary is not None:
             _render(e.summary, want_json(json_out))

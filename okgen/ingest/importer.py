@@ -250,7 +250,7 @@ def read_dump(path: str | Path, mapping: dict[str, str] | None = None,
             else:
                 yield ImportedRecord(line, None, f"missing_date: no {m['date']!r}")
             continue
-        parsed = parse_date(_get(obj, m["date"]), tz)
+        parsed = parse_date(fields["date"], tz)  # the mapped key's value, or a fallback key's
         if parsed is None:
             yield ImportedRecord(line, None, f"bad_date: {str(fields['date'])[:40]!r}")
             continue

@@ -13,6 +13,7 @@ import datetime as dt
 import gzip
 import logging
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from okgen.files import record_line
@@ -84,7 +85,15 @@ class DayRun:
         # Start the extraction workers (and load the dedup index's imports) while feeds are
         # being fetched, instead of when the first page arrives.
         warm = asyncio.create_task(asyncio.to_thread(_preload, self.extractor))
-        await asyncio.gather(*(self._outlet(o) for o in self.feed_list.outlets))
+        # Every feed first, then the entries claimed outlet by outlet in the canonical order of the
+        # list (outlets by id, feeds by URL: the order its hash and a WARC's embedded copy keep): a
+        # page two outlets list goes to the same one whatever feed answered first, so a replay
+        # rebuilds the records of the live run.
+        outlets = sorted(self.feed_list.outlets, key=lambda o: o.id)
+        results = await asyncio.gather(*(asyncio.gather(*(self._feed(o, url) for url in sorted(o.feeds)))
+                                         for o in outlets))
+        plans = [self._plan(o, res) for o, res in zip(outlets, results)]
+        await asyncio.gather(*(self._fetch_plan(plan) for plan in plans))
         await warm
 
     # ------------------------------------------------------------------------- feeds
@@ -136,6 +145,9 @@ class DayRun:
                 s.feeds_truncated += 1
                 log.warning("feed %s (%s) is truncated (%s): read %d entries; later ones are missing",
                             res.feed_url, res.outlet, res.bozo_reason, len(res.entries))
+            elif res.bozo:
+                log.warning("feed %s (%s) is malformed (%s): read %d entries as feedparser recovered them",
+                            res.feed_url, res.outlet, _short(res.bozo_reason), len(res.entries))
         else:
             s.feeds_failed += 1
             s.failed_feeds.append({"outlet": res.outlet, "url": res.feed_url, "status": res.status, "error": res.error})
@@ -154,8 +166,9 @@ class DayRun:
             return None
         return pub
 
-    async def _outlet(self, outlet: Outlet) -> None:
-        results = await asyncio.gather(*(self._feed(outlet, url) for url in outlet.feeds))
+    def _plan(self, outlet: Outlet, results: Sequence[FeedResult]) -> list[tuple[Outlet, dt.datetime | None, str, FeedEntry]]:
+        """The outlet's pages to fetch: its feeds' entries of the date not claimed by an outlet
+        before it, within its budget."""
         plan: list[tuple[dt.datetime | None, str, FeedEntry]] = []
         settled_here = sum(1 for st in self.states.values() if st[2] == outlet.id and is_settled(st[0], st[1]))
         for res in results:
@@ -188,7 +201,10 @@ class DayRun:
         if self.progress is not None:
             self.progress.total = (self.progress.total or 0) + len(plan)
             self.progress.refresh()
-        await asyncio.gather(*(self._guarded(outlet, pub, key, entry) for pub, key, entry in plan))
+        return [(outlet, pub, key, entry) for pub, key, entry in plan]
+
+    async def _fetch_plan(self, plan: Sequence[tuple[Outlet, dt.datetime | None, str, FeedEntry]]) -> None:
+        await asyncio.gather(*(self._guarded(outlet, pub, key, entry) for outlet, pub, key, entry in plan))
 
     # ------------------------------------------------------------------------- pages
     async def _guarded(self, outlet: Outlet, pub: dt.datetime | None, key: str, entry: FeedEntry) -> None:
@@ -264,3 +280,8 @@ class DayRun:
             if d is not None and self.config.day_start(d) <= fetched_at + dt.timedelta(seconds=self.config.future_tolerance):
                 return self.config.day_start(d), "page"
         return fetched_at, "fetch"
+
+
+def _short(text: str | None, limit: int = 160) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= limit else text[:limit] + "..."

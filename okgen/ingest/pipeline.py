@@ -20,7 +20,7 @@ from okgen import __version__
 from okgen.daily.lock import RunLock
 from okgen.errors import ConfigError, NotFoundError, OkgenError
 from okgen.files import record_line
-from okgen.hashing import sha256_text
+from okgen.hashing import sha256_file, sha256_text
 from okgen.ingest.config import IngestConfig, config_for
 from okgen.ingest.dedup import canonicalize_url, minhash_signature, norm_text_hash
 from okgen.ingest.extract import ExtractOptions, Extractor
@@ -48,7 +48,7 @@ class IngestError(OkgenError):
 def run_ingest(date: dt.date, workspace: Workspace, *, feeds: str | Path | None = None,
                replay: str | Path | None = None, import_file: str | Path | None = None,
                import_mapping: dict[str, str] | None = None, config: IngestConfig | None = None,
-               progress: bool = False) -> IngestSummary:
+               progress: bool = False, undated_on_date: bool = True) -> IngestSummary:
     """Ingest the articles of news date ``date`` into the workspace's article store.
 
     Args:
@@ -61,6 +61,9 @@ def run_ingest(date: dt.date, workspace: Workspace, *, feeds: str | Path | None 
         import_mapping: field mapping for ``import_file`` (overrides ``[ingest] import_mapping``).
         config: settings; default: the workspace's ``okgen.toml`` ``[ingest]`` (or defaults).
         progress: show progress bars on stderr (when it is a terminal).
+        undated_on_date: an imported record without a date is taken as published on ``date``
+            (a one-day dump imported with an explicit ``--date``); False: it fails as
+            ``missing_date`` (the date was only the command's default, no statement about the dump).
 
     Returns:
         The run's :class:`IngestSummary`.
@@ -87,7 +90,10 @@ def run_ingest(date: dt.date, workspace: Workspace, *, feeds: str | Path | None 
         store.start_run(run_id, date, mode)
         caps: dict[str, int] = {}
         if import_file is not None:
-            _run_import(date, Path(import_file), import_mapping, cfg, store, summary)
+            # The signature's `feeds` of an imported day: the dump itself (the same for every
+            # import of the same file, by `okgen ingest` or `okgen daily`).
+            summary.feeds_hash = sha256_text(f"import:{sha256_file(import_file)}")
+            _run_import(date, Path(import_file), import_mapping, cfg, store, summary, undated_on_date)
         else:
             feed_list, archive = _feed_list_for(feeds, replay)
             summary.feeds_hash = feed_list.hash
@@ -129,7 +135,12 @@ def failed_feeds_message(summary: IngestSummary) -> str:
             else f"{summary.feeds_failed} of {summary.feeds_total} feeds failed")
     message = f"{what} (first: {failed[0]['url']}: {_one_line(first)}; -v lists each)"
     offline = sum(1 for f in failed if str(f["error"] or "").startswith(NETWORK_ERRORS))
-    if not summary.feeds_ok and offline == len(failed):
+    blocked = sum(1 for f in failed if str(f["error"] or "").startswith("blocked_address"))
+    if not summary.feeds_ok and blocked == len(failed):  # okgen's own address policy, not the network
+        message += ("; the feeds are on loopback, private or link-local addresses, which okgen does not fetch "
+                    "by default: allow them with --allow-net loopback (private, link-local or a CIDR) or "
+                    "[ingest] allow_networks in okgen.toml")
+    elif not summary.feeds_ok and offline == len(failed):
         message += ("; no network? ingest a news dump with --import FILE or a capture with --replay "
                     "FILE.warc.gz, or set HTTPS_PROXY/HTTP_PROXY (and NO_PROXY) for a proxy")
     return message
@@ -196,7 +207,7 @@ MAX_RECORD_WARNINGS = 5  # per failure reason; the rest are counted in one line
 
 
 def _run_import(date: dt.date, path: Path, mapping: dict[str, str] | None, cfg: IngestConfig,
-                store: ArticleStore, summary: IngestSummary) -> None:
+                store: ArticleStore, summary: IngestSummary, undated_on_date: bool = True) -> None:
     """Stage the records of a dump that belong to ``date``."""
     from okgen.ingest.importer import read_dump
 
@@ -205,7 +216,7 @@ def _run_import(date: dt.date, path: Path, mapping: dict[str, str] | None, cfg: 
     extractor = f"okgen-import=={__version__}"
     now = utcnow()
     seen: set[str] = set()
-    for rec in read_dump(path, eff_mapping, cfg.tz, default_date=date):
+    for rec in read_dump(path, eff_mapping, cfg.tz, default_date=date if undated_on_date else None):
         summary.import_records += 1
         if rec.fields is None:
             code = (rec.error or "error").split(":", 1)[0]
@@ -256,6 +267,12 @@ def _run_import(date: dt.date, path: Path, mapping: dict[str, str] | None, cfg: 
     for code, n in sorted(summary.import_failed.items()):
         if n > MAX_RECORD_WARNINGS:
             log.warning("%s: %d more record(s) failed with %s", path.name, n - MAX_RECORD_WARNINGS, code)
+    if (summary.import_records and summary.import_records == sum(summary.import_failed.values())
+            and summary.import_failed.get("missing_date")):
+        raise ConfigError(f"{path}: {summary.import_failed['missing_date']} of its {summary.import_records} records "
+                          f"carry no date: give the dump's news day "
+                          f"with --date YYYY-MM-DD (an undated record is taken as published that day), or name "
+                          f"the date field with --map date=KEY")
     if summary.import_records and summary.import_records == sum(summary.import_failed.values()):
         raise ConfigError(f"{path}: none of the {summary.import_records} records could be read "
                           f"(first problem: {next(iter(summary.import_failed))}); check the field mapping")

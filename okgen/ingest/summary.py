@@ -77,7 +77,8 @@ class IngestSummary:
             rows += [
                 ("feeds ok / failed", f"{self.feeds_ok} / {self.feeds_failed}"
                  + (f"  ({self.feeds_not_modified} not modified)" if self.feeds_not_modified else "")
-                 + (f"  ({self.feeds_truncated} truncated)" if self.feeds_truncated else "")),
+                 + (f"  ({self.feeds_truncated} truncated)" if self.feeds_truncated else "")
+                 + (f"  ({self.feeds_bozo} malformed, read as recovered)" if self.feeds_bozo else "")),
                 ("entries", f"{self.entries}" + (f"  ({self.duplicate_entries} repeated)" if self.duplicate_entries else "")),
                 ("in window", f"{self.in_window}  (+{self.undated} undated, {self.out_of_window} outside D, "
                               f"{self.future_dated} future-dated)"),

@@ -116,12 +116,14 @@ class VectorStore:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        if str(path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")  # a killed process loses nothing committed
-        self.db.executescript(_SCHEMA)
+        from okgen.db import connect, ensure_schema
+
+        if str(path) == ":memory:":
+            self.db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        else:  # WAL, a killed process loses nothing committed; read-only workspaces are read as they are
+            self.db = connect(self.path)
+            self.db.isolation_level, self.db.row_factory = None, None
+        ensure_schema(self.db, _SCHEMA)
 
     @classmethod
     def for_workspace(cls, workspace) -> VectorStore:
