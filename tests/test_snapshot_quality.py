@@ -11,7 +11,7 @@ import pytest
 
 from okgen.cli.main import main
 from okgen.generate.review import COLUMNS, CRITERIA
-from okgen.snapshot.quality import QUALITY, QualityEvidence, load_quality
+from okgen.snapshot.quality import QUALITY, QualityEvidence, compute_quality, load_quality
 from okgen.snapshot.verify import verify_folder
 
 pytest.importorskip("spacy")
@@ -44,6 +44,13 @@ def test_quality_json_is_written_beside_the_manifest_and_verified(make_snapshot)
     assert q is not None and q.content_hash == m.content_hash and q.questions == len(snap.questions)
     assert q.gates["stem_overlap"].failed == 9 and q.gates["stem_overlap"].rejected == 6
     assert q.gates["stem_overlap"].rate == pytest.approx(9 / 50)
+    # A gate no candidate failed is listed with 0: the evidence says it ran.
+    assert q.gates["giveaway"].failed == 0 and q.gates["one_answer"].rate == 0.0
+    from okgen.generate.gates import GATES
+
+    assert set(GATES) <= set(q.gates)
+    off = compute_quality(snap.questions, snap.corpus, {**FUNNEL, "quality_gates": False}, m.content_hash, 0)
+    assert set(off.gates) == {"stem_overlap", "fluency"}  # gates off: only what failed
     assert q.day_level["near_duplicate"] == 2
     assert q.outlets == dict(Counter(x.source for x in snap.questions))
     assert sum(q.answer_types.values()) == len(snap.questions)

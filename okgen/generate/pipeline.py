@@ -265,6 +265,7 @@ def run_generate(
             funnel = build_funnel(date, len(targets), results, state.pending, survivors, dict(positions),
                                   validator=val_info is not None, probes=len(probe_infos), stopped=state.stopped,
                                   resumed=resumed, run_usage=state.usage, pending_errors=state.last_error)
+            funnel["quality_gates"] = gates_on
             if ext_pool is not None:  # why the parse's (sentence, answer) pairs made no question
                 funnel["extractive_reasons"] = dict(ext_pool.reasons.most_common())
             if agents.clients:  # the structured-output mode each model ended on (learnt from its server)

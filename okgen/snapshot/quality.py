@@ -160,8 +160,13 @@ def compute_quality(questions: Sequence[Question], corpus: Sequence[Article], fu
     cands = int(f.get("candidates", 0) or 0)
     fails = f.get("check_failures", {}) or {}
     rejected = (f.get("checks", {}) or {}).get("rejected", {}) or {}
+    from okgen.generate.gates import GATES
+
+    # Every shared gate is listed, a gate nothing failed with 0 (an empty table would not say
+    # whether the gates ran), then the other checks that failed some candidate.
+    counts = {**({g: 0 for g in GATES} if f and f.get("quality_gates", True) else {}), **fails}
     gates = {k: GateRate(failed=int(v), rejected=int(rejected.get(k, 0)), rate=round(v / cands, 4) if cands else 0.0)
-             for k, v in fails.items()}
+             for k, v in counts.items()}
     d, b = f.get("dedup", {}) or {}, f.get("balance", {}) or {}
     day = {"near_duplicate": int(d.get("near_duplicate", 0)), "near_duplicate_recent": int(d.get("near_duplicate_recent", 0)),
            "outlet_balance": int(b.get("outlet_balance", 0)), "answer_balance": int(b.get("answer_balance", 0))}
