@@ -33,9 +33,15 @@ def connect(path: str | Path, *, readonly: bool = False) -> sqlite3.Connection:
         except sqlite3.OperationalError:
             if not path.exists() or os.access(path.parent, os.W_OK):
                 raise
+            conn.close()
+            wal = path.with_name(path.name + "-wal")
+            if wal.exists() and wal.stat().st_size > 0:  # committed work not yet merged: reading the file alone would hide it
+                from okgen.errors import OkgenError
+
+                raise OkgenError(f"{path} is read-only and its latest changes are still in {wal.name}: open the "
+                                 "workspace once where it is writable (any okgen verb merges them), then read it here") from None
             # A read-only workspace (a read-only mount, an archive): what only reads still works
             # from the file as it is; a write fails in one line (errors.describe_os_error).
-            conn.close()
             conn = sqlite3.connect(f"file:{path}?immutable=1", uri=True, check_same_thread=False)
             conn.row_factory = sqlite3.Row
             return conn

@@ -105,13 +105,16 @@ def bar(iterable: Iterable[T] | None = None, *, total: int | None = None, desc: 
         clock: Callable[[], float] | None = None, **kw: Any) -> tqdm:
     """Progress for ``total`` steps: a terminal bar, periodic log lines, or nothing (see module doc).
 
-    Use as an iterator or a context manager (``with bar(total=n) as pb: pb.update(k)``).
+    Use as an iterator or a context manager (``with bar(total=n) as pb: pb.update(k)``);
+    ``disable=True`` gives one that shows nothing (a caller asked for no progress).
     """
+    off = bool(kw.pop("disable", False))
     if enabled():
         from tqdm.auto import tqdm as auto
 
-        return auto(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False, **kw)
-    silent = quiet() or not log.isEnabledFor(logging.INFO)
+        return auto(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False,
+                    disable=off, **kw)
+    silent = off or quiet() or not log.isEnabledFor(logging.INFO)
     return LogBar(iterable, total=total, desc=desc, unit=unit, disable=silent, clock=clock, interval=interval(), **kw)
 
 

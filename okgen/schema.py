@@ -278,9 +278,9 @@ class SnapshotManifest(Record):
     probes: tuple[AgentInfo, ...] = ()
     """Freshness probe models."""
     prompt_hash: str
-    """Hash of the agent specs and prompts."""
+    """Hash of the agent specs and prompts (and of the probes and questions per article when not the defaults)."""
     feeds_hash: str
-    """Hash of the feed list."""
+    """Hash of the feed list (of the dump, for an imported day)."""
     okgen_version: str
     """okgen version that built it."""
     counts: dict[str, Any]

@@ -295,9 +295,10 @@ class Signature(_SignatureBase):
     seed: int
     """Snapshot seed: generation seed, choice shuffling and any subsampling."""
     prompt_hash: str
-    """Hash of the agent specs and prompt templates (agents/)."""
+    """Hash of the agent specs and prompt templates (agents/), and of the probes and questions per
+    article when they are not the defaults."""
     feeds_hash: str
-    """Hash of the feed list the articles came from."""
+    """Hash of the feed list the articles came from (of the dump, for an imported day)."""
     timestamp: dt.datetime
     """Generation time, UTC, second precision."""
     questions: int

@@ -164,6 +164,13 @@ def test_agents_folder_resolution_and_prompt_hash(workspace, tmp_path):
     assert edited.prompt_hash != base.prompt_hash and edited.run_key != base.run_key
     assert edited.generator.spec_hash != base.generator.spec_hash
     assert edited.funnel["articles"]["resumed"] == 0  # a new run, not a resume of the old one
+    # Questions per article shape the snapshot: another than the default is in the prompt hash;
+    # the default keeps the agents' hash alone (signatures of default runs stay comparable).
+    from okgen.generate.agents import prompt_hash
+
+    two = run_generate(DAY, workspace, articles, agents_dir=custom, per_article=2)
+    assert two.prompt_hash != edited.prompt_hash
+    assert edited.prompt_hash == prompt_hash([load_agent("extractive", custom)])
     shutil.copytree(custom, workspace.home / "agents")
     assert resolve_agents_dir(workspace) == (workspace.home / "agents").resolve()
     with pytest.raises(ConfigError):
@@ -279,21 +286,22 @@ def test_cli_nothing_kept_is_an_error(workspace, capsys, articles_file):
     assert "I cannot help with that" in err and "failed refusal 6" in stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--generator", "openai/m,base_url=127.0.0.1:8000/v1"], "must start with http:// or https://"),
-    (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,timeout=-1"], "timeout must be a positive number"),
+# A spec of the wrong shape (backend, option names, base_url) is a usage error (2); a value the
+# model refuses when it is set up, an unset key or an unpriced model is an okgen error (1).
+@pytest.mark.parametrize("args, message, status", [
+    (["--generator", "openai/m,base_url=127.0.0.1:8000/v1"], "must start with http:// or https://", 2),
+    (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,timeout=-1"], "timeout must be a positive number", 1),
     (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,api_key_env=OKGEN_NO_SUCH_KEY"],
-     "OKGEN_NO_SUCH_KEY is not set"),
-    (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,temperature=hot"], "bad temperature in model options"),
-    (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1", "--max-cost", "nan"], "--max-cost: Input should be greater than or equal to 0"),
+     "OKGEN_NO_SUCH_KEY is not set", 1),
+    (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,temperature=hot"], "bad temperature in model options", 1),
+    (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1", "--max-cost", "nan"],
+     "--max-cost: Input should be greater than or equal to 0", 1),
     (["--generator", "openai/local-model,base_url=http://127.0.0.1:9/v1", "--max-cost", "5"],
-     "--max-cost needs a price for every model, and local-model has none"),
+     "--max-cost needs a price for every model, and local-model has none", 1),
 ])
-def test_cli_bad_model_options_fail_before_any_call(workspace, capsys, articles_file, args, message):
+def test_cli_bad_model_options_fail_before_any_call(workspace, capsys, articles_file, args, message, status):
     code, _, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file), *args)
-    # A spec of the wrong shape (backend, option names, base_url) is a usage error; a value the
-    # model refuses when it is set up, an unset key or an unpriced model is an okgen error.
-    assert code == (2 if "http://" in message else 1) and message in err and "Traceback" not in err
+    assert code == status and message in err and "Traceback" not in err
 
 
 def test_an_unwritable_out_fails_before_the_run(workspace, capsys, articles_file, tmp_path):
@@ -361,4 +369,15 @@ def test_snapshot_build_takes_up_the_finished_run_and_calls_no_model(workspace, 
     assert [p.model for p in snap.manifest.probes] == ["openai/prober"]
     # Nothing finished by another generator: it says it generates, with the settings it uses.
     code, _, err = run_cli(capsys, "snapshot", "build", "--date", str(DAY), "--generator", "extractive")
-    assert code == 0 and "no finished generation of 2026-11-21 by extractive: generating now with extractive" in err
+    assert code == 0 and "no finished generation of 2026-11-21 by extractive recorded" in err
+    assert "generating now with extractive" in err
+    # An article added since the finished run: taking it up would generate, so the build refuses
+    # in one line rather than spend (nor does it fall back to another generator).
+    seen.clear()
+    extra = next(a for a in fixture_articles() if a.date == DAY).model_copy(update={"id": "feedfacefeedface", "url": "https://example.org/new-1",
+                                                     "canonical_url": "https://example.org/new-1"})
+    with store_mod.ArticleStore(workspace.db_path) as st:
+        st.upsert(extra)
+    code, _, err = run_cli(capsys, "snapshot", "build", "--date", str(DAY), "--generator", "openai/writer")
+    assert code == 1 and "lacks 1 of the date's 7 articles" in err and "okgen generate --date 2026-11-21" in err
+    assert seen == []

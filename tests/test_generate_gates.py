@@ -697,7 +697,11 @@ def test_a_stance_others_share_has_more_than_one_right_answer(nlp):
            "Which truck backed into a crane at Rotterdam on November 21, 2026?",
            "Which union backed down from its strike at Norvik Shipping on November 21, 2026?",
            "Which fund backed the startup's $20 million seed round on November 21, 2026?",
-           "Which investor backed a $5 billion bid for Norvik Shipping on November 21, 2026?")
+           "Which investor backed a $5 billion bid for Norvik Shipping on November 21, 2026?",
+           # gates version 11: a count or share of those who took it asks for a number, not a taker
+           "What percentage of likely Lakeport voters opposed the harbour levy in the November 21, 2026 poll?",
+           "What number of Lakeport City Council members opposed the budget on November 21, 2026?",
+           "Which English Premier League club welcomed back its captain from injury on November 21, 2026?")
     for q in shared + one:
         doc = nlp(q, disable=["parser", "lemmatizer", "attribute_ruler"])
         assert (shared_stance(q, doc) is not None) is (q in shared), q

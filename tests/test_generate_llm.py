@@ -243,7 +243,7 @@ def test_budget_stops_cleanly_and_resume_finishes(workspace, articles):
         u = done.funnel["usage"]
         assert u["cached_cost_usd"] > 0
         assert u["cost_usd"] + u["cached_cost_usd"] == pytest.approx(f["usage"]["this_run_cost_usd"] + u["this_run_cost_usd"])
-        assert "of cached replies when first made" in render_funnel(done.funnel)
+        assert "of cached replies, at current prices" in render_funnel(done.funnel)
 
 
 def test_a_budget_goes_into_finishing_started_articles(workspace, monkeypatch):

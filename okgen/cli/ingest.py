@@ -70,11 +70,11 @@ def ingest(date_str: str, feeds: str | None, replay: str | None, import_file: st
 
     ctx = get_ctx()
     ws = ctx.workspace
-    given = [flag for flag, v in (("--feeds", feeds), ("--replay", replay), ("--import", import_file)) if v]
+    sources = [flag for flag, v in (("--feeds", feeds), ("--replay", replay), ("--import", import_file)) if v]
     if replay and import_file:
         raise click.UsageError("give one of --replay and --import")
     if mappings and not import_file:
-        raise click.UsageError(f"--map applies to --import only (got {', '.join(given) or 'a live run'})")
+        raise click.UsageError(f"--map applies to --import only (got {', '.join(sources) or 'a live run'})")
     try:
         mapping = parse_mapping_options(mappings) if mappings else None
     except ConfigError as e:
@@ -98,10 +98,10 @@ def ingest(date_str: str, feeds: str | None, replay: str | None, import_file: st
     date = parse_date(date_str, cfg.timezone)
     # Undated records of a dump take --date only when it was given: today's date is no statement
     # about an old dump (its articles would be stored as today's news).
-    given = click.get_current_context().get_parameter_source("date_str") != ParameterSource.DEFAULT
+    date_given = click.get_current_context().get_parameter_source("date_str") != ParameterSource.DEFAULT
     try:
         summary = run_ingest(date, ws, feeds=feeds, replay=replay, import_file=import_file, import_mapping=mapping,
-                             config=cfg, progress=progress_enabled(), undated_on_date=given)
+                             config=cfg, progress=progress_enabled(), undated_on_date=date_given)
     except IngestError as e:
         if e.summary is not None:
             _render(e.summary, want_json(json_out))

@@ -18,7 +18,7 @@ from okgen.cli.common import (
     progress_enabled,
     want_json,
 )
-from okgen.errors import IntegrityError
+from okgen.errors import IntegrityError, OkgenError
 
 
 @click.group()
@@ -248,10 +248,13 @@ def import_cmd(file: str, date_: str | None, all_dates: bool, windows: str, name
                    err=True)
 
 
-def finished_run(ws: Any, date: Any, generator: str | None, validator: str | None) -> dict[str, Any] | None:
-    """The arguments of the date's newest complete generation run, by ``generator`` (its spec as
-    typed, or its model name) and ``validator`` when given; None when there is none."""
+def finished_run(ws: Any, date: Any, generator: str | None, validator: str | None) -> tuple[dict[str, Any] | None, str | None]:
+    """The arguments of the date's newest complete generation run by ``generator`` (its spec as
+    typed, or its model name; None: any) and ``validator`` that covers the date's articles as the
+    store holds them now, and else why the newest matching run cannot be taken up (None, None:
+    no matching run)."""
     from okgen.generate.store import GenerateStore
+    from okgen.ingest.store import ArticleStore
 
     def same(given: str | None, typed: str | None, info: dict[str, Any] | None) -> bool:
         if given is None:
@@ -260,18 +263,30 @@ def finished_run(ws: Any, date: Any, generator: str | None, validator: str | Non
             return typed in (None, "", "none")
         return given == typed or (info is not None and given == info.get("model"))
 
+    with ArticleStore(ws.db_path) as articles:
+        now = {a.id: a.text_sha256 for a in articles.articles_for_date(date)}
+    why = None
     with GenerateStore(ws.db_path) as store:
         for r in store.complete_runs(date.isoformat()):
             a, p = r["args"], r["params"]
-            if same(generator, a["generator"], p.get("generator")) and same(validator, a["validator"], p.get("validator")):
-                return a
-    return None
+            if not (same(generator, a["generator"], p.get("generator")) and same(validator, a["validator"], p.get("validator"))):
+                continue
+            done = store.finished_hashes(r["run_key"])
+            changed = sum(1 for i, h in now.items() if done.get(i) != h)
+            if a.get("articles_given") or changed:  # starting it again would generate: not a read
+                why = why or (f"the finished generation by {a['generator']} was made from an --articles file"
+                              if a.get("articles_given") else
+                              f"the finished generation by {a['generator']} lacks {changed} of the date's "
+                              f"{len(now)} articles as the store holds them now (new or changed since)")
+                continue
+            return a, None
+    return None, why
 
 
 @snapshot.command("build")
 @click.option("--date", "date_s", required=True, help="News date (YYYY-MM-DD).")
-@click.option("--generator", metavar="SPEC", help="Generator whose finished questions to use (default: [generate] generator, else extractive).")
-@click.option("--validator", metavar="SPEC", help="Validator of that generation run (default: [generate] validator, else none).")
+@click.option("--generator", metavar="SPEC", help="Generator whose finished questions to use (default: [generate] generator when set, else the newest finished run's).")
+@click.option("--validator", metavar="SPEC", help="Validator of that generation run (default: [generate] validator when a generator is set there).")
 @click.option("--windows", default="1,5,10", show_default=True, help="News windows in days (the longest bounds the corpus).")
 @click.option("--no-text", is_flag=True, help="Build without article bodies (URLs, titles and text hashes only).")
 @json_option
@@ -298,18 +313,24 @@ def build_cmd(date_s: str, generator: str | None, validator: str | None, windows
     except ValueError:
         raise click.BadParameter(f"{windows!r} is not a comma-separated list of days", param_hint="--windows") from None
     ws = get_ctx().workspace
-    run = finished_run(ws, date, generator, validator)
+    o = DailyOptions.resolve(ws, generator=generator, validator=validator)
+    if generator is None and o.generator_chosen:  # okgen.toml names the generator: its run, not any newer one
+        generator, validator = o.generator, validator if validator is not None else (o.validator or "none")
+    run, why = finished_run(ws, date, generator, validator)
+    if run is None and why is not None:
+        raise OkgenError(f"{why}: finish it with `okgen generate --date {date}` and the same settings, then build "
+                         "(snapshot build only reads a finished generation; it spends nothing on one)")
     if run is not None:  # the date's finished generation, started again with its own arguments: one read
         note(f"questions: the finished generation of {date} by {run['generator']} "
              f"(validator {run['validator'] or 'none'}, {run['per_article']} per article, "
              f"probes {', '.join(run['probes']) or 'none'})")
         res = run_generate(date, ws, generator=run["generator"], validator=run["validator"], probes=run["probes"],
                            per_article=run["per_article"], seed=run["seed"], drop_known=run["drop_known"],
-                           agents_dir=run["agents_dir"], progress=False)
+                           agents_dir=run["agents_dir"], max_cost=o.max_cost, progress=False)
     else:
-        o = DailyOptions.resolve(ws, generator=generator, validator=validator)
-        note(f"questions: no finished generation of {date}{' by ' + generator if generator else ''}: generating now "
-             f"with {o.generator} (validator {o.validator or 'none'}; [generate] settings of okgen.toml)")
+        note(f"questions: no finished generation of {date}{' by ' + generator if generator else ''} recorded "
+             f"(a run from before okgen recorded run arguments is not taken up): generating now with "
+             f"{o.generator} (validator {o.validator or 'none'}; the [generate] settings of okgen.toml)")
         res = run_generate(date, ws, generator=o.generator, validator=o.validator, probes=o.probes,
                            per_article=o.per_article or DEFAULT_PER_ARTICLE, seed=o.seed if o.seed is not None else DEFAULT_SEED,
                            max_cost=o.max_cost, progress=progress_enabled())

@@ -160,15 +160,17 @@ class ExtractiveGenerator:
                          decoding=Decoding(seed=self.seed))
 
     # -- pool ------------------------------------------------------------------------------
-    def build_pool(self, articles: Sequence[Article], date: dt.date) -> ExtractivePool:
-        """Parse the day's articles (full pipeline) and earlier days' ones (NER only, novelty)."""
+    def build_pool(self, articles: Sequence[Article], date: dt.date, progress: bool = False) -> ExtractivePool:
+        """Parse the day's articles (full pipeline) and earlier days' ones (NER only, novelty);
+        ``progress``: show it (:func:`okgen.progress.bar`)."""
         pool = ExtractivePool()
         today = sorted((a for a in articles if a.date == date), key=lambda x: x.id)
         earlier = sorted((a for a in articles if a.date != date), key=lambda x: x.id)
         from okgen.progress import bar
 
         # Most of an offline day's time goes here: its progress is shown (a bar, or log lines).
-        with bar(total=len(today) + len(earlier), desc=f"parse {date} and earlier days", unit="article") as pb:
+        with bar(total=len(today) + len(earlier), desc=f"parse {date} and earlier days", unit="article",
+                 disable=not progress) as pb:
             docs = {}
             for a, doc in zip(today, self.nlp.pipe((_body(a)[:self.max_chars] for a in today), batch_size=32)):
                 docs[a.id] = doc

@@ -188,7 +188,7 @@ def render_funnel(f: dict[str, Any]) -> str:
     if u["calls"]:
         lines.append(f"  usage         {u['calls']} calls ({u['cached_calls']} cached, {u['retries']} retries), "
                      f"{u['prompt_tokens']:,} prompt + {u['completion_tokens']:,} completion tokens, ${u['cost_usd']:.4f}"
-                     + (f" (+${u['cached_cost_usd']:.4f} of cached replies when first made)"
+                     + (f" (+${u['cached_cost_usd']:.4f} of cached replies, at current prices)"
                         if u.get("cached_cost_usd") else ""))
     if (u["calls"] or u.get("this_run_calls")) and u.get("this_run_calls", 0) != u["calls"]:
         # The usage line covers every stored result (earlier runs included); this one's own calls,

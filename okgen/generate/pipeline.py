@@ -70,7 +70,8 @@ class GenerateResult:
             sorted by article id and question id.
         funnel: counts at every stage, tokens and cost (JSON-ready; goes into the manifest).
         generator, validator, probes: agent identities for the snapshot.
-        prompt_hash: hash of the agent specs and prompts used.
+        prompt_hash: hash of the agent specs and prompts used (and of the probes and questions per
+            article when they are not the defaults).
         seed: the snapshot seed.
         run_key: the store key of this run's parameters.
         complete: every article of the date is finished.
@@ -205,10 +206,13 @@ def run_generate(
         params["pool"] = sha256_json(sorted([a.id, a.text_sha256] for a in pool_articles))
     run_key = sha256_json(params)[:32]
     # The signature's `prompt`: the agents' files, and what else shapes the questions that no other
-    # key names (the probes, by model and spec, whether they drop, the questions asked per article).
-    p_hash = sha256_json({"agents": hash_prompts(agents.specs), "per_article": per_article,
-                          "probes": [[p.model, p.spec_hash] for p in probe_infos],
-                          "drop_known": agents.drop_known if probe_infos else None})
+    # key names (the probes, by model and spec, whether they drop, the questions asked per article)
+    # when it is not the default (a run with the defaults keeps the agents' hash alone).
+    p_hash = hash_prompts(agents.specs)
+    if probe_infos or per_article != DEFAULT_PER_ARTICLE:
+        p_hash = sha256_json({"agents": p_hash, "per_article": per_article,
+                              "probes": [[p.model, p.spec_hash] for p in probe_infos],
+                              "drop_known": agents.drop_known if probe_infos else None})
     share = float(gcfg.get("max_outlet_share", DEFAULT_MAX_OUTLET_SHARE))
     if not 0 < share <= 1:
         run_sync(agents.aclose())
@@ -230,7 +234,8 @@ def run_generate(
                 log.info("forgot %d finished articles of run %s", store.clear(run_key), run_key[:12])
             store.record_invocation(run_key, {  # how to start this run again (okgen snapshot build)
                 "generator": generator, "validator": validator, "probes": list(probes), "per_article": per_article,
-                "seed": seed, "drop_known": drop_known, "agents_dir": str(agents_dir) if agents_dir else None})
+                "seed": seed, "drop_known": drop_known, "agents_dir": str(root) if (agents_dir or cfg_dir) else None,
+                "articles_given": articles is not None})
             hashes = store.finished_hashes(run_key)
             todo = [a for a in targets if hashes.get(a.id) != a.text_sha256]
             resumed = len(targets) - len(todo)
@@ -252,7 +257,7 @@ def run_generate(
                     for client in agents.clients:
                         client.cache = cache
                 if isinstance(agents.generator, ExtractiveGenerator):
-                    ext_pool = agents.generator.build_pool(pool_articles, date)
+                    ext_pool = agents.generator.build_pool(pool_articles, date, progress=progress)
                 _process(todo, agents, store, run_key, finished, state, per_article, seed, concurrency,
                          use_cache, ext_pool, progress and len(todo) > 1, date, finish_first=budget.limit is not None,
                          gates=gates_on)

@@ -59,7 +59,7 @@ class ChatResult:
     cost: float = 0.0
     cached: bool = False
     cached_cost: float = 0.0
-    """A cached reply's cost when it was first made (``cost`` is 0: nothing is spent now)."""
+    """A cached reply's cost at current prices (what it cost when made; ``cost`` is 0: nothing is spent now)."""
     retries: int = 0
     mode: str = "text"
     logprobs: list[dict[str, Any]] | None = None
@@ -180,7 +180,7 @@ class ChatModel:
     async def _send(self, req: ChatRequest) -> dict[str, Any]:
         raise NotImplementedError
 
-    def _cost(self, raw: dict[str, Any]) -> float:
+    def _cost(self, raw: dict[str, Any], warn: bool = True) -> float:
         return 0.0
 
     def _key_mode(self, req: ChatRequest) -> str:
@@ -193,7 +193,7 @@ class ChatModel:
             key, text = request_key_and_text(self._cache_request(req))
             if (hit := self.cache.get(key)) is not None:
                 res = self._finish(req, hit, cached=True)
-                res.cached_cost = self._cost(hit)
+                res.cached_cost = self._cost(hit, warn=False)  # at today's prices; nothing is spent now
                 return res
         if self._sem is None or self._sem[0] is not asyncio.get_running_loop():
             self._sem = (asyncio.get_running_loop(), asyncio.Semaphore(self.concurrency))

@@ -111,11 +111,11 @@ class OpenAIChat(ChatModel):
             client, self._client = self._client[1], None
             await client.close()
 
-    def _cost(self, raw: dict[str, Any]) -> float:
+    def _cost(self, raw: dict[str, Any], warn: bool = True) -> float:
         usage = raw.get("usage") or {}
         cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
         return self.prices.cost(self.model, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-                                int(cached), endpoint=self.endpoint, reported=usage.get("cost"))
+                                int(cached), endpoint=self.endpoint, reported=usage.get("cost"), warn=warn)
 
     async def _send(self, req: ChatRequest) -> dict[str, Any]:
         raw, retries = await self.call(lambda: self._once(req))

@@ -60,7 +60,8 @@ def build_snapshot(
         corpus: the articles of the longest window.
         date: the news date.
         generator: generator identity and decoding (its model goes into the signature).
-        prompt_hash: hash of the agent specs and prompts.
+        prompt_hash: hash of the agent specs and prompts (and of the probes and questions per
+            article when they are not the defaults).
         feeds_hash: hash of the feed list.
         seed: snapshot seed.
         validator: validator identity, or None.
