@@ -192,6 +192,8 @@ def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ConfigError(f"{p}: invalid TOML: {e}") from None
     except UnicodeDecodeError:  # tomllib decodes the bytes itself and lets this through
         raise ConfigError(f"{p}: invalid TOML: not UTF-8 text") from None
+    except OSError as e:  # a folder of that name, no permission to read it
+        raise ConfigError(f"{p}: {e.strerror or e}") from None
 
 
 def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -164,7 +164,7 @@ def test_a_quiet_day_is_done_without_a_snapshot_and_is_no_failure(tmp_path):
     out = okgen(ws, "daily", "--date", str(DAY), "--import", str(dump), "--retrievers", "")
     assert out.returncode == 0, out.stderr
     assert out.stdout == ""  # no signature to print
-    assert "1 articles for the date, 1 new" in out.stderr and "feeds ok" not in out.stderr, out.stderr  # no feed read
+    assert "1 article for the date, 1 new" in out.stderr and "feeds ok" not in out.stderr, out.stderr  # no feed read
     warn = [ln for ln in out.stderr.splitlines() if "has no snapshot" in ln]
     assert len(warn) == 1 and "no question kept" in warn[0] and "0 candidates from 1 article)" in warn[0], out.stderr
     assert not list(ws.snapshots_dir.glob("*/manifest.json"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import click
@@ -20,7 +21,40 @@ from okgen.cli.common import (
 def _date(value: str | None, hint: str) -> dt.date | None:
     from okgen.cli.ingest import parse_date
 
-    return None if value is None else parse_date(value, "UTC", hint)
+    if value is None:
+        return None
+    if not value.strip():  # `--date "$D"` with D unset: never silently some default day
+        raise click.BadParameter("empty date (YYYY-MM-DD, today or yesterday; leave the option out for the default)",
+                                 param_hint=hint)
+    return parse_date(value, "UTC", hint)
+
+
+def _from_command_line(name: str) -> bool:
+    """Whether option ``name`` was typed on the command line (not read from OKGEN_DAILY_*: a bad
+    value there is a setting's error, exit 1, named by the settings)."""
+    from click.core import ParameterSource
+
+    return click.get_current_context().get_parameter_source(name) == ParameterSource.COMMANDLINE
+
+
+def _check_flags(ws, retrievers: str | None, windows: str | None) -> None:
+    """Usage errors (exit 2) for bad --windows and --retrievers values, before any work."""
+    from okgen.daily.pipeline import check_retrievers
+    from okgen.errors import ConfigError
+
+    if windows is not None and _from_command_line("windows"):
+        parts = [w.strip() for w in windows.split(",") if w.strip()]
+        if not parts:
+            raise click.BadParameter(f"{windows!r}: give at least one window in days, e.g. 1,5,10", param_hint="--windows")
+        for w in parts:
+            if not w.isdigit() or int(w) < 1:
+                raise click.BadParameter(f"{w!r} is not a number of days >= 1 (e.g. --windows 1,5,10)",
+                                         param_hint="--windows")
+    if retrievers and _from_command_line("retrievers"):
+        try:
+            check_retrievers([n.strip() for n in retrievers.split(",") if n.strip()], ws, origin="--retrievers")
+        except ConfigError as e:
+            raise click.BadParameter(str(e).removeprefix("--retrievers: "), param_hint="--retrievers") from None
 
 
 @click.command("daily")
@@ -70,6 +104,9 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
         raise click.UsageError("use either --date or --from/--to")
     if replay_dir and start is None:
         raise click.UsageError("--replay-dir is for backfills (--from/--to); use --replay for one date")
+    if start is not None and end < start:
+        raise click.BadParameter(f"{end} is before --from {start}", param_hint="--to")
+    _check_flags(ws, retrievers, windows)
     opts = DailyOptions.resolve(ws, feeds=feeds, replay=replay, import_file=import_file, generator=generator,
                                 validator=validator, probes=probes or None, per_article=per_article, max_cost=max_cost,
                                 publish_to=publish_to, sign_key=sign_key, no_text=no_text, retrievers=retrievers,
@@ -81,8 +118,12 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
     def on_stage(stage, status, counts):
         note(f"okgen: {stage}: {status} ({_brief(stage, counts)})")
 
+    def on_result(r):  # one line a date as it finishes: a long backfill is not silent until the end
+        note(f"okgen: {r.date}: {_brief_result(r)}")
+
     if start is not None:
-        results = run_range(start, end, ws, opts, force=force, progress=progress_enabled(), replay_dir=replay_dir)
+        results = run_range(start, end, ws, opts, force=force, progress=progress_enabled(), replay_dir=replay_dir,
+                            on_result=on_result)
         if want_json(json_out):
             echo_json({"summary": summarize(results), "runs": [r.to_dict() for r in results]})
         else:
@@ -92,6 +133,8 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
         if failed:
             raise OkgenError(f"{len(failed)} of {len(results)} date(s) failed (first: {failed[0].date}: {failed[0].error})")
         return
+    if opts.import_file and date_s is None:  # yesterday is no statement about the dump's undated records
+        opts = dataclasses.replace(opts, import_undated=False)
     result = run_daily(date, ws, opts, force=force, progress=progress_enabled(), on_stage=on_stage)
     if want_json(json_out):
         echo_json(result.to_dict())
@@ -108,16 +151,35 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
     click.echo(result.signature)
 
 
+def _n(count, noun: str) -> str:
+    """``1 question``, ``3 questions``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _brief_result(r) -> str:
+    """One backfill date: status, questions and the short signature, or the error."""
+    from okgen.signature import Signature
+
+    if r.status == "failed" or (r.signature is None and r.status != "empty"):
+        return f"{r.status}: {r.error}"
+    if r.signature is None:
+        return f"{r.status} (no snapshot: {r.error})"
+    questions = ((r.stages.get("snapshot") or {}).get("counts") or {}).get("questions")
+    earlier = ", built earlier" if r.already_done else ""
+    count = f"{_n(questions, 'question')}, " if questions is not None else ""
+    return f"{r.status} ({count}{Signature.parse(r.signature).short}{earlier})"
+
+
 def _brief(stage: str, c: dict) -> str:
     if stage == "ingest":
         feeds = f"; feeds ok {c.get('feeds_ok', 0)}/{c.get('feeds_total')}" if c.get("feeds_total") else ""  # none read on an import
-        return f"{c.get('stored_total', 0)} articles for the date, {c.get('stored', 0)} new{feeds}"
+        return f"{_n(c.get('stored_total', 0), 'article')} for the date, {c.get('stored', 0)} new{feeds}"
     if stage == "generate":
-        return f"{c.get('kept', 0)} questions kept of {c.get('candidates', 0)} candidates"
+        return f"{_n(c.get('kept', 0), 'question')} kept of {_n(c.get('candidates', 0), 'candidate')}"
     if "reason" in c:
         return c["reason"]
     if stage == "snapshot":
-        return f"{c.get('questions')} questions, {c.get('articles')} corpus articles"
+        return f"{_n(c.get('questions'), 'question')}, {_n(c.get('articles'), 'corpus article')}"
     if stage == "index":
         return ", ".join(c.get("indexes", {}))
     if stage == "publish":

@@ -26,6 +26,8 @@ def parse_date(value: str | None, tz_name: str = "UTC", hint: str = "--date") ->
     """
     from zoneinfo import ZoneInfo
 
+    if value is not None and not value.strip():  # `--date "$D"` with D unset: not today by accident
+        raise click.BadParameter("is empty (YYYY-MM-DD, today or yesterday)", param_hint=hint)
     v = (value or "today").strip().lower()
     today = dt.datetime.now(ZoneInfo(tz_name)).date()
     if v == "today":

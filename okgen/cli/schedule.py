@@ -14,9 +14,9 @@ from okgen.cli.common import get_ctx, warn
 @click.command("schedule")
 @click.option("--at", default="06:00", show_default=True, help="Time of day to run, HH:MM (24-hour).")
 @click.option("--tz", default="UTC", show_default=True, help="IANA time zone of --at and of 'yesterday'.")
-@click.option("--misfire-grace", default=20 * 3600, show_default=True, type=int,
+@click.option("--misfire-grace", default=20 * 3600, show_default=True, type=click.IntRange(min=1),
               help="Seconds a missed run may start late (after downtime); later ones are skipped.")
-@click.option("--catch-up-days", default=1, show_default=True, type=int,
+@click.option("--catch-up-days", default=1, show_default=True, type=click.IntRange(min=0),
               help="Also build up to this many earlier days that have no finished run.")
 def schedule(at: str, tz: str, misfire_grace: int, catch_up_days: int) -> None:
     """Run the daily job every day at --at in --tz until stopped (SIGTERM or Ctrl-C).
@@ -26,9 +26,13 @@ def schedule(at: str, tz: str, misfire_grace: int, catch_up_days: int) -> None:
     Example: okgen schedule --at 06:30 --tz Europe/Berlin
     """
     from okgen.daily.scheduler import configure, file_logging, new_scheduler, parse_at, parse_tz
+    from okgen.errors import ConfigError
 
-    parse_at(at)
-    parse_tz(tz)
+    for flag, parse, value in (("--at", parse_at, at), ("--tz", parse_tz, tz)):
+        try:
+            parse(value)
+        except ConfigError as e:  # a bad option value is a usage error (exit 2)
+            raise click.BadParameter(str(e).removeprefix(f"{flag} "), param_hint=flag) from None
     ws = get_ctx().workspace
     ignored = [f"{var} sets an option of `okgen daily`, which the scheduled runs do not read: ignored ({hint})"
                for var, hint in _daily_options_in_env()]

@@ -8,6 +8,19 @@ import click
 
 from okgen.cli.common import echo_json, echo_table, get_ctx, json_option, want_json
 
+# Runs recorded before interrupted runs were named plainly kept the Python class name.
+_OLD_INTERRUPTS = {"_Terminated": "terminated (SIGTERM)", "KeyboardInterrupt": "interrupted (Ctrl-C)"}
+
+
+def _fmt_error(error: str | None) -> str | None:
+    """A recorded error as a user reads it (``terminated (SIGTERM)``, not ``_Terminated:``)."""
+    if error is None:
+        return None
+    name, sep, rest = error.partition(":")
+    if sep and name in _OLD_INTERRUPTS:
+        return _OLD_INTERRUPTS[name] + (f": {rest.strip()}" if rest.strip() else "")
+    return error
+
 
 def _fmt_time(ts: float | None) -> str:
     if ts is None:
@@ -51,9 +64,9 @@ def status(limit: int, json_out: bool) -> None:
             {
                 "run_id": r.run_id, "date": str(r.date), "status": r.status, "forced": r.forced,
                 "started": _fmt_time(r.started_at), "finished": _fmt_time(r.finished_at),
-                "signature": r.signature, "error": r.error,
+                "signature": r.signature, "error": _fmt_error(r.error),
                 "stages": [{"stage": s.stage, "status": s.status, "seconds": round(s.seconds, 2) if s.seconds is not None else None,
-                            "counts": s.counts, "error": s.error} for s in r.stages],
+                            "counts": s.counts, "error": _fmt_error(s.error)} for s in r.stages],
             }
             for r in runs
         ],
@@ -77,10 +90,10 @@ def status(limit: int, json_out: bool) -> None:
     for r in runs:
         stages = " ".join(f"{s.stage}:{s.status}" for s in r.stages)
         rows.append({"run": r.run_id, "date": str(r.date), "status": r.status, "started": _fmt_time(r.started_at),
-                     "stages": stages, "error": (r.error or "")[:80]})
+                     "stages": stages, "error": (_fmt_error(r.error) or "")[:80]})
     echo_table(rows, ["run", "date", "status", "started", "stages", "error"])
     failures = [(r, s) for r in runs for s in r.stages if s.status == "failed"]
     for r, s in failures[:10]:
-        click.echo(f"failed: run {r.run_id} ({r.date}) stage {s.stage}: {s.error}")
+        click.echo(f"failed: run {r.run_id} ({r.date}) stage {s.stage}: {_fmt_error(s.error)}")
     if config_error:
         raise click.exceptions.Exit(1)

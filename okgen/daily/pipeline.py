@@ -73,6 +73,9 @@ class DailyOptions:
     # True when `feeds` comes from [daily] in okgen.toml, not from --feeds: a replay then uses
     # the list embedded in the capture (the one that ingest really used when it was made).
     feeds_from_config: bool = False
+    # An imported dump's undated records are taken as published on the run's date; `okgen daily
+    # --import` without --date sets it False (the default date says nothing about an old dump).
+    import_undated: bool = True
 
     @property
     def llm_configured(self) -> bool:
@@ -90,8 +93,11 @@ class DailyOptions:
         unknown = set(flags) - set(GENERATE_KEYS) - set(DAILY_KEYS)
         if unknown:
             raise TypeError(f"not a daily option: {', '.join(sorted(unknown))}")
-        s = workspace.settings(generate={k: flags.get(k) for k in GENERATE_KEYS},
-                               daily={k: flags.get(k) for k in DAILY_KEYS})
+        try:
+            s = workspace.settings(generate={k: flags.get(k) for k in GENERATE_KEYS},
+                                   daily={k: flags.get(k) for k in DAILY_KEYS})
+        except OSError as e:  # okgen.toml that cannot be read (a folder, no permission): as okgen status says it
+            raise ConfigError(f"{workspace.config_path}: {e.strerror or e}") from None
         vals: dict[str, Any] = {k: getattr(s.generate, k) for k in GENERATE_KEYS if getattr(s.generate, k) is not None}
         vals.update({k: getattr(s.daily, k) for k in DAILY_KEYS if getattr(s.daily, k) is not None})
         if use_cache is not None:
@@ -103,7 +109,39 @@ class DailyOptions:
         if vals.get("publish_to") == "":
             vals["publish_to"] = None
         check_model_specs(vals.get("generator"), vals.get("validator"), vals.get("probes") or ())
+        if vals.get("retrievers"):
+            check_retrievers(vals["retrievers"], workspace, origin=_origin("retrievers", flags, workspace))
         return cls(**vals)
+
+
+def _origin(key: str, flags: dict[str, Any], workspace: Workspace) -> str:
+    """Where a ``[daily]`` value came from, as :mod:`okgen.config` names it in its errors: the
+    flag, the ``OKGEN_DAILY_<KEY>`` variable (which click also reads for the flag) or the file."""
+    import os
+
+    env = f"OKGEN_DAILY_{key.upper()}"
+    env_value = os.environ.get(env) or None
+    if flags.get(key) is not None and str(flags[key]) != env_value:
+        return f"--{key.replace('_', '-')}"
+    if env_value is not None:
+        return env
+    return f"{workspace.config_path} [daily] {key}"
+
+
+def check_retrievers(names: Sequence[str], workspace: Workspace, origin: str = "--retrievers") -> None:
+    """Check every retriever spec a run would index with before any work starts (an unknown
+    name would otherwise be found at the index stage, after ingest, generation and the snapshot).
+
+    Raises:
+        ConfigError: the first unknown or invalid spec, naming ``origin`` and the known specs.
+    """
+    from okgen.retrieval.specs import load_spec
+
+    for name in names:
+        try:
+            load_spec(name, workspace)
+        except ConfigError as e:
+            raise ConfigError(f"{origin}: {e}") from None
 
 
 def check_model_specs(generator: str | None, validator: str | None, probes: Sequence[str] = ()) -> None:
@@ -181,9 +219,10 @@ def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions 
     date = date or default_date(opts.timezone)
     with RunLock(workspace.data_dir / "locks" / "daily.lock"), RunState(workspace.db_path) as state:
         if force:
-            opts = _keep_generator(opts, state.last_done_config(date), date)
+            previous = state.last_done_config(date)
+            opts = _keep_source(_keep_generator(opts, previous, date), previous, date)
         run_id, resumed = state.start_or_resume(date, force=force, config=_public(opts))
-        run = state.runs(limit=1, date=date)[0]
+        run = state.run(run_id)
         result = DailyResult(date=date, run_id=run_id, status="running", resumed=resumed)
         if run.status == "done" and not force:
             result.status, result.signature, result.already_done = ("done" if run.signature else "empty"), run.signature, True
@@ -206,8 +245,7 @@ def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions 
                 try:
                     status, counts = getattr(ctx, f"stage_{stage}")()
                 except BaseException as e:
-                    msg = str(e) if isinstance(e, OkgenError) else f"{type(e).__name__}: {e}"
-                    state.end_stage(run_id, stage, "failed", error=msg if not isinstance(e, KeyboardInterrupt) else "interrupted")
+                    state.end_stage(run_id, stage, "failed", error=describe_error(e))
                     raise
                 counts["seconds"] = round(time.perf_counter() - t0, 3)
                 ctx.counts[stage] = counts
@@ -217,7 +255,7 @@ def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions 
                     on_stage(stage, status, counts)
         except BaseException as e:
             state.finish_run(run_id, "failed" if not isinstance(e, KeyboardInterrupt) else "interrupted",
-                             error=str(e) if isinstance(e, OkgenError) else f"{type(e).__name__}: {e}")
+                             error=describe_error(e))
             raise
         result.signature = ctx.counts["snapshot"].get("signature")
         result.snapshot = ctx.counts["snapshot"].get("path")
@@ -226,6 +264,16 @@ def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions 
             result.error = ctx.counts["snapshot"].get("reason")
         state.finish_run(run_id, "done", signature=result.signature, error=result.error)
         return result
+
+
+def describe_error(e: BaseException) -> str:
+    """The error a failed stage or run records: okgen's own message, what stopped an
+    interrupted run (SIGTERM or Ctrl-C, not a Python class name), else the exception."""
+    if isinstance(e, OkgenError):
+        return str(e)
+    if isinstance(e, KeyboardInterrupt):  # the CLI raises a KeyboardInterrupt subclass on SIGTERM
+        return "terminated (SIGTERM)" if type(e).__name__ == "_Terminated" else "interrupted (Ctrl-C)"
+    return f"{type(e).__name__}: {e}"
 
 
 def _check_dated(path: str | Path, workspace: Workspace) -> None:
@@ -247,11 +295,13 @@ def _check_dated(path: str | Path, workspace: Workspace) -> None:
 
 
 def run_range(start: dt.date, end: dt.date, workspace: Workspace, options: DailyOptions | None = None, *,
-              force: bool = False, progress: bool = False, replay_dir: str | Path | None = None) -> list[DailyResult]:
+              force: bool = False, progress: bool = False, replay_dir: str | Path | None = None,
+              on_result: Callable[[DailyResult], None] | None = None) -> list[DailyResult]:
     """Backfill every date from ``start`` to ``end`` (inclusive), oldest first.
 
     A failed date is recorded and the next one runs; the results list every date's outcome.
     With ``replay_dir``, each date replays ``<replay_dir>/okgen-<date>.warc.gz``.
+    ``on_result`` is called with each date's result as soon as that date is finished.
     """
     from okgen.ingest.warc import warc_path
 
@@ -260,22 +310,26 @@ def run_range(start: dt.date, end: dt.date, workspace: Workspace, options: Daily
     opts = options or DailyOptions.resolve(workspace)
     if opts.import_file and end > start:
         _check_dated(opts.import_file, workspace)
-    out = []
+    out: list[DailyResult] = []
     d = start
     while d <= end:
         o = opts
+        result = None
         if replay_dir is not None:
             wp = warc_path(Path(replay_dir), d)
             if not wp.is_file():
-                out.append(DailyResult(date=d, run_id=0, status="failed", error=f"{wp}: no WARC capture for {d}"))
-                d += dt.timedelta(days=1)
-                continue
-            o = DailyOptions(**{**opts.__dict__, "replay": str(wp)})
-        try:
-            out.append(run_daily(d, workspace, o, force=force, progress=progress))
-        except OkgenError as e:
-            log.error("%s failed: %s", d, e)
-            out.append(DailyResult(date=d, run_id=0, status="failed", error=str(e)))
+                result = DailyResult(date=d, run_id=0, status="failed", error=f"{wp}: no WARC capture for {d}")
+            else:
+                o = DailyOptions(**{**opts.__dict__, "replay": str(wp)})
+        if result is None:
+            try:
+                result = run_daily(d, workspace, o, force=force, progress=progress)
+            except OkgenError as e:
+                log.error("%s failed: %s", d, e)
+                result = DailyResult(date=d, run_id=0, status="failed", error=str(e))
+        out.append(result)
+        if on_result is not None:
+            on_result(result)
         d += dt.timedelta(days=1)
     return out
 
@@ -293,9 +347,32 @@ def _keep_generator(opts: DailyOptions, previous: dict[str, Any] | None, date: d
     return replace(opts, **kept)
 
 
+def _keep_source(opts: DailyOptions, previous: dict[str, Any] | None, date: dt.date) -> DailyOptions:
+    """With ``force`` and no source given (no ``--import``, ``--replay`` or ``--feeds``), rebuild
+    from the news dump or capture the date was built from, when it is still there (a day first
+    made from a dump is not silently rebuilt from the live feeds)."""
+    if not previous or opts.import_file or opts.replay or (opts.feeds and not opts.feeds_from_config):
+        return opts
+    for key, flag in (("import_file", "--import"), ("replay", "--replay")):
+        path = previous.get(key)
+        if not path:
+            continue
+        if Path(path).is_file():
+            log.warning("%s was built with %s %s: --force re-reads it (pass --import, --replay or --feeds to change)",
+                        date, flag, path)
+            return replace(opts, **{key: str(path)})
+        log.warning("%s was built with %s %s, which is gone: --force reads the feeds", date, flag, path)
+    return opts
+
+
 def _public(opts: DailyOptions) -> dict[str, Any]:
-    """Options as recorded in the run (no secrets are in them: keys come from the environment)."""
-    return {k: v for k, v in opts.__dict__.items()}
+    """Options as recorded in the run (no secrets are in them: keys come from the environment);
+    the dump or capture as an absolute path, so a later ``--force`` finds it from any folder."""
+    out = {k: v for k, v in opts.__dict__.items()}
+    for key in ("import_file", "replay"):
+        if out.get(key):
+            out[key] = str(Path(out[key]).resolve())
+    return out
 
 
 class _RunContext:
@@ -314,7 +391,8 @@ class _RunContext:
 
         o = self.opts
         feeds = None if (o.replay and o.feeds_from_config) else o.feeds
-        summary = run_ingest(self.date, self.ws, feeds=feeds, replay=o.replay, import_file=o.import_file, progress=self.progress)
+        summary = run_ingest(self.date, self.ws, feeds=feeds, replay=o.replay, import_file=o.import_file, progress=self.progress,
+                             undated_on_date=o.import_undated)
         counts = summary.to_dict()
         if o.import_file:
             counts["feeds_hash"] = sha256_text(f"import:{sha256_file(o.import_file)}")

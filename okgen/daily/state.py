@@ -3,7 +3,9 @@
 A run is one attempt at one date; each stage (ingest, generate, snapshot, index, publish)
 records its state (``running``, ``done``, ``failed``, ``skipped``), timings, counts and
 error. A rerun of the same date resumes the latest unfinished run, skipping stages already
-``done``; ``--force`` starts a new run.
+``done``; ``--force`` starts a new run. Once a date has a finished run, a rerun without
+``--force`` returns the latest finished one: a forced attempt that failed or was interrupted
+does not shadow it (it stays in the history; the next ``--force`` starts afresh).
 """
 
 from __future__ import annotations
@@ -99,16 +101,21 @@ class RunState:
         self.close()
 
     def start_or_resume(self, date: dt.date, force: bool = False, config: dict[str, Any] | None = None) -> tuple[int, bool]:
-        """Return (run id, resumed): the latest unfinished run of ``date``, or a new one."""
+        """Return (run id, resumed): without ``force``, the latest finished run of ``date`` when
+        there is one (a failed or interrupted forced attempt after it does not shadow it), else
+        the latest unfinished run, resumed; otherwise a new run."""
         if not force:
+            done = self.conn.execute(
+                "SELECT run_id FROM daily_runs WHERE date = ? AND status = 'done' ORDER BY run_id DESC LIMIT 1", (str(date),)
+            ).fetchone()
+            if done is not None:
+                return int(done["run_id"]), True
             row = self.conn.execute(
                 "SELECT run_id, status FROM daily_runs WHERE date = ? ORDER BY run_id DESC LIMIT 1", (str(date),)
             ).fetchone()
-            if row is not None and row["status"] != "done":
+            if row is not None:
                 with self.conn:
                     self.conn.execute("UPDATE daily_runs SET status = 'running', error = NULL WHERE run_id = ?", (row["run_id"],))
-                return int(row["run_id"]), True
-            if row is not None and row["status"] == "done":
                 return int(row["run_id"]), True
         # The run's start (to the second) is its snapshot's timestamp: a forced rebuild within the
         # same second as the run before it still gets a later one, so a new signature.
@@ -160,6 +167,17 @@ class RunState:
                 (status, time.time(), signature, error, run_id),
             )
 
+    def run(self, run_id: int) -> RunRow:
+        """One run, with its stages.
+
+        Raises:
+            KeyError: no such run.
+        """
+        found = self._rows("SELECT * FROM daily_runs WHERE run_id = ?", (run_id,))
+        if not found:
+            raise KeyError(run_id)
+        return found[0]
+
     def runs(self, limit: int = 10, date: dt.date | None = None) -> list[RunRow]:
         """Recent runs, newest first, with their stages."""
         q = "SELECT * FROM daily_runs"
@@ -167,7 +185,10 @@ class RunState:
         if date is not None:
             q += " WHERE date = ?"
             args = (str(date),)
-        rows = self.conn.execute(q + " ORDER BY run_id DESC LIMIT ?", (*args, limit)).fetchall()
+        return self._rows(q + " ORDER BY run_id DESC LIMIT ?", (*args, limit))
+
+    def _rows(self, query: str, args: tuple[Any, ...]) -> list[RunRow]:
+        rows = self.conn.execute(query, args).fetchall()
         out = []
         for r in rows:
             stages = [

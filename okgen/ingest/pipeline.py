@@ -272,7 +272,7 @@ def _run_import(date: dt.date, path: Path, mapping: dict[str, str] | None, cfg: 
         raise ConfigError(f"{path}: {summary.import_failed['missing_date']} of its {summary.import_records} records "
                           f"carry no date: give the dump's news day "
                           f"with --date YYYY-MM-DD (an undated record is taken as published that day), or name "
-                          f"the date field with --map date=KEY")
+                          f"its date field (--map date=KEY, or [ingest] import_mapping in okgen.toml)")
     if summary.import_records and summary.import_records == sum(summary.import_failed.values()):
         raise ConfigError(f"{path}: none of the {summary.import_records} records could be read "
                           f"(first problem: {next(iter(summary.import_failed))}); check the field mapping")
