@@ -242,12 +242,19 @@ def test_a_bug_on_one_article_does_not_sink_the_run(workspace, monkeypatch):
     assert again.complete and again.funnel["articles"]["resumed"] == 5
 
 
-def test_articles_come_from_the_article_store(workspace, capsys):
-    store_mod = pytest.importorskip("okgen.ingest.store")
+def stored_fixture_articles(workspace):
+    """The fixture articles, put in the workspace's article store."""
+    from okgen.ingest.store import ArticleStore
+
     articles = fixture_articles()
-    with store_mod.ArticleStore(workspace.db_path) as st:
+    with ArticleStore(workspace.db_path) as st:
         for a in articles:
             st.upsert(a)
+    return articles
+
+
+def test_articles_come_from_the_article_store(workspace, capsys):
+    articles = stored_fixture_articles(workspace)
     res = run_generate(DAY, workspace)  # the date's articles, and the day before for distractors
     assert res.funnel["articles"]["total"] == 6 and res.questions
     same = run_generate(DAY, workspace, articles)
@@ -336,11 +343,9 @@ def test_a_relative_agents_dir_in_okgen_toml_is_under_the_workspace(workspace, t
 
 
 def test_snapshot_build_takes_up_the_finished_run_and_calls_no_model(workspace, capsys):
-    store_mod = pytest.importorskip("okgen.ingest.store")
-    articles = fixture_articles()
-    with store_mod.ArticleStore(workspace.db_path) as st:
-        for a in articles:
-            st.upsert(a)
+    from okgen.ingest.store import ArticleStore
+
+    articles = stored_fixture_articles(workspace)
     seen = []
     r = AgentResponder(articles, questions=fixture_questions())
 
@@ -376,7 +381,7 @@ def test_snapshot_build_takes_up_the_finished_run_and_calls_no_model(workspace, 
     seen.clear()
     extra = next(a for a in fixture_articles() if a.date == DAY).model_copy(update={"id": "feedfacefeedface", "url": "https://example.org/new-1",
                                                      "canonical_url": "https://example.org/new-1"})
-    with store_mod.ArticleStore(workspace.db_path) as st:
+    with ArticleStore(workspace.db_path) as st:
         st.upsert(extra)
     code, _, err = run_cli(capsys, "snapshot", "build", "--date", str(DAY), "--generator", "openai/writer")
     assert code == 1 and "lacks 1 of the date's 7 articles" in err and "okgen generate --date 2026-11-21" in err
