@@ -165,7 +165,7 @@ def test_schedule_cli_stops_cleanly_on_sigterm(workspace):
     out, err = p.communicate(timeout=30)
     assert p.returncode == 143, err  # 128 + SIGTERM, like every other verb
     assert "Traceback" not in err
-    warned = [ln for ln in err.splitlines() if "warning" in ln]
+    warned = [ln for ln in err.splitlines() if "sets an option of `okgen daily`" in ln]  # once, not twice
     assert len(warned) == 1 and "OKGEN_DAILY_GENERATOR" in warned[0], err  # OKGEN_DAILY_WINDOWS is a [daily] key
     assert "set [generate] generator in okgen.toml or OKGEN_GENERATE_GENERATOR" in warned[0]
     assert "scheduler stopped" in log.read_text()
@@ -199,3 +199,23 @@ def test_a_quiet_day_is_caught_up_once_and_returns_no_signature(workspace, clock
     clock.set(dt.datetime(2026, 11, 21, 6, 0, 1, tzinfo=UTC))
     assert sch.scheduled_run(str(workspace.home)) == ["sig-2026-11-20"]
     assert runs == [dt.date(2026, 11, 19), dt.date(2026, 11, 20)]  # the quiet day is not retried
+
+
+def test_a_reported_failure_is_one_log_line_and_a_bug_keeps_its_traceback(workspace, clock, monkeypatch, caplog):
+    from okgen.errors import ConfigError
+
+    def failing(date, ws):
+        if date == dt.date(2026, 11, 19):
+            raise ConfigError("dump.json: none of the 3 records could be read\n(first problem: bad_date)")
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(sch, "run_one", failing)
+    with caplog.at_level("ERROR", logger=sch.log.name):
+        for day in (20, 21):  # yesterday: the 19th (an okgen error), then the 20th (a bug)
+            clock.set(dt.datetime(2026, 11, day, 6, 0, 1, tzinfo=UTC))
+            assert sch.scheduled_run(str(workspace.home)) == []
+    reported = [r for r in caplog.records if "2026-11-19 failed" in r.getMessage()]
+    assert len(reported) == 1 and reported[0].exc_info is None
+    assert reported[0].getMessage().endswith("none of the 3 records could be read (first problem: bad_date)")
+    bug = [r for r in caplog.records if "2026-11-20 failed" in r.getMessage()]
+    assert len(bug) == 1 and bug[0].exc_info is not None

@@ -8,7 +8,7 @@ import threading
 
 import click
 
-from okgen.cli.common import get_ctx, warn
+from okgen.cli.common import get_ctx
 
 
 @click.command("schedule")
@@ -36,8 +36,6 @@ def schedule(at: str, tz: str, misfire_grace: int, catch_up_days: int) -> None:
     ws = get_ctx().workspace
     ignored = [f"{var} sets an option of `okgen daily`, which the scheduled runs do not read: ignored ({hint})"
                for var, hint in _daily_options_in_env()]
-    for line in ignored:
-        warn(f"okgen: warning: {line}")
     from okgen.daily.lock import RunLock
     from okgen.daily.scheduler import lock_path
 
@@ -47,7 +45,7 @@ def schedule(at: str, tz: str, misfire_grace: int, catch_up_days: int) -> None:
     file_logging(ws)
     log = logging.getLogger("okgen.schedule")
     for line in ignored:
-        log.warning("%s", line)  # in schedule.log too, where a service's operator looks
+        log.warning("%s", line)  # on stderr and in schedule.log, where a service's operator looks
     sched = new_scheduler(ws, "background")
     sched.start(paused=True)  # paused: the stored job (and a missed fire time) is read first
     job = configure(sched, ws, at=at, tz=tz, misfire_grace=misfire_grace, catch_up_days=catch_up_days)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from okgen.daily.times import parse_at, parse_tz  # noqa: F401  (part of this module's API)
+from okgen.errors import OkgenError
 from okgen.settings import Workspace
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,10 @@ def scheduled_run(home: str, tz: str = "UTC", catch_up_days: int = 1) -> list[st
         log.info("scheduled run for %s", d)
         try:
             sig = run_one(d, ws)
-        except Exception:  # keep the scheduler alive; the failure is in the run's state and the log
+        except OkgenError as e:  # a reported failure (bad input, no network...): one line, as the CLI says it
+            log.error("daily run for %s failed: %s", d, " ".join(str(e).split()))
+            continue
+        except Exception:  # a bug: keep the scheduler alive; the traceback is in the log
             log.exception("daily run for %s failed", d)
             continue
         if sig is None:
