@@ -150,6 +150,7 @@ def test_cli_budget_stop_exits_1_and_keeps_work(workspace, capsys, articles_file
                                     "--concurrency", "1")  # $0.01 a validator call; several for the day
     assert code == 1 and "budget of $0.005 reached" in err and "rerun with a higher --max-cost" in err
     assert "stopped early: budget" in stdout and "this run" in stdout and "$0.0100" in stdout  # one call spent
+    assert re.search(r"this run +\d+ calls \(\d+ cached, 0 retries\)", stdout), stdout
 
 
 def test_agents_folder_resolution_and_prompt_hash(workspace, tmp_path):

@@ -326,3 +326,18 @@ def test_probe_letters_are_read_from_free_text():
     cases = {"B": 1, "B) Lisbon": 1, "(C)": 2, "D - Paris": 3, "Answer: A": 0, "The answer is D.": 3,
              "I think B is right": 1, "A good guess is C": 2, "A.": 0, "no idea": None, "E": None}
     assert {t: read_letter(t, 4) for t in cases} == cases
+
+
+def test_the_funnel_lists_rejections_in_pipeline_order_also_when_read_back():
+    """A funnel stored with sorted JSON keys (a finished date read back from the store) renders its
+    rejections in the order of the checks, as the run that made it printed them."""
+    from okgen.generate.funnel import ORDER
+
+    f = {"date": "2026-11-21", "articles": {"total": 1, "generated": 1, "resumed": 1, "failed": {}, "pending": 0,
+                                            "pending_by_reason": {}, "short": 0, "truncated": 0},
+         "candidates": 4, "checks": {"passed": 1, "rejected": {"stem_overlap": 1, "giveaway": 1, "schema": 1}},
+         "validator": {"ran": False}, "probes": {"models": []}, "dedup": {"near_duplicate": 0},
+         "balance": {}, "kept": 1, "answer_positions": {"A": 1}, "usage": {"calls": 0}}
+    line = next(ln for ln in render_funnel(f).splitlines() if "after checks" in ln)
+    shown = [w for w in line.split("rejected ", 1)[1].replace(",", "").split() if not w.isdigit()]
+    assert shown == sorted(shown, key=ORDER.index) and shown[0] == "schema"

@@ -128,6 +128,8 @@ def build_funnel(date: dt.date, total_articles: int, results: Sequence[ArticleRe
                          for k, v in sorted(usage.items())},
             "this_run_calls": run_usage.calls if run_usage else 0,
             "this_run_cost_usd": round(run_usage.cost_usd, 6) if run_usage else 0.0,
+            "this_run_cached_calls": run_usage.cached if run_usage else 0,
+            "this_run_retries": run_usage.retries if run_usage else 0,
         },
         "stopped": stopped,
     }
@@ -164,7 +166,9 @@ def render_funnel(f: dict[str, Any]) -> str:
                      + (f"   most dropped: {_kv(top)}" if top else ""))
     lines.append(f"  candidates    {f['candidates']:>6}")
     c = f["checks"]
-    lines.append(f"  after checks  {c['passed']:>6}" + (f"   rejected {_kv(c['rejected'])}" if c["rejected"] else ""))
+    # In the pipeline's order, also for a funnel read back from the store (its JSON keys sorted).
+    lines.append(f"  after checks  {c['passed']:>6}"
+                 + (f"   rejected {_kv(_ordered(Counter(c['rejected']), ORDER))}" if c["rejected"] else ""))
     v = f["validator"]
     if v["ran"]:
         rej = dict(v["rejected"])
@@ -193,7 +197,8 @@ def render_funnel(f: dict[str, Any]) -> str:
     if (u["calls"] or u.get("this_run_calls")) and u.get("this_run_calls", 0) != u["calls"]:
         # The usage line covers every stored result (earlier runs included); this one's own calls,
         # also those spent on articles it left unfinished, follow.
-        lines.append(f"  this run      {u['this_run_calls']} calls, ${u['this_run_cost_usd']:.4f}")
+        lines.append(f"  this run      {u['this_run_calls']} calls ({u.get('this_run_cached_calls', 0)} cached, "
+                     f"{u.get('this_run_retries', 0)} retries), ${u['this_run_cost_usd']:.4f}")
     if f.get("stopped"):
         lines.append(f"  stopped early: {f['stopped']}")
     return "\n".join(lines)
