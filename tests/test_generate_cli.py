@@ -387,3 +387,17 @@ def test_snapshot_build_takes_up_the_finished_run_and_calls_no_model(workspace, 
     code, _, err = run_cli(capsys, "snapshot", "build", "--date", str(DAY), "--generator", "openai/writer")
     assert code == 1 and "lacks 1 of the date's 7 articles" in err and "okgen generate --date 2026-11-21" in err
     assert seen == []
+
+
+def test_a_run_read_back_for_a_snapshot_never_generates(workspace):
+    """require_finished (what snapshot build uses) reads a finished run, and refuses in one line
+    where the settings no longer give it (here: other gates), rather than generate."""
+    from okgen.errors import OkgenError
+
+    stored_fixture_articles(workspace)
+    first = run_generate(DAY, workspace)
+    again = run_generate(DAY, workspace, require_finished=True)
+    assert again.questions == first.questions
+    (workspace.home / "okgen.toml").write_text("[generate]\nquality_gates = false\n")  # another run key
+    with pytest.raises(OkgenError, match=r"6 of the 6 articles of 2026-11-21 have no finished questions"):
+        run_generate(DAY, workspace, require_finished=True)

@@ -326,7 +326,7 @@ def build_cmd(date_s: str, generator: str | None, validator: str | None, windows
              f"probes {', '.join(run['probes']) or 'none'})")
         res = run_generate(date, ws, generator=run["generator"], validator=run["validator"], probes=run["probes"],
                            per_article=run["per_article"], seed=run["seed"], drop_known=run["drop_known"],
-                           agents_dir=run["agents_dir"], max_cost=o.max_cost, progress=False)
+                           agents_dir=run["agents_dir"], progress=False, require_finished=True)
     else:
         note(f"questions: no finished generation of {date}{' by ' + generator if generator else ''} recorded "
              f"(a run from before okgen recorded run arguments is not taken up): generating now with "

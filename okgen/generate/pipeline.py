@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from okgen import __version__
-from okgen.errors import ConfigError, LockedError, NotFoundError
+from okgen.errors import ConfigError, LockedError, NotFoundError, OkgenError
 from okgen.generate import gates as quality_gates
 from okgen.generate.agents import prompt_hash as hash_prompts
 from okgen.generate.agents import resolve_agents_dir
@@ -131,6 +131,7 @@ def run_generate(
     agents_dir: str | Path | None = None,
     prices: Sequence[str | Path] = (),
     progress: bool = True,
+    require_finished: bool = False,
 ) -> GenerateResult:
     """Generate, check, validate and probe questions for one date's articles.
 
@@ -158,6 +159,8 @@ def run_generate(
         agents_dir: agents folder (default: the workspace's ``agents/``, else the packaged one).
         prices: extra price files (TOML).
         progress: show a progress bar on stderr (when it is a terminal).
+        require_finished: only read a finished run: raise instead of calling a model when any
+            article has no finished questions under these settings (``okgen snapshot build``).
 
     Raises:
         NotFoundError: no article is dated ``date``.
@@ -238,6 +241,11 @@ def run_generate(
                 "articles_given": articles is not None})
             hashes = store.finished_hashes(run_key)
             todo = [a for a in targets if hashes.get(a.id) != a.text_sha256]
+            if require_finished and todo:
+                run_sync(agents.aclose())
+                raise OkgenError(f"{len(todo)} of the {len(targets)} articles of {date} have no finished questions "
+                                 "under these settings (new or changed articles, or okgen, its gates or the agents "
+                                 f"changed since the run): finish them with `okgen generate --date {date}`, then build")
             resumed = len(targets) - len(todo)
             if not todo:
                 hit = store.assembly(run_key, fingerprint)
