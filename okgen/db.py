@@ -64,10 +64,14 @@ def ensure_schema(conn: sqlite3.Connection, ddl: str) -> None:
         if "readonly" not in str(e).lower():
             raise
         have = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
-
-        def lacking(m: re.Match[str]) -> str:
-            return "" if m.group(2) in have else f"CREATE TEMP TABLE IF NOT EXISTS {m.group(2)}{m.group(3)}"
-
-        tables = re.sub(r"(CREATE TABLE IF NOT EXISTS (\w+))(\s*\([^;]*\));", lambda m: lacking(m) + ";", ddl)
+        statements, buf = [], ""
+        for piece in ddl.split(";"):  # whole statements only: a ';' inside a string is no end
+            buf += piece + ";"
+            if sqlite3.complete_statement(buf):
+                statements.append(buf.strip())
+                buf = ""
         with conn:
-            conn.executescript(re.sub(r"CREATE (?:UNIQUE )?INDEX IF NOT EXISTS[^;]*;", "", tables))
+            for st in statements:
+                m = re.match(r"CREATE\s+TABLE\s+IF\s+NOT\s+EXISTS\s+(\w+)", st, re.IGNORECASE)
+                if m and m.group(1) not in have:  # only missing tables; indexes and the rest are left out
+                    conn.execute("CREATE TEMP TABLE IF NOT EXISTS " + st[m.end(1) - len(m.group(1)):])

@@ -80,6 +80,31 @@ def test_a_failed_force_does_not_shadow_the_finished_signature(tmp_path, stages)
     assert forced.signature != first.signature and not forced.already_done
 
 
+def test_a_forced_run_that_built_its_snapshot_and_failed_later_is_resumed(tmp_path, stages):
+    """Its snapshot is in the catalogue (the newest of the day, the one a series takes): a plain
+    rerun finishes that run rather than print the older signature."""
+    ws = Workspace(tmp_path)
+    first = run_daily(DAY, ws, DailyOptions(retrievers=()))
+    stages["fail"] = ("index", OkgenError("index failed"))
+    with pytest.raises(OkgenError):
+        run_daily(DAY, ws, DailyOptions(retrievers=()), force=True)
+    stages["fail"] = None
+    again = run_daily(DAY, ws, DailyOptions(retrievers=()))
+    assert not again.already_done and again.run_id != first.run_id and again.status == "done"
+    assert again.signature != first.signature and stages["built"] == 2  # its own snapshot, not built again
+
+
+def test_force_keeps_how_the_dump_was_read(tmp_path, stages):
+    """A dump first read with its undated records left undated (daily --import without --date)
+    is re-read so by --force."""
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("{}\n")
+    ws = Workspace(tmp_path / "ws")
+    run_daily(DAY, ws, DailyOptions(import_file=str(dump), retrievers=(), import_undated=False))
+    run_daily(DAY, ws, DailyOptions(retrievers=()), force=True)
+    assert [(o.import_file, o.import_undated) for o in stages["ingested"]] == [(str(dump), False)] * 2
+
+
 def test_force_rereads_the_dump_the_date_was_built_from(tmp_path, stages, monkeypatch, caplog):
     dump = tmp_path / "dump.jsonl"
     dump.write_text("{}\n")
@@ -240,3 +265,12 @@ def test_daily_import_without_a_date_leaves_undated_records_undated(tmp_path, st
 def test_an_empty_ingest_date_is_a_usage_error(tmp_path, capsys):
     code, _, err = cli(capsys, "--home", str(tmp_path), "ingest", "--date", "")
     assert code == 2 and "--date: is empty" in err
+
+
+def test_status_names_a_retriever_okgen_daily_would_stop_on(tmp_path, capsys):
+    (tmp_path / "okgen.toml").write_text('[daily]\nretrievers = ["bm25", "foo"]\n')
+    code, out, _ = cli(capsys, "--home", str(tmp_path), "status")
+    assert code == 1 and "[daily] retrievers: no retriever spec named 'foo'" in out
+    # snapshot build indexes nothing: a bad retriever is not its concern
+    code, _, err = cli(capsys, "--home", str(tmp_path), "snapshot", "build", "--date", str(DAY))
+    assert "retriever" not in err and "no articles dated 2026-11-21" in err

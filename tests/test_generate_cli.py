@@ -375,8 +375,14 @@ def test_snapshot_build_takes_up_the_finished_run_and_calls_no_model(workspace, 
     assert [p.model for p in snap.manifest.probes] == ["openai/prober"]
     # Nothing finished by another generator: it says it generates, with the settings it uses.
     code, _, err = run_cli(capsys, "snapshot", "build", "--date", str(DAY), "--generator", "extractive")
-    assert code == 0 and "no finished generation of 2026-11-21 by extractive recorded" in err
-    assert "generating now with extractive" in err
+    assert code == 0 and "no finished generation of 2026-11-21 by extractive: generating now" in err
+    # okgen.toml names another generator, and no flag: the finished runs are named, nothing is spent.
+    seen.clear()
+    (workspace.home / "okgen.toml").write_text('[generate]\ngenerator = "openai/tomlmodel,base_url=http://127.0.0.1:9/v1"\n')
+    code, _, err = run_cli(capsys, "snapshot", "build", "--date", str(DAY))
+    assert code == 1 and "okgen.toml's generator" in err and "the date has finished runs by" in err
+    assert "openai/writer" in err and seen == []
+    (workspace.home / "okgen.toml").unlink()
     # An article added since the finished run: taking it up would generate, so the build refuses
     # in one line rather than spend (nor does it fall back to another generator).
     seen.clear()

@@ -682,7 +682,10 @@ def test_a_stance_others_share_has_more_than_one_right_answer(nlp):
               # gates version 11: a type phrase with a dot or of more than three words
               "Which U.S. senator called on Norvik Shipping to testify on November 21, 2026?",
               "Which Republican senator from Lakeport called on Norvik Shipping to testify on November 21, 2026?",
-              "Which St. Lakeport city councillor urged Norvik Shipping to stay on November 21, 2026?")
+              "Which St. Lakeport city councillor urged Norvik Shipping to stay on November 21, 2026?",
+              # gates version 12: a quantity word that names the asked-for one, not a count of takers
+              "Which majority party opposed the harbour levy on November 21, 2026?",
+              "Which union welcomed back-to-work legislation at Norvik Shipping on November 21, 2026?")
     one = ("Whom did Marta Lindqvist praise for the Rotterdam talks on November 21, 2026?",
            "Who did Norvik Shipping's board praise on November 21, 2026, for its cost cuts?",
            "At which port did Marta Lindqvist urge unions on November 21, 2026, to accept the cuts?",
@@ -698,8 +701,10 @@ def test_a_stance_others_share_has_more_than_one_right_answer(nlp):
            "Which union backed down from its strike at Norvik Shipping on November 21, 2026?",
            "Which fund backed the startup's $20 million seed round on November 21, 2026?",
            "Which investor backed a $5 billion bid for Norvik Shipping on November 21, 2026?",
-           # gates version 11: a count or share of those who took it asks for a number, not a taker
+           # gates version 11 (12: "share/number/... of" only): a count or share of those who took
+           # it asks for a number, not a taker
            "What percentage of likely Lakeport voters opposed the harbour levy in the November 21, 2026 poll?",
+           "What share of Norvik Shipping's shareholders opposed the merger on November 21, 2026?",
            "What number of Lakeport City Council members opposed the budget on November 21, 2026?",
            "Which English Premier League club welcomed back its captain from injury on November 21, 2026?")
     for q in shared + one:

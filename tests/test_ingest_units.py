@@ -487,3 +487,18 @@ def test_a_read_only_database_reads_its_tables_and_finds_missing_ones_empty(tmp_
     with pytest.raises(sqlite3.OperationalError) as e:
         ro.execute("INSERT INTO kept VALUES (8)")
     assert "read-only" in describe_os_error(e.value)
+    # A ';' inside a string, WITHOUT ROWID, and every okgen module's own DDL on an empty database.
+    ensure_schema(ro, "CREATE TABLE IF NOT EXISTS notes (k TEXT PRIMARY KEY, v TEXT DEFAULT 'a;b') WITHOUT ROWID;")
+    assert ro.execute("SELECT k, v FROM notes").fetchall() == []
+    from okgen.daily.state import DDL as daily
+    from okgen.generate.store import DDL as generate
+    from okgen.ingest.store import DDL as ingest
+    from okgen.models.cache import DDL as cache
+    from okgen.retrieval.vectors import _SCHEMA as vectors
+
+    empty = tmp_path / "empty.sqlite"
+    sqlite3.connect(empty).close()
+    ro_empty = sqlite3.connect(f"file:{empty}?immutable=1", uri=True)
+    for ddl in (daily, generate, ingest, cache, vectors):
+        ensure_schema(ro_empty, ddl)
+    assert ro_empty.execute("SELECT COUNT(*) FROM daily_runs").fetchone() == (0,)

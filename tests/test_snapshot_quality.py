@@ -29,7 +29,7 @@ def run_cli(capsys, *args: str) -> tuple[int, str, str]:
     return e.value.code, out.out, out.err
 
 
-FUNNEL = {"candidates": 50, "checks": {"passed": 40, "rejected": {"stem_overlap": 6, "fluency": 4}},
+FUNNEL = {"quality_gates": True, "candidates": 50, "checks": {"passed": 40, "rejected": {"stem_overlap": 6, "fluency": 4}},
           "check_failures": {"stem_overlap": 9, "fluency": 4}, "dedup": {"kept": 38, "near_duplicate": 2,
                                                                       "near_duplicate_recent": 0},
           "balance": {"kept": 38, "outlet_balance": 0, "by_outlet": {}}}
@@ -51,6 +51,9 @@ def test_quality_json_is_written_beside_the_manifest_and_verified(make_snapshot)
     assert set(GATES) <= set(q.gates)
     off = compute_quality(snap.questions, snap.corpus, {**FUNNEL, "quality_gates": False}, m.content_hash, 0)
     assert set(off.gates) == {"stem_overlap", "fluency"}  # gates off: only what failed
+    unsaid = compute_quality(snap.questions, snap.corpus, {k: v for k, v in FUNNEL.items() if k != "quality_gates"},
+                             m.content_hash, 0)
+    assert set(unsaid.gates) == {"stem_overlap", "fluency"}  # an older funnel, which does not say: the same
     assert q.day_level["near_duplicate"] == 2
     assert q.outlets == dict(Counter(x.source for x in snap.questions))
     assert sum(q.answer_types.values()) == len(snap.questions)

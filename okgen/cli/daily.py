@@ -41,9 +41,16 @@ def _check_flags(ws, retrievers: str | None, windows: str | None) -> None:
     """Usage errors (exit 2) for bad --windows and --retrievers values, before any work."""
     from okgen.daily.pipeline import check_retrievers
     from okgen.errors import ConfigError
+    from okgen.ingest.config import split_list  # a JSON array or comma-separated, as settings read
+
+    def items(value: str, flag: str) -> list[str]:
+        try:
+            return [str(x).strip() for x in split_list(value) if str(x).strip()]
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint=flag) from None
 
     if windows is not None and _from_command_line("windows"):
-        parts = [w.strip() for w in windows.split(",") if w.strip()]
+        parts = items(windows, "--windows")
         if not parts:
             raise click.BadParameter(f"{windows!r}: give at least one window in days, e.g. 1,5,10", param_hint="--windows")
         for w in parts:
@@ -52,7 +59,7 @@ def _check_flags(ws, retrievers: str | None, windows: str | None) -> None:
                                          param_hint="--windows")
     if retrievers and _from_command_line("retrievers"):
         try:
-            check_retrievers([n.strip() for n in retrievers.split(",") if n.strip()], ws, origin="--retrievers")
+            check_retrievers(items(retrievers, "--retrievers"), ws, origin="--retrievers")
         except ConfigError as e:
             raise click.BadParameter(str(e).removeprefix("--retrievers: "), param_hint="--retrievers") from None
 

@@ -248,11 +248,13 @@ def import_cmd(file: str, date_: str | None, all_dates: bool, windows: str, name
                    err=True)
 
 
-def finished_run(ws: Any, date: Any, generator: str | None, validator: str | None) -> tuple[dict[str, Any] | None, str | None]:
+def finished_run(ws: Any, date: Any, generator: str | None, validator: str | None,
+                 explicit: bool = True) -> tuple[dict[str, Any] | None, str | None]:
     """The arguments of the date's newest complete generation run by ``generator`` (its spec as
     typed, or its model name; None: any) and ``validator`` that covers the date's articles as the
-    store holds them now, and else why the newest matching run cannot be taken up (None, None:
-    no matching run)."""
+    store holds them now, and else why none can be taken up (None, None: nothing stands in the way
+    of generating). ``explicit``: the generator was asked for on the command line (no run by
+    another one is a reason not to generate with it)."""
     from okgen.generate.store import GenerateStore
     from okgen.ingest.store import ArticleStore
 
@@ -265,11 +267,13 @@ def finished_run(ws: Any, date: Any, generator: str | None, validator: str | Non
 
     with ArticleStore(ws.db_path) as articles:
         now = {a.id: a.text_sha256 for a in articles.articles_for_date(date)}
-    why = None
+    why, others = None, []
     with GenerateStore(ws.db_path) as store:
+        unrecorded = store.unrecorded_runs(date.isoformat())
         for r in store.complete_runs(date.isoformat()):
             a, p = r["args"], r["params"]
             if not (same(generator, a["generator"], p.get("generator")) and same(validator, a["validator"], p.get("validator"))):
+                others.append(f"{a['generator']} (validator {a['validator'] or 'none'})")
                 continue
             done = store.finished_hashes(r["run_key"])
             changed = sum(1 for i, h in now.items() if done.get(i) != h)
@@ -280,6 +284,15 @@ def finished_run(ws: Any, date: Any, generator: str | None, validator: str | Non
                               f"{len(now)} articles as the store holds them now (new or changed since)")
                 continue
             return a, None
+    if why is None and others and not explicit:  # finished questions by another generator: no reason to pay again
+        return None, (f"no finished generation of {date} by {generator} (okgen.toml's generator, validator "
+                      f"{validator or 'any'}); the date has finished runs by {', '.join(dict.fromkeys(others))}: "
+                      "name one with --generator/--validator, or pass the one you want to generate with --generator")
+    if why is None and unrecorded:
+        why = (f"the date's {unrecorded} finished run(s) were made before okgen recorded run arguments and cannot "
+               f"be read back: rerun `okgen generate --date {date}` with their settings (answered from the store "
+               "and the response cache), then build")
+        return None, why
     return None, why
 
 
@@ -313,11 +326,14 @@ def build_cmd(date_s: str, generator: str | None, validator: str | None, windows
     except ValueError:
         raise click.BadParameter(f"{windows!r} is not a comma-separated list of days", param_hint="--windows") from None
     ws = get_ctx().workspace
-    o = DailyOptions.resolve(ws, generator=generator, validator=validator)
+    o = DailyOptions.resolve(ws, generator=generator, validator=validator, check_indexes=False)
+    explicit = generator is not None
     if generator is None and o.generator_chosen:  # okgen.toml names the generator: its run, not any newer one
         generator, validator = o.generator, validator if validator is not None else (o.validator or "none")
-    run, why = finished_run(ws, date, generator, validator)
+    run, why = finished_run(ws, date, generator, validator, explicit)
     if run is None and why is not None:
+        if why.startswith(("no finished generation", "the date's")):
+            raise OkgenError(why)
         raise OkgenError(f"{why}: finish it with `okgen generate --date {date}` and the same settings, then build "
                          "(snapshot build only reads a finished generation; it spends nothing on one)")
     if run is not None:  # the date's finished generation, started again with its own arguments: one read
@@ -328,9 +344,8 @@ def build_cmd(date_s: str, generator: str | None, validator: str | None, windows
                            per_article=run["per_article"], seed=run["seed"], drop_known=run["drop_known"],
                            agents_dir=run["agents_dir"], progress=False, require_finished=True)
     else:
-        note(f"questions: no finished generation of {date}{' by ' + generator if generator else ''} recorded "
-             f"(a run from before okgen recorded run arguments is not taken up): generating now with "
-             f"{o.generator} (validator {o.validator or 'none'}; the [generate] settings of okgen.toml)")
+        note(f"questions: no finished generation of {date} by {o.generator}: generating now "
+             f"(validator {o.validator or 'none'}; the [generate] settings of okgen.toml)")
         res = run_generate(date, ws, generator=o.generator, validator=o.validator, probes=o.probes,
                            per_article=o.per_article or DEFAULT_PER_ARTICLE, seed=o.seed if o.seed is not None else DEFAULT_SEED,
                            max_cost=o.max_cost, progress=progress_enabled())

@@ -42,8 +42,10 @@ def status(limit: int, json_out: bool) -> None:
     from okgen.errors import ConfigError
 
     ws = get_ctx().workspace
-    try:  # what the next run would read: a broken okgen.toml is the first thing to fix
-        ws.settings()
+    from okgen.daily.pipeline import DailyOptions
+
+    try:  # what the next run would read: a broken okgen.toml (a setting, a model spec, a retriever) first
+        DailyOptions.resolve(ws)
         config_error = None
     except ConfigError as e:
         config_error = str(e)

@@ -83,9 +83,13 @@ class DailyOptions:
         return self.generator not in EXTRACTIVE
 
     @classmethod
-    def resolve(cls, workspace: Workspace, *, use_cache: bool | None = None, **flags: Any) -> DailyOptions:
+    def resolve(cls, workspace: Workspace, *, use_cache: bool | None = None, check_indexes: bool = True,
+                **flags: Any) -> DailyOptions:
         """The options of a run: defaults < ``okgen.toml`` (``[daily]``, and ``[generate]`` for the
         models) < ``OKGEN_*`` environment < ``flags`` (None: unset), resolved by :mod:`okgen.config`.
+
+        ``check_indexes``: check the retriever names too (a verb that builds no index, such as
+        ``okgen snapshot build``, passes False: a bad ``[daily] retrievers`` is not its concern).
 
         Raises:
             ConfigError: a bad setting (one line naming it and where it came from) or a bad model spec.
@@ -109,7 +113,7 @@ class DailyOptions:
         if vals.get("publish_to") == "":
             vals["publish_to"] = None
         check_model_specs(vals.get("generator"), vals.get("validator"), vals.get("probes") or ())
-        if vals.get("retrievers"):
+        if check_indexes and vals.get("retrievers"):
             check_retrievers(vals["retrievers"], workspace, origin=_origin("retrievers", flags, workspace))
         return cls(**vals)
 
@@ -360,7 +364,8 @@ def _keep_source(opts: DailyOptions, previous: dict[str, Any] | None, date: dt.d
         if Path(path).is_file():
             log.warning("%s was built with %s %s: --force re-reads it (pass --import, --replay or --feeds to change)",
                         date, flag, path)
-            return replace(opts, **{key: str(path)})
+            # ... as it was read then: undated records of a dump taken as the date, or not.
+            return replace(opts, **{key: str(path)}, import_undated=bool(previous.get("import_undated", True)))
         log.warning("%s was built with %s %s, which is gone: --force reads the feeds", date, flag, path)
     return opts
 

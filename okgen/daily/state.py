@@ -5,7 +5,8 @@ records its state (``running``, ``done``, ``failed``, ``skipped``), timings, cou
 error. A rerun of the same date resumes the latest unfinished run, skipping stages already
 ``done``; ``--force`` starts a new run. Once a date has a finished run, a rerun without
 ``--force`` returns the latest finished one: a forced attempt that failed or was interrupted
-does not shadow it (it stays in the history; the next ``--force`` starts afresh).
+before its snapshot does not shadow it (it stays in the history; the next ``--force`` starts
+afresh); one that built its snapshot and failed later (index, publish) is resumed.
 """
 
 from __future__ import annotations
@@ -108,11 +109,15 @@ class RunState:
             done = self.conn.execute(
                 "SELECT run_id FROM daily_runs WHERE date = ? AND status = 'done' ORDER BY run_id DESC LIMIT 1", (str(date),)
             ).fetchone()
-            if done is not None:
-                return int(done["run_id"]), True
             row = self.conn.execute(
                 "SELECT run_id, status FROM daily_runs WHERE date = ? ORDER BY run_id DESC LIMIT 1", (str(date),)
             ).fetchone()
+            # A newer unfinished attempt that already built its snapshot is resumed, not shadowed:
+            # its snapshot is in the catalogue, and the newest of a day is the one a series takes.
+            newer_built = (done is not None and row is not None and int(row["run_id"]) > int(done["run_id"])
+                           and self.stage_status(int(row["run_id"]), "snapshot") == "done")
+            if done is not None and not newer_built:
+                return int(done["run_id"]), True
             if row is not None:
                 with self.conn:
                     self.conn.execute("UPDATE daily_runs SET status = 'running', error = NULL WHERE run_id = ?", (row["run_id"],))

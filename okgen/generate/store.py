@@ -106,6 +106,13 @@ class GenerateStore:
             "JOIN gen_invocations i ON i.run_key = r.run_key WHERE r.date = ? ORDER BY s.created_at DESC", (date,))
         return [{"run_key": r[0], "params": json.loads(r[1]), "args": json.loads(r[2])} for r in rows.fetchall()]
 
+    def unrecorded_runs(self, date: str) -> int:
+        """The date's complete runs whose arguments were not recorded (made before okgen kept them)."""
+        row = self._conn.execute(
+            "SELECT COUNT(*) FROM gen_runs r JOIN gen_assembled s ON s.run_key = r.run_key "
+            "LEFT JOIN gen_invocations i ON i.run_key = r.run_key WHERE r.date = ? AND i.run_key IS NULL", (date,))
+        return int(row.fetchone()[0])
+
     def finished_hashes(self, run_key: str) -> dict[str, str]:
         """Finished articles of a run: article id -> text hash (without loading the results)."""
         rows = self._conn.execute("SELECT article_id, text_sha256 FROM gen_articles WHERE run_key = ?", (run_key,)).fetchall()

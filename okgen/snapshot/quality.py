@@ -164,7 +164,8 @@ def compute_quality(questions: Sequence[Question], corpus: Sequence[Article], fu
 
     # Every shared gate is listed, a gate nothing failed with 0 (an empty table would not say
     # whether the gates ran), then the other checks that failed some candidate.
-    counts = {**({g: 0 for g in GATES} if f and f.get("quality_gates", True) else {}), **fails}
+    # A funnel that does not say (one made before it did) lists only what failed.
+    counts = {**({g: 0 for g in GATES} if f.get("quality_gates") else {}), **fails}
     gates = {k: GateRate(failed=int(v), rejected=int(rejected.get(k, 0)), rate=round(v / cands, 4) if cands else 0.0)
              for k, v in counts.items()}
     d, b = f.get("dedup", {}) or {}, f.get("balance", {}) or {}
