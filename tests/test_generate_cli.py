@@ -407,3 +407,26 @@ def test_a_run_read_back_for_a_snapshot_never_generates(workspace):
     (workspace.home / "okgen.toml").write_text("[generate]\nquality_gates = false\n")  # another run key
     with pytest.raises(OkgenError, match=r"6 of the 6 articles of 2026-11-21 have no finished questions"):
         run_generate(DAY, workspace, require_finished=True)
+
+
+def test_snapshot_build_reads_a_run_made_with_a_relative_agents_folder_from_anywhere(workspace, capsys, monkeypatch,
+                                                                                      tmp_path):
+    """The run records its agents folder resolved: read back from another folder it is found, and
+    a run made from an --articles file is not read back as the store's (it was not made from it)."""
+    stored_fixture_articles(workspace)
+    here = tmp_path / "cwd1"
+    shutil.copytree(packaged_agents_dir(), here / "myagents")
+    monkeypatch.chdir(here)
+    code, _, err = run_cli(capsys, "generate", "--date", str(DAY), "--agents", "myagents")
+    assert code == 0, err
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(capsys, "snapshot", "build", "--date", str(DAY))
+    assert code == 0 and "the finished generation of 2026-11-21 by extractive" in err, err
+    other = tmp_path / "arts.jsonl"
+    write_jsonl(other, [a for a in fixture_articles() if a.date == DAY][:3])
+    code, _, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(other), "--per-article", "2")
+    assert code == 0, err
+    code, _, err = run_cli(capsys, "snapshot", "build", "--date", str(DAY), "--generator", "extractive")
+    # The store's run, not the --articles one: the same questions as the first build (within the
+    # same second, the same snapshot folder, which is refused rather than overwritten).
+    assert "5 per article" in err and (code == 0 or "already exists" in err), err
