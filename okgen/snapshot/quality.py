@@ -166,8 +166,10 @@ def compute_quality(questions: Sequence[Question], corpus: Sequence[Article], fu
     # whether the gates ran), then the other checks that failed some candidate.
     # A funnel that does not say (one made before it did) lists only what failed.
     counts = {**({g: 0 for g in GATES} if f.get("quality_gates") else {}), **fails}
+    # In name order: the order quality.json is read back in, so a data card rendered from either
+    # (a build, a hydrated copy) is the same bytes.
     gates = {k: GateRate(failed=int(v), rejected=int(rejected.get(k, 0)), rate=round(v / cands, 4) if cands else 0.0)
-             for k, v in counts.items()}
+             for k, v in sorted(counts.items())}
     d, b = f.get("dedup", {}) or {}, f.get("balance", {}) or {}
     day = {"near_duplicate": int(d.get("near_duplicate", 0)), "near_duplicate_recent": int(d.get("near_duplicate_recent", 0)),
            "outlet_balance": int(b.get("outlet_balance", 0)), "answer_balance": int(b.get("answer_balance", 0))}
@@ -279,9 +281,9 @@ def render_quality(q: QualityEvidence) -> list[str]:
     """Readable lines for ``okgen snapshot show``, the data card and reports."""
     lines = [f"questions {q.questions} from {q.candidates} candidates" + (f" (nlp {q.nlp})" if q.nlp else "")]
     if q.gates:
-        lines.append("gate failures: " + ", ".join(f"{k} {g.failed} ({g.rate:.1%})" for k, g in q.gates.items()))
+        lines.append("gate failures: " + ", ".join(f"{k} {g.failed} ({g.rate:.1%})" for k, g in sorted(q.gates.items())))
     if any(q.day_level.values()):
-        lines.append("dropped across the day: " + ", ".join(f"{k} {v}" for k, v in q.day_level.items() if v))
+        lines.append("dropped across the day: " + ", ".join(f"{k} {v}" for k, v in sorted(q.day_level.items()) if v))
     if q.stem_overlap:
         o = q.stem_overlap
         lines.append(f"stem-article overlap: median run {o['median']}, max {o['max']}, "
@@ -304,7 +306,7 @@ def render_quality(q: QualityEvidence) -> list[str]:
         lines.append(f"review: {r.usable}/{r.items if per == 'questions' else r.ratings} {per} usable "
                      f"({r.usable_rate:.1%}, 95% CI {lo:.1%}-{hi:.1%}); {r.ratings} ratings by {', '.join(r.reviewers)}")
         if r.agreement:
-            lines.append("reviewer agreement: " + ", ".join(f"{k} {v:.2f}" for k, v in r.agreement.items()))
+            lines.append("reviewer agreement: " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(r.agreement.items())))
     return lines
 
 
