@@ -278,10 +278,12 @@ def finished_run(ws: Any, date: Any, generator: str | None, validator: str | Non
             done = store.finished_hashes(r["run_key"])
             changed = sum(1 for i, h in now.items() if done.get(i) != h)
             if a.get("articles_given") or changed:  # starting it again would generate: not a read
-                why = why or (f"the finished generation by {a['generator']} was made from an --articles file"
-                              if a.get("articles_given") else
-                              f"the finished generation by {a['generator']} lacks {changed} of the date's "
-                              f"{len(now)} articles as the store holds them now (new or changed since)")
+                why = why or ((f"the finished generation by {a['generator']} was made from an --articles file"
+                               if a.get("articles_given") else
+                               f"the finished generation by {a['generator']} lacks {changed} of the date's "
+                               f"{len(now)} articles as the store holds them now (new or changed since)")
+                              + f": finish it with `okgen generate --date {date}` and the same settings, then build "
+                              "(snapshot build only reads a finished generation; it spends nothing on one)")
                 continue
             return a, None
     if why is None and others and not explicit:  # finished questions by another generator: no reason to pay again
@@ -292,7 +294,6 @@ def finished_run(ws: Any, date: Any, generator: str | None, validator: str | Non
         why = (f"the date's {unrecorded} finished run(s) were made before okgen recorded run arguments and cannot "
                f"be read back: rerun `okgen generate --date {date}` with their settings (answered from the store "
                "and the response cache), then build")
-        return None, why
     return None, why
 
 
@@ -332,10 +333,7 @@ def build_cmd(date_s: str, generator: str | None, validator: str | None, windows
         generator, validator = o.generator, validator if validator is not None else (o.validator or "none")
     run, why = finished_run(ws, date, generator, validator, explicit)
     if run is None and why is not None:
-        if why.startswith(("no finished generation", "the date's")):
-            raise OkgenError(why)
-        raise OkgenError(f"{why}: finish it with `okgen generate --date {date}` and the same settings, then build "
-                         "(snapshot build only reads a finished generation; it spends nothing on one)")
+        raise OkgenError(why)
     if run is not None:  # the date's finished generation, started again with its own arguments: one read
         note(f"questions: the finished generation of {date} by {run['generator']} "
              f"(validator {run['validator'] or 'none'}, {run['per_article']} per article, "

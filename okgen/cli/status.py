@@ -47,10 +47,8 @@ def status(limit: int, json_out: bool) -> None:
     try:  # what the next run would read: a broken okgen.toml (a setting, a model spec, a retriever) first
         DailyOptions.resolve(ws)
         config_error = None
-    except ConfigError as e:
+    except ConfigError as e:  # also an okgen.toml that cannot be read (okgen.files.load_config)
         config_error = str(e)
-    except OSError as e:  # okgen.toml unreadable (a folder, no permission)
-        config_error = f"{ws.config_path}: {e.strerror or e}"
     runs = []
     if ws.db_path.is_file():
         with RunState(ws.db_path) as st:

@@ -97,11 +97,8 @@ class DailyOptions:
         unknown = set(flags) - set(GENERATE_KEYS) - set(DAILY_KEYS)
         if unknown:
             raise TypeError(f"not a daily option: {', '.join(sorted(unknown))}")
-        try:
-            s = workspace.settings(generate={k: flags.get(k) for k in GENERATE_KEYS},
-                                   daily={k: flags.get(k) for k in DAILY_KEYS})
-        except OSError as e:  # okgen.toml that cannot be read (a folder, no permission): as okgen status says it
-            raise ConfigError(f"{workspace.config_path}: {e.strerror or e}") from None
+        s = workspace.settings(generate={k: flags.get(k) for k in GENERATE_KEYS},
+                               daily={k: flags.get(k) for k in DAILY_KEYS})
         vals: dict[str, Any] = {k: getattr(s.generate, k) for k in GENERATE_KEYS if getattr(s.generate, k) is not None}
         vals.update({k: getattr(s.daily, k) for k in DAILY_KEYS if getattr(s.daily, k) is not None})
         if use_cache is not None:
