@@ -965,3 +965,26 @@ def test_the_outlets_beat_narrows_the_draw_only_among_the_answers_class():
                prefer=prefer)
     assert got is not None and set(got) == set(bodies), got
 
+
+
+def test_the_answer_spelt_another_way_is_no_option():
+    # A day's news writes one envoy "Witkoff" and, once, "Witcoff": that spelling beside the answer
+    # is a second right answer, and two spellings of one name are one option twice.
+    def envoy(own: str) -> tuple[str, dict[str, int], int, dict[str, int]]:
+        return f"envoy talks ceasefire {own}", {"t:envoy": 3, "s:meet": 2}, 6, {"talks": 4, "ceasefire": 2}
+
+    people = {name: envoy(name.split()[1].lower()) for name in ("Steve Witkoff", "Steve Witcoff", "Keith Kellogg",
+                                                                "Mike Waltz", "Ilse Marten", "Kirsty Lund")}
+    people.update(PEOPLE)  # other people of the day, written with other words
+    question = "Who met the Norvik delegation in Lakeport?"
+    role = Counter(["s:meet", "o~delegation"])
+    seen: set[str] = set()
+    for seed in range(12):
+        got = _pick(_pool(people, kind="person"), "Steve Witkoff", question, role, kind="person", seed=seed)
+        assert got is not None and "Steve Witcoff" not in got, got
+        seen.update(got)
+    assert seen == {"Keith Kellogg", "Mike Waltz", "Ilse Marten", "Kirsty Lund"}
+    # Among the options: never both spellings of one name.
+    for seed in range(12):
+        got = _pick(_pool(people, kind="person"), "Kirsty Lund", question, role, kind="person", seed=seed) or []
+        assert len(got) == 3 and not {"Steve Witkoff", "Steve Witcoff"} <= set(got), got

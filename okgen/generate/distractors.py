@@ -261,7 +261,7 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
         # Neither contains the other ("Department of Commerce" is "The U.S. Department of
         # Commerce"), word for word.
         return (cn != a_norm and f" {cn} " not in f" {a_norm} " and f" {a_norm} " not in f" {cn} "
-                and not aliases(c, answer) and not contains(article_norm, c) and not contains(q_norm, c)
+                and not aliases(c, answer) and not (kind == "person" and respelled(cn, a_norm)) and not contains(article_norm, c) and not contains(q_norm, c)
                 and not any(contains(q_norm, other) or bare(other) == a_norm for other in place_aliases(c))
                 and not (same_kind and avoided(c, cn)))
 
@@ -698,9 +698,22 @@ def _names(answer: str, kind: str, cands: Sequence[str], rng: random.Random, n: 
     for c in rng.sample([c for c in cands if c != first], len(cands) - 1):
         if len(out) == n:
             break
-        if not any(aliases(c, o) for o in out):  # "DOGE" beside "the Department of Government Efficiency"
+        # "DOGE" beside "the Department of Government Efficiency"; "Steve Witcoff" beside "Steve Witkoff"
+        if not any(aliases(c, o) or kind == "person" and respelled(bare(c), bare(o)) for o in out):
             out.append(c)
     return out if len(out) == n else None
+
+
+RESPELLED = 0.85  # two person names this alike letter for letter are one name spelt two ways
+
+
+def respelled(a: str, b: str) -> bool:
+    """Whether two normalised person names are one name spelt two ways ("steve witkoff", "steve
+    witcoff"; "zelensky", "zelenskyy"): offered beside the answer, such a name is a second right
+    answer; beside another option, one option twice. Relatives are not ("joe biden", "jill biden")."""
+    import difflib
+
+    return difflib.SequenceMatcher(None, a, b).ratio() >= RESPELLED
 
 
 def _letters_upper(name: str) -> bool:
