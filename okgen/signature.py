@@ -27,7 +27,7 @@ from urllib.parse import quote, unquote
 
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
-from okgen.errors import SignatureError
+from okgen.errors import OkgenError, SignatureError
 
 SEP = "|"
 KV = ":"
@@ -411,6 +411,22 @@ def parse_any(text: str) -> Signature:
     if keys & eval_only:
         return EvalSignature.parse(text)
     return Signature.parse(text)
+
+
+def signature_diff(old: str, new: str, word: str = "now") -> str:
+    """The fields in which two signatures differ, by the keys the signature text shows, as
+    ``key: old (<word> new)``; the whole texts when either does not parse."""
+    try:
+        a, b = parse_any(old), parse_any(new)
+    except OkgenError:
+        return f"{old} ({word} {new})"
+    fields = [(f, key) for f, key, _ in type(b).FIELDS if getattr(a, f, None) != getattr(b, f, None)]
+    return ", ".join(f"{key}: {_show(getattr(a, f, None))} ({word} {_show(getattr(b, f, None))})"
+                     for f, key in fields) or "its text"
+
+
+def _show(value: Any) -> str:
+    return NONE if value is None else str(value)
 
 
 def looks_like_signature(text: str) -> bool:

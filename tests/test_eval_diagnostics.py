@@ -11,6 +11,7 @@ import pytest
 from okgen.errors import ConfigError
 from okgen.eval.runner import EvalOptions, plan_runs, run_eval
 from okgen.eval.stats import diagnostics
+from okgen.schema import EvalRecord
 from okgen.settings import Workspace
 from okgen.testing.eval_data import make_test_snapshot, tiny_model_for
 
@@ -54,6 +55,9 @@ def test_a_model_that_always_answers_a_is_flagged(env, always_a, caplog, tmp_pat
         assert any('100% of the answers are "A"' in w for w in o.warnings)
     # Same answers with and without the article: the oracle is not above none.
     assert any("oracle accuracy" in w and "not above" in w for w in oracle.warnings)
+    for o in (none, oracle):  # kept with the results, as docs/eval.md says, for a report to read back
+        kept = EvalRecord.model_validate_json((o.path / "results.json").read_text()).extra["warnings"]
+        assert kept == o.warnings and any("not above" in w for w in kept)
     lines = [r.getMessage() for r in caplog.records]
     assert sum('answers are "A"' in m for m in lines) == 2 and all("\n" not in m for m in lines)
 

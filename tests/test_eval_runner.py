@@ -165,6 +165,39 @@ def test_a_run_folder_of_another_run_is_refused(env, tmp_path):
     assert again[0].record.extra["run"]["setting"] == "oracle"
 
 
+def test_a_limited_run_into_a_full_runs_folder_is_refused(env, tmp_path):
+    # Nothing is left to score, so nothing used to stop it: results.json was rebuilt from the first
+    # 3 predictions under the full run's signature (limit:none), a part passing for the whole.
+    ws, snap, _ = env
+    out = tmp_path / "run"
+    full = run_eval(snap.name, "random/seed0", [RunSpec("none")], workspace=ws, out=out)[0]
+    before = (out / "results.json").read_bytes()
+    for limit in (3, len(snap.questions) - 1):
+        with pytest.raises(ConfigError, match=f"holds a run of all questions, not the first {limit} questions"):
+            run_eval(snap.name, "random/seed0", [RunSpec("none")], EvalOptions(limit=limit), workspace=ws, out=out)
+    assert (out / "results.json").read_bytes() == before and full.record.n == len(snap.questions)
+    # The reverse, and one limit for another, are refused too, naming what differs.
+    part = tmp_path / "part"
+    run_eval(snap.name, "random/seed0", [RunSpec("none")], EvalOptions(limit=3), workspace=ws, out=part)
+    with pytest.raises(ConfigError, match="holds a run of the first 3 questions .*, not all questions"):
+        run_eval(snap.name, "random/seed0", [RunSpec("none")], workspace=ws, out=part)
+    with pytest.raises(ConfigError, match="not the first 2 questions"):
+        run_eval(snap.name, "random/seed0", [RunSpec("none")], EvalOptions(limit=2), workspace=ws, out=part)
+    # The same limit resumes as before.
+    again = run_eval(snap.name, "random/seed0", [RunSpec("none")], EvalOptions(limit=3), workspace=ws, out=part)[0]
+    assert again.scored_now == 0 and again.record.n == 3
+
+
+def test_a_signature_refusal_names_the_fields_that_differ(env, tmp_path):
+    from okgen.signature import signature_diff
+
+    ws, snap, _ = env
+    sig = run_eval(snap.name, "random/seed0", [RunSpec("none")], workspace=ws, out=tmp_path / "r")[0].record.signature
+    other = EvalSignature.parse(sig).model_copy(update={"eval_seed": 7, "template": "mc-v9"}).format()
+    assert signature_diff(sig, other) == "tmpl: mc-v1 (now mc-v9), eseed: 0 (now 7)"
+    assert signature_diff("not a signature", other) == f"not a signature (now {other})"
+
+
 def test_default_run_folders_live_under_the_workspace(env):
     ws, snap, _ = env
     outs = run_eval(snap.name, "random/uniform", plan_runs(["none", "oracle"]), EvalOptions(limit=4), workspace=ws)

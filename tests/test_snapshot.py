@@ -229,6 +229,11 @@ def test_resolve_by_every_reference(make_snapshot, workspace, tmp_path):
         resolve(sig.format().replace(sig.content_hash, "f" * 64), workspace)
     with pytest.raises(OkgenError, match="no snapshot matches"):
         resolve("deadbeef00", workspace)
+    # The questions are here, another field was given otherwise: said so, not "pull it".
+    other = sig.model_copy(update={"questions": sig.questions + 1}).format()
+    with pytest.raises(OkgenError, match=rf"has hash {sig.short_hash} but its signature differs from the one given in "
+                                         rf"n: {sig.questions} \(given {sig.questions + 1}\)$"):
+        resolve(other, workspace)
 
 
 def test_resolve_archive_into_fresh_workspace(make_snapshot, tmp_path):

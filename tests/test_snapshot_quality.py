@@ -188,3 +188,61 @@ def test_bad_sheets_are_one_line_errors_and_write_nothing(make_snapshot, tmp_pat
     code, out, err = run_cli(capsys, "review", "import", str(sheet))
     assert code == 1 and message in err and len(err.strip().splitlines()) == 1
     assert (snap.path / QUALITY).read_bytes() == before
+
+
+def test_a_filled_sheet_is_never_written_over(make_snapshot, tmp_path, capsys):
+    # The documented workflow fills the written sheet in place: writing it again (or another
+    # --sample under the same seed) would lose every verdict.
+    snap = make_snapshot()
+    args = ("review", snap.signature.short, "--sample", "5", "--seed", "3", "--out", str(tmp_path))
+    assert run_cli(capsys, *args)[0] == 0
+    sheet = next(tmp_path.glob("review-*-s3.csv"))
+    assert run_cli(capsys, *args)[0] == 0  # the very same sheet again: nothing to lose
+    fill(sheet, "ana", lambda i: 1)
+    filled = sheet.read_bytes()
+    for again in (args, (*args[:3], "4", *args[4:])):
+        code, _, err = run_cli(capsys, *again)
+        assert code == 1 and "exists and differs from this sheet" in err and "--overwrite" in err, err
+        assert sheet.read_bytes() == filled
+    code, _, err = run_cli(capsys, *args, "--overwrite")
+    assert code == 0 and sheet.read_bytes() != filled and "ana" not in sheet.read_text()
+
+
+def test_unrated_rows_are_skipped_and_spreadsheet_forms_read(make_snapshot, tmp_path, capsys):
+    snap = make_snapshot()
+    assert run_cli(capsys, "review", snap.signature.short, "--sample", "6", "--out", str(tmp_path))[0] == 0
+    sheet = next(tmp_path.glob("review-*.csv"))
+    rows = list(csv.DictReader(sheet.open(encoding="utf-8")))
+    for i, r in enumerate(rows[:4]):  # two rows left blank: questions this reviewer did not rate
+        r.update({c: "1.0" for c in CRITERIA}, reviewer="Ana " if i % 2 else "ana")  # a spreadsheet's "1.0"
+    with sheet.open("w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+    code, out, err = run_cli(capsys, "review", "import", str(sheet))
+    assert code == 0, err
+    r = load_quality(snap.path, snap.manifest.content_hash).review
+    assert r.items == 4 and r.usable == 4 and r.reviewers == ("ana",)  # "Ana " is ana
+    for row in rows:
+        row.update({c: "" for c in CRITERIA}, reviewer="")
+    with sheet.open("w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+    code, _, err = run_cli(capsys, "review", "import", str(sheet))
+    assert code == 1 and "no row is rated" in err
+
+
+def test_a_row_cut_short_is_named_as_such(make_snapshot, tmp_path, capsys):
+    snap = make_snapshot()
+    assert run_cli(capsys, "review", snap.signature.short, "--sample", "5", "--out", str(tmp_path))[0] == 0
+    sheet = next(tmp_path.glob("review-*.csv"))
+    fill(sheet, "ana", lambda i: 1)
+    lines = sheet.read_text(encoding="utf-8").splitlines(keepends=True)
+    short = next(i for i, x in enumerate(lines) if i and x.count(",") > 3 and '"' not in x[:30])
+    lines[short] = ",".join(lines[short].split(",")[:3]) + "\n"
+    sheet.write_text("".join(lines), encoding="utf-8")
+    before = (snap.path / QUALITY).read_bytes()
+    code, _, err = run_cli(capsys, "review", "import", str(sheet))
+    assert code == 1 and f"row {short + 1} has 3 field(s), the header {len(COLUMNS)}" in err, err
+    assert (snap.path / QUALITY).read_bytes() == before

@@ -25,7 +25,7 @@ def review() -> None:
       okgen review import reviews/review-*-s7.csv [MORE...]    record the filled sheets' verdicts
 
     Rate each criterion 0 or 1 (clear, answerable, answer_correct, distractors_ok, no_giveaway,
-    day_news, publishable) and put your name under reviewer. Import records the usable
+    day_news, publishable) and put your name under reviewer; leave a row blank to skip it. Import records the usable
     (publishable) rate with its 95 % interval, and the reviewers' agreement, in the snapshot's
     quality.json; `okgen snapshot show` prints them.
     """
@@ -37,8 +37,9 @@ def review() -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=".", show_default=True,
               help="Folder for review-<hash>-s<seed>.csv and .jsonl.")
+@click.option("--overwrite", is_flag=True, help="Replace a different sheet of the same name (its verdicts are lost).")
 @json_option
-def sheet(ref: str, sample: int, seed: int, out_dir: str, json_out: bool) -> None:
+def sheet(ref: str, sample: int, seed: int, out_dir: str, overwrite: bool, json_out: bool) -> None:
     """Write a review sheet for a seeded sample of snapshot REF's questions.
 
     REF: signature, short form, hash, folder or archive.
@@ -47,7 +48,7 @@ def sheet(ref: str, sample: int, seed: int, out_dir: str, json_out: bool) -> Non
     from okgen.snapshot.store import resolve
 
     snap = resolve(ref, get_ctx().workspace)
-    csv_path, jsonl_path = write_sheet(snap, out_dir, sample=sample, seed=seed)
+    csv_path, jsonl_path = write_sheet(snap, out_dir, sample=sample, seed=seed, overwrite=overwrite)
     rows = min(sample, len(snap.questions))
     if want_json(json_out):
         echo_json({"csv": str(csv_path), "jsonl": str(jsonl_path), "snapshot": snap.name, "questions": rows})

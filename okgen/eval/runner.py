@@ -48,7 +48,7 @@ from okgen.models.base import Backend, ModelSpec, parse_model_spec
 from okgen.progress import bar
 from okgen.schema import EvalRecord, Prediction, Question
 from okgen.settings import Workspace
-from okgen.signature import EvalSignature, looks_like_signature, parse_any
+from okgen.signature import EvalSignature, looks_like_signature, parse_any, signature_diff
 
 log = logging.getLogger(__name__)
 
@@ -214,8 +214,23 @@ def _check_oracle_gain(ev: _Evaluator, runs: Sequence[RunSpec], outcomes: list[R
         msg = (f"{ev.spec.name}: oracle accuracy {acc['oracle'][0]:.3f} is not above no-context accuracy "
                f"{acc['none'][0]:.3f}: the model does not use the article (check truncation, prompt format, BOS)")
         log.warning("%s", msg)
-        for o in outcomes:
+        for o in outcomes:  # kept with the results too, as the degenerate-letter warning is
             o.warnings.append(msg)
+            kept = o.record.extra.setdefault("warnings", [])
+            if msg not in kept:
+                kept.append(msg)
+                atomic_write_text(o.path / RESULTS, pretty_json(o.record))
+
+
+def _signature_limit(text: str) -> int | None:
+    try:
+        return getattr(parse_any(text), "limit", None)
+    except OkgenError:
+        return None
+
+
+def _limit_text(limit: int | None) -> str:
+    return "all questions" if limit is None else f"the first {limit} questions (--limit {limit})"
 
 
 def _check_options(opts: EvalOptions) -> None:
@@ -363,12 +378,17 @@ class _Evaluator:
             log.info("%s: resuming, %d of %d questions already scored", path.name, resumed, len(self.questions))
         sig_text = stored.get("signature")
         info = stored.get("backend")
+        if sig_text is not None and _signature_limit(sig_text) != self.opts.limit:
+            # A --limit run into a full run's folder (or the reverse) has nothing to score and would
+            # rewrite results.json with the other run's signature: a part passing for the whole.
+            raise ConfigError(f"{path} holds a run of {_limit_text(_signature_limit(sig_text))}, not "
+                              f"{_limit_text(self.opts.limit)}; use another --out or --overwrite")
         if pending or sig_text is None:
             load_before = self.load_seconds
             sig_text = self.signature(rs).format()
             if stored.get("signature") not in (None, sig_text):
-                raise ConfigError(f"{path} holds a run with signature {stored['signature']}, not {sig_text}; "
-                                  "use another --out or --overwrite")
+                raise ConfigError(f"{path} holds another run (its signature differs in "
+                                  f"{signature_diff(stored['signature'], sig_text)}); use another --out or --overwrite")
             info = self.backend.info()
             clock.t["load_model"] = round(self.load_seconds - load_before, 6)
             write_run_file(path, cfg, sig_text, self.spec.text, info)

@@ -31,13 +31,21 @@ LETTERS = "ABCD"
 COLUMNS = ("snapshot", "question_id", "source", "question", "A", "B", "C", "D", "marked_answer", "source_excerpt",
            *CRITERIA, "reviewer", "notes")
 EXCERPT_CHARS = 700
+BINARY = {"0": 0, "1": 1, "0.0": 0, "1.0": 1}  # a spreadsheet may save a 1 as "1.0"
 
 
-def write_sheet(snapshot: Any, out_dir: str | Path, *, sample: int = 80, seed: int = 0) -> tuple[Path, Path]:
+def write_sheet(snapshot: Any, out_dir: str | Path, *, sample: int = 80, seed: int = 0,
+                overwrite: bool = False) -> tuple[Path, Path]:
     """Write ``review-<hash12>-s<seed>.csv`` and ``.jsonl`` for a seeded sample of questions.
+
+    A sheet already there is kept (a reviewer fills the sheet in place: writing it again would
+    lose the verdicts) unless it is the very sheet this call writes, or ``overwrite``.
 
     Returns:
         The CSV and JSONL paths.
+
+    Raises:
+        OkgenError: no questions; a different sheet of that name exists (without ``overwrite``).
     """
     m = snapshot.manifest
     qs = sorted(snapshot.questions, key=lambda q: q.id)
@@ -64,8 +72,14 @@ def write_sheet(snapshot: Any, out_dir: str | Path, *, sample: int = 80, seed: i
     w.writeheader()
     w.writerows(rows)
     csv_path, jsonl_path = out / f"{stem}.csv", out / f"{stem}.jsonl"
-    atomic_write_text(csv_path, buf.getvalue())
-    atomic_write_text(jsonl_path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    texts = {csv_path: buf.getvalue(), jsonl_path: "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)}
+    if not overwrite:
+        for path, text in texts.items():
+            if path.exists() and path.read_bytes() != text.encode("utf-8"):
+                raise OkgenError(f"{path} exists and differs from this sheet (filled in, or another --sample); "
+                                 "nothing was written: use another --out or --overwrite")
+    for path, text in texts.items():
+        atomic_write_text(path, text)
     return csv_path, jsonl_path
 
 
@@ -94,6 +108,11 @@ def read_sheet(path: str | Path) -> list[dict[str, Any]]:
             rows.append(row)
         header = set().union(*(r.keys() for r in rows)) if rows else set()
     else:
+        raw = [r for r in csv.reader(io.StringIO(text)) if r]
+        for n, r in enumerate(raw[1:], 2):
+            if len(r) != len(raw[0]):  # a row cut short or run on: its values would land in other columns
+                raise OkgenError(f"{p}: row {n} has {len(r)} field(s), the header {len(raw[0])}: "
+                                 "a row cut short, or a comma or quote out of place")
         reader = csv.DictReader(io.StringIO(text))
         header = set(reader.fieldnames or ())
         rows = list(reader)
@@ -106,14 +125,18 @@ def read_sheet(path: str | Path) -> list[dict[str, Any]]:
     for n, row in enumerate(rows, 2 if p.suffix.lower() not in (".jsonl", ".ndjson") else 1):
         rec: dict[str, Any] = {"snapshot": str(row["snapshot"]).strip(), "question_id": str(row["question_id"]).strip(),
                                "reviewer": str(row.get("reviewer") or "").strip()}
+        if not rec["reviewer"] and not any(str(row.get(c) or "").strip() for c in CRITERIA):
+            continue  # a question this reviewer did not rate
         if not rec["reviewer"]:
-            raise OkgenError(f"{p}: row {n} ({rec['question_id']}) has no reviewer")
+            raise OkgenError(f"{p}: row {n} ({rec['question_id']}) is rated but has no reviewer")
         for c in CRITERIA:
             v = str(row.get(c, "")).strip()
-            if v not in ("0", "1"):
+            if v not in BINARY:
                 raise OkgenError(f"{p}: row {n} ({rec['question_id']}): {c} must be 0 or 1, got {v!r}")
-            rec[c] = int(v)
+            rec[c] = BINARY[v]
         out.append(rec)
+    if not out:
+        raise OkgenError(f"{p}: no row is rated (fill the criteria columns with 0 or 1 and the reviewer column)")
     return out
 
 
@@ -133,6 +156,9 @@ def import_sheets(paths: Sequence[str | Path], ws: Workspace) -> tuple[Any, Any]
     from okgen.snapshot.store import resolve
 
     rows = [r for p in paths for r in read_sheet(p)]
+    names: dict[str, str] = {}  # "Alice" and "alice" are one reviewer: named as first written
+    for r in rows:
+        r["reviewer"] = names.setdefault(" ".join(r["reviewer"].split()).casefold(), r["reviewer"])
     snaps = {r["snapshot"] for r in rows}
     if len(snaps) != 1:
         raise OkgenError(f"the sheets review {len(snaps)} snapshots ({', '.join(sorted(s[:12] for s in snaps))}); import one at a time")
