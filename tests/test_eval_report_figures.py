@@ -79,6 +79,8 @@ def test_report_writes_png_svg_csv_latex_and_diagnostics(report, tmp_path):
     out = tmp_path / "rep"
     res = CliRunner().invoke(cli, ["report", str(root), "--out", str(out), "--figures", "png,pdf"])
     assert res.exit_code == 0, res.output
+    for name in ("report.md", "report.json", "settings.csv", "retrieval.tex", "accuracy_by_setting.pdf"):
+        assert f"wrote {out / name}" in res.stderr, name
     for stem in ("accuracy_by_setting", "accuracy_vs_k", "accuracy_by_outlet", "accuracy_by_position"):
         assert (out / f"{stem}.png").stat().st_size > 5000 and (out / f"{stem}.pdf").stat().st_size > 1000
     rows = list(csv.DictReader((out / "settings.csv").open(encoding="utf-8")))
@@ -102,3 +104,74 @@ def test_random_seed_names_and_diagnostics(report):
     # A seeded chance baseline answers like chance: no letter dominates.
     assert all(r["diagnostics"]["dominant_letter"] is None for r in rep["runs"])
     assert "| random/seed0 | loglik | none |" in render_markdown(rep)
+
+
+def _legend(fig):
+    return [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+
+
+def _keep_ks(rep, ks_of):
+    """The report with each model's retrieval runs cut down to the k's ``ks_of(model)`` names."""
+    rep = copy.deepcopy(rep)
+    for r in rep["retrieval"]:
+        r["by_k"] = {k: c for k, c in r["by_k"].items() if k in ks_of(r["model"])}
+    return rep
+
+
+def test_retrieval_bars_name_their_configuration_and_prefer_a_common_one(report, tmp_path):
+    import matplotlib.pyplot as plt
+    from matplotlib.container import BarContainer
+
+    from okgen.eval.plots import overlapping_texts, plot_by_setting
+
+    # Every model ran k = 1, 3 and 10: the largest k, for all of them, in one legend entry.
+    _, fig = plot_by_setting(report[0], tmp_path, ("png",))
+    assert [t for t in _legend(fig) if t.startswith("retrieval")] == ["retrieval bm25 4d k=10"]
+    plt.close(fig)
+    # One model ran only k=1, the others k=1 and k=10: k=1 is the one they all ran.
+    rep = _keep_ks(report[0], lambda m: {"1"} if m == "random/seed0" else {"1", "10"})
+    _, fig = plot_by_setting(rep, tmp_path, ("png",))
+    assert [t for t in _legend(fig) if t.startswith("retrieval")] == ["retrieval bm25 4d k=1"]
+    plt.close(fig)
+    # No configuration in common: two series, each named, each model's bar in its own.
+    rep = _keep_ks(report[0], lambda m: {"3"} if m == "random/seed0" else {"10"})
+    _, fig = plot_by_setting(rep, tmp_path, ("png",))
+    assert [t for t in _legend(fig) if t.startswith("retrieval")] == ["retrieval bm25 4d k=10", "retrieval bm25 4d k=3"]
+    bars = {c.get_label(): len(c.patches) for c in fig.axes[0].containers if isinstance(c, BarContainer)}
+    assert bars["retrieval bm25 4d k=3"] == 1 and bars["retrieval bm25 4d k=10"] == MODELS - 1
+    assert overlapping_texts(fig) == []
+    plt.close(fig)
+
+
+def test_a_bar_at_zero_is_still_drawn(report, tmp_path):
+    import matplotlib.pyplot as plt
+
+    from okgen.eval.plots import MARKERS, OKABE_ITO, plot_by_setting
+
+    def oracle_markers(rep):
+        _, fig = plot_by_setting(rep, tmp_path, ("png",))
+        got = [(list(line.get_xdata()), list(line.get_ydata()), line.get_color(), line.get_clip_on())
+               for line in fig.axes[0].get_lines() if line.get_marker() == MARKERS[1]]
+        plt.close(fig)
+        return got
+
+    assert all(r["oracle"]["accuracy"] > 0 for r in report[0]["settings"]) and oracle_markers(report[0]) == []
+    rep = copy.deepcopy(report[0])
+    rep["settings"][0]["oracle"].update(accuracy=0.0, ci95=[0.0, 0.2])
+    # The top row's oracle bar has no length: a marker in the oracle series' colour at 0, drawn
+    # over the axis (not clipped in half by it).
+    assert oracle_markers(rep) == [([0], [MODELS - 1], OKABE_ITO[1], False)]
+
+
+def test_heat_maps_show_every_run_retrieval_included(report, tmp_path):
+    import matplotlib.pyplot as plt
+
+    from okgen.eval.plots import plot_by_outlet, plot_by_position
+
+    rep = report[0]
+    for plot in (plot_by_outlet, plot_by_position):
+        _, fig = plot(rep, tmp_path, ("png",))
+        labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+        assert len(labels) == len(set(labels)) == len(rep["runs"]) == MODELS * 5
+        assert any(label.startswith("random/seed0 · retrieval bm25 4d k=10") for label in labels)
+        plt.close(fig)

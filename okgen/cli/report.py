@@ -54,7 +54,7 @@ def report(runs: tuple[str, ...], out: str | None, plots: bool, figure_formats: 
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "report.md").write_text(md, encoding="utf-8")
         (folder / "report.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        for p in write_tables(data, folder):
+        for p in [folder / "report.md", folder / "report.json", *write_tables(data, folder)]:
             click.echo(f"wrote {p}", err=True)
         if plots:
             for p in plot_report(data, folder, formats):

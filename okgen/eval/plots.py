@@ -1,11 +1,16 @@
 """The report's figures (matplotlib, written as PNG and SVG or PDF).
 
 * ``accuracy_by_setting``: per model, grouped horizontal bars for no context, oracle article and
-  retrieval, with bootstrap 95% CI whiskers and a chance line.
+  retrieval, with bootstrap 95% CI whiskers and a chance line. Each retrieval configuration
+  (retriever, window, k) is a series of its own, so bars of different configurations never
+  share a legend entry; a bar at 0% gets a marker on the axis, so it does not read as a run
+  that is missing.
 * ``accuracy_vs_k``: accuracy against the number of retrieved passages, ticks at the k's run, one
   line per model x retriever x window, the legend beside the axes.
-* ``accuracy_by_outlet`` / ``accuracy_by_position``: heat maps (model and setting x outlet, and x
-  gold answer position) with each cell's accuracy written in it.
+* ``accuracy_by_outlet`` / ``accuracy_by_position``: heat maps (every run, retrieval ones with
+  their configuration, x outlet and x gold answer position) with each cell's accuracy written in
+  it. Rows name the scoring and the news day where runs differ in them, and a run with fewer
+  answers than the degenerate-letter warning needs is marked with its n: its cells say little.
 
 Colours are the Okabe-Ito palette (distinguishable with the common colour-vision deficiencies),
 and line styles and markers vary too, so no figure depends on colour alone. Sizes grow with the
@@ -23,6 +28,7 @@ from typing import Any
 OKABE_ITO = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 LINESTYLES = ["-", "--", "-.", ":"]
+HATCHES = ["", "//", "..", "xx", "\\\\", "oo", "++", "--"]
 SETTING_LABEL = {"none": "no context", "oracle": "oracle article", "retrieval": "retrieval"}
 
 
@@ -41,8 +47,19 @@ def _label(r: dict[str, Any], several_modes: bool, several_days: bool = False) -
     news day where several are shown: no two rows of a figure read the same."""
     from okgen.eval.tables import mode_label
 
-    return (r["model"] + (f" · {mode_label(r)}" if several_modes else "")
+    return (shown_model(r["model"]) + (f" · {mode_label(r)}" if several_modes else "")
             + (f" · {r.get('date') or r['snapshot']}" if several_days else ""))
+
+
+def shown_model(label: str) -> str:
+    """A model as a figure names it: a local folder by its own name, not by its absolute path on
+    the machine that ran it (``hf//root/.cache/m/SmolLM2`` is ``hf/SmolLM2``), which would take
+    most of the figure's width; the tables keep the whole spec."""
+    head, sep, opts = label.partition(",")
+    backend, _, model = head.partition("/")
+    if model.startswith(("/", "~")) and (name := Path(model.rstrip("/")).name):
+        head = f"{backend}/{name}"
+    return head + sep + opts
 
 
 def _save(fig: Any, out_dir: Path, stem: str, formats: Sequence[str]) -> list[Path]:
@@ -60,41 +77,65 @@ def _save(fig: Any, out_dir: Path, stem: str, formats: Sequence[str]) -> list[Pa
 
 
 def _retrieval_pick(report: dict[str, Any]) -> dict[tuple, dict[str, Any]]:
-    """Per (model, group): the retrieval cell the bar chart shows (bm25 first, longest window, k=5 or the largest)."""
+    """Per bar-chart row (:func:`_row_key`): the retrieval cell it shows, with its configuration as
+    ``what``. The configuration most of them ran comes first, so bars compare like with like;
+    then bm25, the longest window, and k=5 or the largest k."""
+    cells = [(_row_key(r), (r["retriever"], r["window"] or 0, int(k)), c)
+             for r in report["retrieval"] for k, c in r["by_k"].items() if c]
+    runs_of: dict[tuple, set[tuple]] = {}
+    for key, cfg, _ in cells:
+        runs_of.setdefault(cfg, set()).add(key)
     best: dict[tuple, tuple[tuple, dict[str, Any]]] = {}
-    for r in report["retrieval"]:
-        key = (r["model"], r["scoring"], r["snapshot"])
-        ks = sorted(int(k) for k in r["by_k"])
-        k = 5 if 5 in ks else ks[-1]
-        rank = (r["retriever"] == "bm25", r["window"] or 0, k == 5)
+    for key, (retriever, window, k), cell in cells:
+        rank = (len(runs_of[(retriever, window, k)]), retriever == "bm25", window, k == 5, k)
         if key not in best or rank > best[key][0]:
-            best[key] = (rank, {**r["by_k"][str(k)], "what": f"{r['retriever']} {r['window']}d k={k}"})
+            best[key] = (rank, {**cell, "what": f"retrieval {retriever} {window}d k={k}"})
     return {k: v[1] for k, v in best.items()}
+
+
+def _row_key(r: dict[str, Any]) -> tuple:
+    """What a settings-table line and a retrieval-table line must share to be drawn in one row."""
+    return (r["model"], r["snapshot"], r["scoring"], r["format"], r["template"], r["judge"], r["n"])
+
+
+def _series(rows: list[dict[str, Any]], ret: dict[tuple, dict[str, Any]]) -> list[tuple[str, int, list]]:
+    """The bar chart's series: (legend label, slot in a model's group of bars, cell per row). No
+    context and oracle take the first two slots; every retrieval configuration shares the third
+    (a row has one retrieval bar), told apart by colour, hatch and legend entry."""
+    out = [(SETTING_LABEL[s], j, [r.get(s) for r in rows]) for j, s in enumerate(("none", "oracle"))]
+    picked = [ret.get(_row_key(r)) for r in rows]
+    for what in sorted({c["what"] for c in picked if c}):
+        out.append((what, 2, [c if c and c["what"] == what else None for c in picked]))
+    return out
 
 
 def plot_by_setting(report: dict[str, Any], out_dir: Path, formats: Sequence[str]) -> tuple[list[Path], Any]:
     """Grouped bars by model and setting with 95% CI whiskers."""
     plt = _plt()
     rows = report["settings"]
-    ret = _retrieval_pick(report)
     several = len({(r["scoring"], r["format"], r["judge"]) for r in rows}) > 1
     days = len({r["snapshot"] for r in rows}) > 1
-    settings = ["none", "oracle"] + (["retrieval"] if ret else [])
+    series = _series(rows, _retrieval_pick(report))
+    slots = max(slot for _, slot, _ in series) + 1
     n = len(rows)
-    fig, ax = plt.subplots(figsize=(8.0, max(2.6, 0.5 * n * len(settings) / 2 + 1.4)))
-    height = 0.8 / len(settings)
-    for j, s in enumerate(settings):
+    fig, ax = plt.subplots(figsize=(8.0, max(2.6, 0.5 * n * slots / 2 + 1.4)))
+    height = 0.8 / slots
+    for j, (label, slot, cells) in enumerate(series):
         ys, acc, lo, hi = [], [], [], []
-        for i, r in enumerate(rows):
-            cell = r.get(s) if s != "retrieval" else ret.get((r["model"], r["scoring"], r["snapshot"]))
+        for i, cell in enumerate(cells):
             if not cell:
                 continue
-            ys.append(n - 1 - i + (len(settings) / 2 - j - 0.5) * height)
+            ys.append(n - 1 - i + (slots / 2 - slot - 0.5) * height)
             acc.append(100 * cell["accuracy"])
             lo.append(100 * (cell["accuracy"] - cell["ci95"][0]))
             hi.append(100 * (cell["ci95"][1] - cell["accuracy"]))
-        ax.barh(ys, acc, height, xerr=[lo, hi], capsize=2, color=OKABE_ITO[j], edgecolor="black", linewidth=0.4,
-                hatch=["", "//", ".."][j], label=SETTING_LABEL[s], error_kw={"elinewidth": 0.8})
+        color = OKABE_ITO[j % len(OKABE_ITO)]
+        ax.barh(ys, acc, height, xerr=[lo, hi], capsize=2, color=color, edgecolor="black", linewidth=0.4,
+                hatch=HATCHES[j % len(HATCHES)], label=label, error_kw={"elinewidth": 0.8})
+        zero = [y for y, a in zip(ys, acc) if a == 0]
+        if zero:  # a bar of no length: a marker on the axis says "ran, scored 0%", not "not run"
+            ax.plot([0] * len(zero), zero, linestyle="none", marker=MARKERS[j % len(MARKERS)], markersize=5,
+                    color=color, markeredgecolor="black", markeredgewidth=0.6, clip_on=False, zorder=3)
     ax.set_yticks(range(n), [_label(r, several, days) for r in reversed(rows)], fontsize=8)
     ax.set_xlim(0, 100)
     ax.set_xlabel("accuracy (%), bootstrap 95% CI")
@@ -139,7 +180,9 @@ def _heatmap(rows: list[tuple[str, dict[str, float]]], cols: list[str], title: s
 
     plt = _plt()
     data = np.array([[v.get(c, np.nan) for c in cols] for _, v in rows], dtype=float)
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.62 * len(cols) + 3.5), max(2.5, 0.36 * len(rows) + 1.6)))
+    # The row labels take their width from the figure: wide labels must not squeeze the columns.
+    label_width = 0.065 * max(len(label) for label, _ in rows)
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.62 * len(cols) + 2.0 + label_width), max(2.5, 0.36 * len(rows) + 1.6)))
     im = ax.imshow(100 * data, cmap="cividis", vmin=0, vmax=100, aspect="auto")
     ax.set_xticks(range(len(cols)), cols, rotation=45, ha="right", rotation_mode="anchor", fontsize=8)
     ax.set_yticks(range(len(rows)), [label for label, _ in rows], fontsize=8)
@@ -154,34 +197,49 @@ def _heatmap(rows: list[tuple[str, dict[str, float]]], cols: list[str], title: s
     return _save(fig, out_dir, stem, formats), fig
 
 
-def _runs_for_heatmaps(report: dict[str, Any]) -> list[dict[str, Any]]:
-    runs = [r for r in report["runs"] if r["setting"] in ("none", "oracle")]
-    return sorted(runs, key=lambda r: (r["model"], r["setting"]))
+def _heatmap_labels(runs: list[dict[str, Any]], bias: bool = False) -> list[str]:
+    """A heat map's row labels: model (scoring and news day where runs differ in them) and setting
+    with its retrieval configuration, so no two rows read the same; then the position bias when
+    asked, and ``n=`` for a run with too few answers for its cells to mean much."""
+    from okgen.eval.tables import few_answers, setting_label
+
+    several = len({(r["scoring"], r["format"], r["judge"]) for r in runs}) > 1
+    days = len({r["snapshot"] for r in runs}) > 1
+    out = []
+    for r in runs:
+        b = (r.get("diagnostics") or {}).get("position_bias") if bias else None
+        notes = ([f"bias {b:.2f}"] if b is not None else []) + ([f"n={few}"] if (few := few_answers(r)) is not None else [])
+        out.append(f"{_label(r, several, days)} · {setting_label(r)}" + (f" ({', '.join(notes)})" if notes else ""))
+    return out
 
 
 def plot_by_outlet(report: dict[str, Any], out_dir: Path, formats: Sequence[str]) -> tuple[list[Path], Any] | None:
-    """Accuracy per outlet (model and setting x outlet)."""
-    runs = [r for r in _runs_for_heatmaps(report) if r.get("by_source")]
+    """Accuracy per outlet (every run x outlet, in the report's order: day, model, setting)."""
+    runs = [r for r in report["runs"] if r.get("by_source")]
     if not runs:
         return None
     cols = sorted({s for r in runs for s in r["by_source"]})
-    rows = [(f"{r['model']} · {r['setting']}", {k: b["accuracy"] for k, b in r["by_source"].items()}) for r in runs]
+    rows = [(label, {k: b["accuracy"] for k, b in r["by_source"].items()})
+            for label, r in zip(_heatmap_labels(runs), runs)]
     return _heatmap(rows, cols, "Accuracy by outlet", "outlet", out_dir, "accuracy_by_outlet", formats)
 
 
 def plot_by_position(report: dict[str, Any], out_dir: Path, formats: Sequence[str]) -> tuple[list[Path], Any] | None:
-    """Accuracy per gold answer position (model and setting x letter)."""
-    runs = [r for r in _runs_for_heatmaps(report) if r.get("by_position")]
+    """Accuracy per gold answer position (every run x letter), with each run's position bias."""
+    runs = [r for r in report["runs"] if r.get("by_position")]
     if not runs:
         return None
     cols = sorted({s for r in runs for s in r["by_position"]})
-    rows = []
-    for r in runs:
-        bias = (r.get("diagnostics") or {}).get("position_bias")
-        label = f"{r['model']} · {r['setting']}" + (f" (bias {bias:.2f})" if bias is not None else "")
-        rows.append((label, {k: b["accuracy"] for k, b in r["by_position"].items()}))
+    rows = [(label, {k: b["accuracy"] for k, b in r["by_position"].items()})
+            for label, r in zip(_heatmap_labels(runs, bias=True), runs)]
     return _heatmap(rows, cols, "Accuracy by gold answer position", "position of the correct answer", out_dir,
                     "accuracy_by_position", formats)
+
+
+def _jobs(report: dict[str, Any]) -> list[Any]:
+    """The figures the report has data for (the heat maps say so themselves, by returning None)."""
+    return (([plot_by_setting] if report["settings"] else []) + ([plot_vs_k] if report["retrieval"] else [])
+            + [plot_by_outlet, plot_by_position])
 
 
 def plot_all(report: dict[str, Any], out_dir: str | Path, formats: Sequence[str] = ("png", "svg"),
@@ -191,13 +249,7 @@ def plot_all(report: dict[str, Any], out_dir: str | Path, formats: Sequence[str]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    jobs = []
-    if report["settings"]:
-        jobs.append(plot_by_setting)
-    if report["retrieval"]:
-        jobs.append(plot_vs_k)
-    jobs += [plot_by_outlet, plot_by_position]
-    for job in jobs:
+    for job in _jobs(report):
         got = job(report, out, formats)
         if got is None:
             continue
@@ -210,7 +262,7 @@ def plot_all(report: dict[str, Any], out_dir: str | Path, formats: Sequence[str]
 def figures(report: dict[str, Any], out_dir: str | Path) -> dict[str, Any]:
     """Every figure drawn (PNG only) and left open, by name: for checking their layout."""
     out: dict[str, Any] = {}
-    for job in (plot_by_setting, plot_vs_k, plot_by_outlet, plot_by_position):
+    for job in _jobs(report):
         got = job(report, Path(out_dir), ("png",))
         if got is not None:
             out[job.__name__] = got[1]

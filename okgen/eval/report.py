@@ -9,7 +9,9 @@
 Runs are read from ``results.json`` files found under the given folders. Rows are grouped by
 snapshot, question count (a ``--limit`` run is not a full one), scoring mode, format, template
 and judge, so numbers that are not comparable never share a row; when the same run appears
-twice the newest one is kept.
+twice the newest one is kept, with a warning naming both folders if their results differ. Runs
+that cannot be shown (unfinished ones, unreadable ``results.json`` files) are named in a warning
+line, never dropped without a word.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from okgen.errors import NotFoundError, OkgenError
-from okgen.eval.stats import degenerate_warning
-from okgen.eval.tables import mode_label
+from okgen.eval.stats import MIN_QUESTIONS_TO_WARN, degenerate_warning
+from okgen.eval.tables import few_answers, mode_label, n_label, setting_label
 from okgen.files import read_model_json
 from okgen.schema import EvalRecord
 from okgen.signature import EvalSignature
@@ -59,6 +61,8 @@ class RunRow:
     by_source: dict[str, Any] | None = None
     by_position: dict[str, Any] | None = None
     diagnostics: dict[str, Any] | None = None
+    limit: int | None = None
+    """``--limit``: only the first ``limit`` questions were scored."""
 
     @property
     def group(self) -> tuple[str, str, str, str, str, int]:
@@ -104,8 +108,30 @@ def _other_kind(path: Path) -> str | None:
 
 def load_rows(paths: Iterable[str | Path]) -> list[RunRow]:
     """Report rows of every run found (the newest of duplicates kept); stream and memory runs,
-    which have reports of their own, are left out (NotFoundError when nothing else is found)."""
-    rows: dict[tuple, RunRow] = {}
+    which have reports of their own, are left out (NotFoundError when nothing else is found).
+
+    What is left out is said in one warning line each, so a missing row never goes unnoticed:
+    unfinished runs (predictions but no ``results.json``), unreadable ``results.json`` files,
+    and older copies of a run whose results differ from the kept one.
+    """
+    paths = list(paths)
+    _warn_unfinished(paths)
+    found = _snapshot_results(paths)
+    rows, skipped = [], []
+    for f in found:
+        try:
+            rows.append(read_row(f))
+        except (OkgenError, OSError) as e:
+            why = str(e).removeprefix(f"{f.name}: ")
+            log.warning("skipped %s: %s", f, why)
+            skipped.append(f"{f}: {why}")
+    if not rows:
+        raise NotFoundError(f"no readable run under the given paths (skipped {_some(skipped)})")
+    return sorted(_dedupe(rows), key=lambda r: (r.date, r.group, r.model, r.setting, r.retriever, r.window or 0, r.k or 0))
+
+
+def _snapshot_results(paths: Iterable[str | Path]) -> list[Path]:
+    """The ``results.json`` files of snapshot runs; stream and memory runs are left out with a line."""
     found, others = [], Counter()
     for f in find_results(paths):
         if (kind := _other_kind(f)) is not None:
@@ -117,22 +143,87 @@ def load_rows(paths: Iterable[str | Path]) -> list[RunRow]:
         if not found:
             raise NotFoundError(f"no snapshot runs to report under the given paths ({what})")
         log.warning("left out %s", what)
-    for f in found:
-        rec = read_model_json(f, EvalRecord)
-        sig = EvalSignature.parse(rec.signature)
-        row = RunRow(
-            snapshot=sig.short_hash, date=str(sig.date), model=model_label(rec.model), setting=sig.setting,
-            retriever=sig.retriever, window=sig.ret_window, k=sig.k, scoring=sig.scoring, format=sig.answer_format,
-            template=sig.template, judge=sig.judge, n=rec.n, accuracy=rec.accuracy, ci_low=rec.ci95[0],
-            ci_high=rec.ci95[1], unparsed=rec.unparsed, truncated=rec.truncated, created_at=rec.created_at.isoformat(),
-            path=str(f.parent), signature=rec.signature, errors=rec.errors,
-            by_source={k: b.model_dump() for k, b in rec.by_source.items()},
-            by_position={k: b.model_dump() for k, b in rec.by_position.items()},
-            diagnostics=rec.extra.get("diagnostics"))
+    return found
+
+
+def read_row(f: Path) -> RunRow:
+    """One ``results.json`` as a report row.
+
+    Raises:
+        OkgenError: the file is not JSON, not a run's results, or its signature does not parse.
+    """
+    rec = read_model_json(f, EvalRecord)
+    sig = EvalSignature.parse(rec.signature)
+    limit = rec.extra.get("limit") or sig.limit  # extra: what was scored, even where the signature lags
+    return RunRow(
+        snapshot=sig.short_hash, date=str(sig.date), model=model_label(rec.model), setting=sig.setting,
+        retriever=sig.retriever, window=sig.ret_window, k=sig.k, scoring=sig.scoring, format=sig.answer_format,
+        template=sig.template, judge=sig.judge, n=rec.n, accuracy=rec.accuracy, ci_low=rec.ci95[0],
+        ci_high=rec.ci95[1], unparsed=rec.unparsed, truncated=rec.truncated, created_at=rec.created_at.isoformat(),
+        path=str(f.parent), signature=rec.signature, errors=rec.errors,
+        by_source={k: b.model_dump() for k, b in rec.by_source.items()},
+        by_position={k: b.model_dump() for k, b in rec.by_position.items()},
+        diagnostics=rec.extra.get("diagnostics"), limit=limit if isinstance(limit, int) else None)
+
+
+SHOWN = 3  # paths named in one warning line
+
+
+def _some(items: Sequence[str]) -> str:
+    """The first few items, and how many more: a warning stays one readable line."""
+    more = len(items) - SHOWN
+    return ", ".join(items[:SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
+def unfinished_runs(paths: Iterable[str | Path]) -> list[Path]:
+    """Run folders under the given folders that hold predictions but no ``results.json``: runs
+    that were interrupted or failed (a rerun of the same ``okgen eval`` finishes them)."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out += [f.parent for f in sorted(p.rglob("predictions.jsonl")) if not (f.parent / "results.json").exists()]
+    return list(dict.fromkeys(out))
+
+
+def _warn_unfinished(paths: Iterable[str | Path]) -> None:
+    if got := unfinished_runs(paths):
+        log.warning("left out %d unfinished or failed run(s), with predictions but no results.json (rerun the same "
+                    "okgen eval to finish them): %s", len(got), _some([str(p) for p in got]))
+
+
+def _dedupe(rows: Iterable[RunRow]) -> list[RunRow]:
+    """One row per model, setting and comparable group: the newest run. Identical copies (a
+    series' runs beside the single-day ones) go silently; copies whose results differ are named
+    in a warning, since which one the report shows then matters."""
+    kept: dict[tuple, RunRow] = {}
+    for row in rows:
         key = (row.group, row.model, row.setting, row.retriever, row.window, row.k)
-        if key not in rows or rows[key].created_at <= row.created_at:
-            rows[key] = row
-    return sorted(rows.values(), key=lambda r: (r.date, r.group, r.model, r.setting, r.retriever, r.window or 0, r.k or 0))
+        old = kept.get(key)
+        if old is not None and row.created_at < old.created_at:
+            old, row = row, old
+        if old is not None and _outcome(old) != _outcome(row):
+            log.warning("%s", _conflict(old, row))
+        kept[key] = row
+    return list(kept.values())
+
+
+def _outcome(r: RunRow) -> tuple:
+    """What a run found (not when or where it ran, nor its bootstrap interval)."""
+    return (r.n, r.accuracy, r.unparsed, r.errors, r.truncated, r.by_source, r.by_position)
+
+
+def _conflict(old: RunRow, new: RunRow) -> str:
+    """The warning for two runs the report shows as one row whose results differ."""
+    how = ("share a signature" if old.signature == new.signature
+           else f"fall in one report row (their signatures differ in {', '.join(_sig_diff(old, new))})")
+    what = f"accuracy {old.accuracy:.3f} vs {new.accuracy:.3f}" + (f", n {old.n} vs {new.n}" if old.n != new.n else "")
+    newer = " (the newer)" if new.created_at > old.created_at else ""
+    return f"runs {old.path} and {new.path} {how} but their results differ ({what}): the report shows {new.path}{newer}"
+
+
+def _sig_diff(a: RunRow, b: RunRow) -> list[str]:
+    sa, sb = EvalSignature.parse(a.signature), EvalSignature.parse(b.signature)
+    return [f"{key}: {getattr(sa, f)} vs {getattr(sb, f)}" for f, key, _ in sa.FIELDS if getattr(sa, f) != getattr(sb, f)]
 
 
 def model_label(spec: str) -> str:
@@ -160,28 +251,33 @@ def build_report(rows: Sequence[RunRow]) -> dict[str, Any]:
                 none, oracle = m.get("none"), m.get("oracle")
                 settings.append({
                     "date": dates[group], "snapshot": group[0], "scoring": group[1], "format": group[2], "template": group[3],
-                    "judge": group[4], "n": group[5], "model": model,
+                    "judge": group[4], "n": group[5], "limit": _limit(none, oracle), "model": model,
                     "none": _cell(none), "oracle": _cell(oracle),
                     "oracle_gain": round(oracle.accuracy - none.accuracy, 6) if none and oracle else None,
                 })
             for ret in sorted({(r.retriever, r.window) for r in g if r.model == model and r.setting == "retrieval"},
                               key=lambda x: (x[0], x[1] or 0)):
-                cells = {r.k: _cell(r) for r in g if r.model == model and r.setting == "retrieval"
-                         and (r.retriever, r.window) == ret}
+                runs = {r.k: r for r in g if r.model == model and r.setting == "retrieval" and (r.retriever, r.window) == ret}
                 retrieval.append({"date": dates[group], "snapshot": group[0], "scoring": group[1], "format": group[2], "template": group[3],
-                                  "judge": group[4], "n": group[5], "model": model, "retriever": ret[0], "window": ret[1],
-                                  "by_k": {str(k): v for k, v in sorted(cells.items())}})
+                                  "judge": group[4], "n": group[5], "limit": _limit(*runs.values()), "model": model,
+                                  "retriever": ret[0], "window": ret[1],
+                                  "by_k": {str(k): _cell(r) for k, r in sorted(runs.items(), key=lambda kv: kv[0] or 0)}})
     warnings = []
     for r in settings:
         if r["oracle_gain"] is not None and r["oracle_gain"] <= 0 and not r["model"].startswith("random/"):
             warnings.append(f"{r['model']} ({r['scoring']}), snapshot {r['snapshot']} ({r['date']}, n={r['n']}): "
                             "oracle accuracy is not above no-context accuracy")
     for r in rows:
-        w = degenerate_warning(f"{r.model} {r.setting}, snapshot {r.snapshot} ({r.date})", r.diagnostics or {})
+        w = degenerate_warning(f"{r.model} {setting_label(asdict(r))}, snapshot {r.snapshot} ({r.date})", r.diagnostics or {})
         if w:
             warnings.append(w)
     return {"kind": "okgen-report", "settings": settings, "retrieval": retrieval, "runs": [asdict(r) for r in rows],
             "warnings": warnings}
+
+
+def _limit(*runs: RunRow | None) -> int | None:
+    """The ``--limit`` of a table line's runs (they share a question count, so one limit)."""
+    return next((r.limit for r in runs if r is not None and r.limit), None)
 
 
 def _cell(r: RunRow | None) -> dict[str, Any] | None:
@@ -206,7 +302,7 @@ def render_markdown(report: dict[str, Any]) -> str:
                 "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in report["settings"]:
             gain = f"{100 * r['oracle_gain']:+.1f}" if r["oracle_gain"] is not None else "–"
-            out.append(f"| {r['date']} | {r['snapshot']} | {r['n']} | {r['model']} | {mode_label(r)} | {_fmt(r['none'])} | "
+            out.append(f"| {r['date']} | {r['snapshot']} | {n_label(r)} | {r['model']} | {mode_label(r)} | {_fmt(r['none'])} | "
                        f"{_fmt(r['oracle'])} | {gain} |")
         out.append("")
     if report["retrieval"]:
@@ -216,7 +312,7 @@ def render_markdown(report: dict[str, Any]) -> str:
                 "| --- | --- | --- | --- | --- | --- | --- | " + " | ".join("---" for _ in ks) + " |"]
         for r in report["retrieval"]:
             cells = " | ".join(_fmt(r["by_k"].get(str(k))) for k in ks)
-            out.append(f"| {r['date']} | {r['snapshot']} | {r['n']} | {r['model']} | {mode_label(r)} | {r['retriever']} | "
+            out.append(f"| {r['date']} | {r['snapshot']} | {n_label(r)} | {r['model']} | {mode_label(r)} | {r['retriever']} | "
                        f"{r['window']}d | {cells} |")
         out.append("")
     issues = [r for r in report["runs"] if r["unparsed"] or r["errors"] or r["truncated"]]
@@ -228,14 +324,15 @@ def render_markdown(report: dict[str, Any]) -> str:
                 "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in issues:
             window = f"{r['window']}d" if r["window"] else "–"
-            out.append(f"| {r['snapshot']} | {r['n']} | {r['model']} | {r['setting']} | {r['retriever']} | {window} | "
+            out.append(f"| {r['snapshot']} | {n_label(r)} | {r['model']} | {r['setting']} | {r['retriever']} | {window} | "
                        f"{r['k'] or '–'} | {r['unparsed']} | {r['errors']} | {r['truncated']} |")
         out.append("")
     diag = [r for r in report["runs"] if r.get("diagnostics") and r["format"] == "mc"]  # letters: multiple choice only
     if diag:
         out += ["## Answer diagnostics", "",
                 "Share of each predicted letter, accuracy per gold position, and the position bias (total-variation "
-                "distance between predicted and gold letters: 0 unbiased, 0.75 always one letter of four).", "",
+                "distance between predicted and gold letters: 0 unbiased, 0.75 always one letter of four on a balanced "
+                f"set). A bias over fewer than {MIN_QUESTIONS_TO_WARN} answers says little: it is marked with its n.", "",
                 "| date | snapshot | n | model | scoring | setting | predicted letters | accuracy by gold position | position bias |",
                 "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in diag:
@@ -244,22 +341,15 @@ def render_markdown(report: dict[str, Any]) -> str:
             pred = " ".join(f"{k} {100 * v / n:.0f}%" for k, v in d["predicted_letters"].items())
             pos = " ".join(f"{k} {100 * v:.0f}%" for k, v in d["accuracy_by_gold_position"].items())
             flag = " ⚠" if d.get("dominant_letter") else ""
-            out.append(f"| {r['date']} | {r['snapshot']} | {r['n']} | {r['model']} | {mode_label(r)} | {_setting(r)} | {pred} | "
-                       f"{pos} | {d['position_bias']:.2f}{flag} |")
+            few = f" (n={answered})" if (answered := few_answers(r)) is not None else ""
+            out.append(f"| {r['date']} | {r['snapshot']} | {n_label(r)} | {r['model']} | {mode_label(r)} | {setting_label(r)} | "
+                       f"{pred} | {pos} | {d['position_bias']:.2f}{few}{flag} |")
         out.append("")
     if report.get("warnings"):
         out += ["## Warnings", ""] + [f"- {w}" for w in report["warnings"]] + [""]
     out += ["Accuracy in %, bootstrap 95% confidence interval in brackets. Signatures of every run:", ""]
     out += [f"- `{r['model']}` | `{r['signature']}`" for r in report["runs"]]
     return "\n".join(out) + "\n"
-
-
-def _setting(r: dict[str, Any]) -> str:
-    if r["setting"] != "retrieval":
-        return r["setting"]
-    return f"retrieval {r['retriever']} {r['window']}d k={r['k']}"
-
-
 
 
 def plot_report(report: dict[str, Any], out_dir: str | Path, formats: Sequence[str] = ("png", "svg")) -> list[Path]:

@@ -2,9 +2,12 @@
 
 * ``settings.csv`` / ``settings.tex``: accuracy per model without context and with the oracle
   article, their 95% CIs, the oracle gain, and the position bias of each run.
-* ``retrieval.csv`` / ``retrieval.tex``: accuracy per model x retriever x window, one column per k.
+* ``retrieval.csv`` / ``retrieval.tex``: accuracy per model x retriever x window, one column per k,
+  with their 95% CIs.
 
-Accuracies are fractions in CSV (for further computation) and percentages in LaTeX.
+Accuracies are fractions in CSV (for further computation) and percentages in LaTeX. A
+``--limit`` run's question count reads ``3 (limit)`` in LaTeX and Markdown; CSV keeps ``n`` a
+number and says the limit in a ``limit`` column.
 """
 
 from __future__ import annotations
@@ -35,8 +38,9 @@ def settings_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     """One flat row per settings-table line."""
     out = []
     for r in report["settings"]:
-        row: dict[str, Any] = {"date": r.get("date", ""), "snapshot": r["snapshot"], "n": r["n"], "model": r["model"],
-                               "scoring": r["scoring"], "format": r["format"], "template": r["template"]}
+        row: dict[str, Any] = {"date": r.get("date", ""), "snapshot": r["snapshot"], "n": r["n"],
+                               "limit": r.get("limit") or "", "model": r["model"], "scoring": r["scoring"],
+                               "format": r["format"], "template": r["template"]}
         for s in ("none", "oracle"):
             c = r[s]
             row[s] = c["accuracy"] if c else ""
@@ -50,15 +54,19 @@ def settings_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def retrieval_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """One flat row per retrieval-table line, a column per k."""
+    """One flat row per retrieval-table line: a column per k, and its CI bounds as settings have."""
     ks = sorted({int(k) for r in report["retrieval"] for k in r["by_k"]})
     out = []
     for r in report["retrieval"]:
-        row: dict[str, Any] = {"date": r.get("date", ""), "snapshot": r["snapshot"], "n": r["n"], "model": r["model"],
-                               "scoring": r["scoring"], "retriever": r["retriever"], "window": r["window"]}
+        row: dict[str, Any] = {"date": r.get("date", ""), "snapshot": r["snapshot"], "n": r["n"],
+                               "limit": r.get("limit") or "", "model": r["model"], "scoring": r["scoring"],
+                               "format": r["format"], "template": r["template"], "retriever": r["retriever"],
+                               "window": r["window"]}
         for k in ks:
             c = r["by_k"].get(str(k))
             row[f"k={k}"] = c["accuracy"] if c else ""
+            row[f"k={k}_ci_low"] = c["ci95"][0] if c else ""
+            row[f"k={k}_ci_high"] = c["ci95"][1] if c else ""
         out.append(row)
     return out
 
@@ -73,17 +81,38 @@ def to_csv(rows: list[dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
-def _pct(cell: dict[str, Any] | None, ci: bool = True) -> str:
+def _pct(cell: dict[str, Any] | None) -> str:
     if not cell:
         return "--"
     lo, hi = cell["ci95"]
-    return f"{100 * cell['accuracy']:.1f}" + (f" {{\\scriptsize [{100 * lo:.1f}, {100 * hi:.1f}]}}" if ci else "")
+    return f"{100 * cell['accuracy']:.1f} {{\\scriptsize [{100 * lo:.1f}, {100 * hi:.1f}]}}"
 
 
 def mode_label(r: dict[str, Any]) -> str:
     """A run's scoring as every table and figure names it: ``loglik``, ``open/generate +judge``."""
     s = r["scoring"] if r["format"] == "mc" else f"open/{r['scoring']}"
     return s + ("" if r["judge"] == "none" else " +judge")
+
+
+def n_label(r: dict[str, Any]) -> str:
+    """A table line's question count, marked when ``--limit`` cut it: a partial run must not read as a full one."""
+    return f"{r['n']} (limit)" if r.get("limit") else str(r["n"])
+
+
+def setting_label(r: dict[str, Any]) -> str:
+    """A run's setting, with the retrieval configuration: runs with different ones are not the same setting."""
+    if r["setting"] != "retrieval":
+        return r["setting"]
+    return f"retrieval {r['retriever']} {r['window']}d k={r['k']}"
+
+
+def few_answers(r: dict[str, Any]) -> int | None:
+    """A run's answered questions when they are too few for its per-letter and per-cell numbers to
+    mean much (under the degenerate-letter warning's threshold), else None."""
+    from okgen.eval.stats import MIN_QUESTIONS_TO_WARN
+
+    answered = (r.get("diagnostics") or {}).get("answered", r["n"])
+    return answered if answered < MIN_QUESTIONS_TO_WARN else None
 
 
 def _dated(rows: list[dict[str, Any]]) -> bool:
@@ -99,22 +128,23 @@ def settings_latex(report: dict[str, Any]) -> str:
     for r in report["settings"]:
         gain = "--" if r["oracle_gain"] is None else f"{100 * r['oracle_gain']:+.1f}"
         lines.append((f"{r['date']} & " if day else "") + f"{latex_escape(r['model'])} & {latex_escape(mode_label(r))} & "
-                     f"{r['n']} & {_pct(r['none'])} & {_pct(r['oracle'])} & {gain} \\\\")
+                     f"{n_label(r)} & {_pct(r['none'])} & {_pct(r['oracle'])} & {gain} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
 
 
 def retrieval_latex(report: dict[str, Any]) -> str:
-    """A booktabs tabular: model, retriever, window, one column per k."""
+    """A booktabs tabular: (news day,) model, scoring, n, retriever, window, one column per k (with CIs)."""
     ks = sorted({int(k) for r in report["retrieval"] for k in r["by_k"]})
     day = _dated(report["retrieval"])
-    lines = [r"\begin{tabular}{" + "l" * day + "lll" + "r" * len(ks) + "}", r"\toprule",
-             ("Date & " if day else "") + "Model & Retriever & Window & " + " & ".join(f"$k={k}$" for k in ks) + r" \\",
-             r"\midrule"]
+    lines = [r"\begin{tabular}{" + "l" * day + "llrll" + "r" * len(ks) + "}", r"\toprule",
+             ("Date & " if day else "") + "Model & Scoring & $n$ & Retriever & Window & "
+             + " & ".join(f"$k={k}$" for k in ks) + r" \\", r"\midrule"]
     for r in report["retrieval"]:
-        cells = " & ".join(_pct(r["by_k"].get(str(k)), ci=False) for k in ks)
+        cells = " & ".join(_pct(r["by_k"].get(str(k))) for k in ks)
         lines.append((f"{r['date']} & " if day else "")
-                     + f"{latex_escape(r['model'])} & {latex_escape(r['retriever'])} & {r['window']}d & {cells} \\\\")
+                     + f"{latex_escape(r['model'])} & {latex_escape(mode_label(r))} & {n_label(r)} & "
+                     f"{latex_escape(r['retriever'])} & {r['window']}d & {cells} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"
 

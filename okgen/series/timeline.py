@@ -231,9 +231,25 @@ def to_json(timelines: Sequence[Timeline], settings: dict[str, Any]) -> dict[str
          "cutoff": None if tl.cutoff is None else tl.cutoff.to_dict()} for tl in timelines]})
 
 
-def plot(timelines: Sequence[Timeline], path: Path, *, title: str = "Accuracy over time", bucket: str = "month",
-         ma_window: int = MA_WINDOW) -> Path:
-    """Accuracy per bucket with 95% intervals, the moving average, chance, claimed and estimated cutoffs."""
+# Moving-average line styles, one per timeline: settings differ by more than colour (the cutoff
+# lines keep ":" for claimed and "--" for estimated, drawn upright).
+MA_STYLES = ("-", (0, (6, 2)), (0, (1.5, 1.5)), (0, (6, 2, 1.5, 2)))
+BUCKET_DAYS = {"day": 1, "week": 7, "month": 30}
+
+
+def dodge(i: int, count: int, bucket: str) -> dt.timedelta:
+    """The x shift of the ``i``-th of ``count`` timelines: points of several settings on one bucket
+    sit side by side, not on top of each other (at most 60% of a bucket apart in all)."""
+    width = BUCKET_DAYS.get(bucket, 1)
+    step = min(0.15, 0.6 / max(count, 1)) * width
+    return dt.timedelta(days=(i - (count - 1) / 2) * step)
+
+
+def draw(timelines: Sequence[Timeline], *, title: str = "Accuracy over time", bucket: str = "month",
+         ma_window: int = MA_WINDOW) -> Any:
+    """The timeline figure (left open): accuracy per bucket with 95% intervals, the moving average,
+    chance, claimed and estimated cutoffs. Each timeline has its own colour, marker, moving-average
+    line style and a small x shift, so settings on the same buckets stay apart."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -246,13 +262,15 @@ def plot(timelines: Sequence[Timeline], path: Path, *, title: str = "Accuracy ov
     claimed_done: set[str] = set()
     for i, tl in enumerate(timelines):
         color, marker = PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)]
-        x = [dt.date.fromisoformat(r["bucket"]) for r in tl.rows]
+        shift = dodge(i, len(timelines), bucket)
+        x = [dt.datetime.fromisoformat(r["bucket"]) + shift for r in tl.rows]
         y = [r["accuracy"] for r in tl.rows]
         lo = [r["accuracy"] - r["ci_low"] for r in tl.rows]
         hi = [r["ci_high"] - r["accuracy"] for r in tl.rows]
         label = f"{tl.model} / {tl.run}"
         ax.errorbar(x, y, yerr=[lo, hi], fmt=marker, color=color, ms=5, capsize=3, lw=1, alpha=0.9, label=label)
-        ax.plot(x, [r["moving_average"] for r in tl.rows], "-", color=color, lw=2, label=f"{label}: moving average ({ma_window} {bucket}s)")
+        ax.plot(x, [r["moving_average"] for r in tl.rows], color=color, ls=MA_STYLES[i % len(MA_STYLES)], lw=2,
+                label=f"{label}: moving average ({ma_window} {bucket}s)")
         if tl.claimed is not None and tl.model not in claimed_done:
             claimed_done.add(tl.model)
             if xmin <= tl.claimed <= xmax:
@@ -278,6 +296,15 @@ def plot(timelines: Sequence[Timeline], path: Path, *, title: str = "Accuracy ov
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
+    return fig
+
+
+def plot(timelines: Sequence[Timeline], path: Path, *, title: str = "Accuracy over time", bucket: str = "month",
+         ma_window: int = MA_WINDOW) -> Path:
+    """Write :func:`draw`'s figure to ``path``."""
+    import matplotlib.pyplot as plt
+
+    fig = draw(timelines, title=title, bucket=bucket, ma_window=ma_window)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     plt.close(fig)
