@@ -163,9 +163,77 @@ def test_pull_by_date_and_a_source_with_nothing_published(make_snapshot, workspa
     assert got.manifest == snap.manifest
     with pytest.raises(NotFoundError, match="no published snapshot matches '1999-01-01'"):
         pull("1999-01-01", str(dest), Workspace(tmp_path / "none"))
-    with pytest.raises(NotFoundError, match="no snapshot is published there"):
+    with pytest.raises(NotFoundError, match="nowhere: no such folder; check --from"):
         pull(snap.signature.short, str(tmp_path / "nowhere"), Workspace(tmp_path / "w"))
     assert not (tmp_path / "nowhere").exists()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(NotFoundError, match="no snapshot is published there"):
+        pull(snap.signature.short, str(tmp_path / "empty"), Workspace(tmp_path / "w"))
+
+
+def test_an_unreachable_server_or_destination_is_said_so(make_snapshot, workspace, tmp_path):
+    # fsspec's exists() is False for a server it cannot reach: that read as "nothing published".
+    import socket
+
+    from okgen.errors import ConfigError, OkgenError
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(OkgenError, match=rf"cannot read http://127.0.0.1:{port}/index.json: Cannot connect"):
+        read_index(f"http://127.0.0.1:{port}")
+    snap = make_snapshot()
+    with pytest.raises(ConfigError, match="an http\\(s\\) URL is read-only here"):
+        publish(snap, f"http://127.0.0.1:{port}", workspace)
+    a_file = tmp_path / "archive.tar.gz"
+    a_file.write_bytes(b"x")
+    with pytest.raises(OkgenError, match=rf"cannot write archives/.*\.tar\.gz to {a_file}: Not a directory"):
+        publish(snap, str(a_file), workspace)
+    out = cli("publish", snap.name, "--to", str(a_file), home=workspace.home)
+    assert out.returncode == 1 and out.stderr.startswith("okgen: error: cannot write") and "internal" not in out.stderr
+
+
+def test_the_signature_covers_the_quality_evidence(make_snapshot, workspace, tmp_path):
+    # quality.json is outside the manifest (reviews arrive later), so it was signed by nothing:
+    # a server could rewrite the evidence of a signed release unnoticed.
+    from okgen.snapshot.signing import quality_signed
+
+    snap = make_snapshot()
+    priv, pub = generate_keypair(tmp_path / "k" / "okgen.key")
+    dest = tmp_path / "pub"
+    publish(snap, str(dest), workspace, sign_key=priv)
+    ws2 = Workspace(tmp_path / "w2")
+    got = pull(snap.signature.short, str(dest), ws2, pubkey=pub)
+    assert quality_signed(got.path)
+    ok = cli("snapshot", "verify", str(got.path), "--pubkey", str(pub), home=ws2.home)
+    assert ok.returncode == 0 and "quality.json signed too" in ok.stdout, ok.stdout
+    q = got.path / layout.QUALITY
+    honest = q.read_bytes()
+    q.write_bytes(honest.replace(b'"outlets"', b'"outlets" ', 1))  # any changed byte
+    bad = cli("snapshot", "verify", str(got.path), "--pubkey", str(pub), home=ws2.home)
+    assert bad.returncode == 1 and "quality.json changed since it was signed" in bad.stderr, bad.stderr
+    with pytest.raises(IntegrityError, match="quality.json changed since it was signed"):
+        verify_manifest_signature(got.path, pub)
+    q.write_bytes(honest)
+    # A review recorded after the release is the reviewers' word: the signature stops covering it.
+    sheet_dir = tmp_path / "rev"
+    assert cli("review", got.name, "--sample", "3", "--out", str(sheet_dir), home=ws2.home).returncode == 0
+    sheet = next(sheet_dir.glob("*.csv"))
+    import csv
+
+    from okgen.generate.review import COLUMNS, CRITERIA
+
+    rows = list(csv.DictReader(sheet.open(encoding="utf-8")))
+    for r in rows:
+        r.update({c: "1" for c in CRITERIA}, reviewer="ana")
+    with sheet.open("w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+    assert cli("review", "import", str(sheet), home=ws2.home).returncode == 0
+    assert not quality_signed(got.path) and verify_manifest_signature(got.path, pub)
+    ok = cli("snapshot", "verify", str(got.path), "--pubkey", str(pub), home=ws2.home)
+    assert ok.returncode == 0 and "quality.json not covered by it" in ok.stdout, ok.stdout
 
 
 def test_hydrate_offline_says_no_network(make_snapshot, workspace, tmp_path, monkeypatch):

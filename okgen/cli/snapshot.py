@@ -147,7 +147,8 @@ def verify(ref: str, pubkey: str | None, json_out: bool) -> None:
     if want_json(json_out):
         echo_json(report.to_dict())
     elif report.ok:
-        extra = " (manifest signature verified)" if report.signed else ""
+        evidence = {True: "; quality.json signed too", False: "; quality.json not covered by it"}.get(report.quality_signed, "")
+        extra = f" (manifest signature verified{evidence})" if report.signed else ""
         click.echo(f"ok: {report.path}: {len(report.checked)} files verified{extra}")
     else:
         for prob in report.problems:
@@ -168,6 +169,10 @@ def _check_pubkey(report, folder: Path, pubkey: str | None) -> None:
     try:
         verify_manifest_signature(folder, Path(pubkey))
         report.signed = True
+        if (folder / "quality.json").is_file():
+            from okgen.snapshot.signing import quality_signed
+
+            report.quality_signed = quality_signed(folder)
     except IntegrityError as e:
         report.signed = False
         report.add("manifest.sig", str(e))

@@ -16,6 +16,7 @@ import csv
 import io
 import itertools
 import json
+import logging
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +26,8 @@ from okgen.errors import ConfigError, OkgenError
 from okgen.files import atomic_write_text
 from okgen.hashing import sha256_file
 from okgen.settings import Workspace
+
+log = logging.getLogger(__name__)
 
 CRITERIA = ("clear", "answerable", "answer_correct", "distractors_ok", "no_giveaway", "day_news", "publishable")
 LETTERS = "ABCD"
@@ -178,6 +181,11 @@ def import_sheets(paths: Sequence[str | Path], ws: Workspace) -> tuple[Any, Any]
     quality = load_quality(snap.path, m.content_hash) or compute_quality(
         snap.questions, snap.corpus, m.funnel, m.content_hash, m.seed)
     write_quality(snap.path, with_review(quality, summary))
+    from okgen.snapshot.signing import unsign_quality
+
+    if unsign_quality(snap.path):
+        log.info("%s: the release's signature no longer covers quality.json (these verdicts are yours, not the "
+                 "publisher's); okgen publish --sign-key signs it again", snap.name)
     return snap, summary
 
 

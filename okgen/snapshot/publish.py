@@ -20,10 +20,11 @@ import logging
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from okgen.errors import ConfigError, IntegrityError, NotFoundError
+from okgen.errors import ConfigError, IntegrityError, NotFoundError, OkgenError
 from okgen.hashing import sha256_file
 from okgen.schema import utcnow
 from okgen.settings import Workspace
@@ -61,11 +62,14 @@ def read_index(src: str) -> dict[str, Any]:
     """
     fs, root = _fs(src)
     path = f"{root}/{INDEX}"
-    if not fs.exists(path):
+    try:  # one read: fsspec's exists() answers False for a server it cannot reach
+        raw = fs.cat_file(path)
+    except FileNotFoundError:
         return {"schema_version": 1, "kind": "okgen-index", "snapshots": []}
+    except Exception as e:  # noqa: BLE001 - the transport's own errors (aiohttp, botocore...) vary by URL scheme
+        raise OkgenError(f"cannot read {src}/{INDEX}: {_reason(e)}") from None
     try:
-        with fs.open(path, "rb") as f:
-            data = json.loads(f.read().decode("utf-8"))
+        data = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as e:
         raise IntegrityError(f"{src}/{INDEX}: corrupted ({e})") from None
     if not isinstance(data, dict) or data.get("kind") != "okgen-index" or not isinstance(data.get("snapshots"), list):
@@ -73,13 +77,45 @@ def read_index(src: str) -> dict[str, Any]:
     return data
 
 
+def _reason(e: BaseException) -> str:
+    """What went wrong, in words: a local error's own ("Not a directory"; the path is named
+    beside it), a transport's whole message ("Cannot connect to host ...")."""
+    local = isinstance(e, OSError) and e.filename is not None and e.strerror
+    return " ".join((e.strerror if local else str(e) or type(e).__name__).split())
+
+
+def writable_fs(dest: str) -> tuple[Any, str]:
+    """The filesystem and root of a publication destination.
+
+    Raises:
+        ConfigError: an http(s) URL (read-only for okgen: pull from it, publish to the folder or
+            bucket it serves).
+    """
+    fs, root = _fs(dest)
+    if {"http", "https"} & set(fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)):
+        raise ConfigError(f"cannot publish to {dest}: an http(s) URL is read-only here; publish to the folder "
+                          "or bucket (s3://, gs://...) the web server serves, and pull from the URL")
+    return fs, root
+
+
+def _writing(dest: str, what: str, act: Callable[[], Any]) -> Any:
+    """Run a write to ``dest``; its failure is one line naming the destination (nothing half-written
+    is listed: the index is written last)."""
+    try:
+        return act()
+    except OkgenError:
+        raise
+    except Exception as e:  # noqa: BLE001 - local OSErrors and each transport's own errors
+        raise OkgenError(f"cannot write {what} to {dest}: {_reason(e)}") from None
+
+
 def upload_archive(archive: Path, dest: str, folder: str) -> dict[str, Any]:
     """Put ``archive`` under ``dest/folder/``; the index fields that name it (archive, sha256, bytes)."""
     digest, size = sha256_file(archive), archive.stat().st_size
-    fs, root = _fs(dest)
-    fs.makedirs(f"{root}/{folder}", exist_ok=True)
+    fs, root = writable_fs(dest)
     remote = f"{folder}/{archive.name}"
-    fs.put_file(str(archive), f"{root}/{remote}")
+    _writing(dest, remote, lambda: (fs.makedirs(f"{root}/{folder}", exist_ok=True),
+                                    fs.put_file(str(archive), f"{root}/{remote}")))
     return {"archive": remote, "sha256": digest, "bytes": size}
 
 
@@ -106,12 +142,16 @@ def fetch_archive(entry: dict[str, Any], src: str, into: Path, folder: str) -> P
     return local
 
 
-def _write_index(fs: Any, root: str, data: dict[str, Any]) -> None:
+def _write_index(fs: Any, root: str, data: dict[str, Any], dest: str = "") -> None:
     payload = (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
     tmp = f"{root}/.{INDEX}.{utcnow():%Y%m%dT%H%M%S}.tmp"
-    with fs.open(tmp, "wb") as f:
-        f.write(payload)
-    fs.mv(tmp, f"{root}/{INDEX}")
+
+    def write() -> None:
+        with fs.open(tmp, "wb") as f:
+            f.write(payload)
+        fs.mv(tmp, f"{root}/{INDEX}")
+
+    _writing(dest or root, INDEX, write)
 
 
 def publish(snapshot: Snapshot, dest: str, workspace: Workspace, *, sign_key: str | Path | None = None,
@@ -128,6 +168,7 @@ def publish(snapshot: Snapshot, dest: str, workspace: Workspace, *, sign_key: st
     Returns:
         The index entry written.
     """
+    writable_fs(dest)  # before any work: an http(s) URL is refused in one line
     report = verify_folder(snapshot.path)
     if not report.ok:
         raise IntegrityError(f"refusing to publish {snapshot.name}: {report.problems[0]}")
@@ -174,7 +215,7 @@ def publish(snapshot: Snapshot, dest: str, workspace: Workspace, *, sign_key: st
     index["snapshots"].append(entry)
     index["snapshots"].sort(key=lambda e: (e.get("date", ""), e.get("name", ""), not e.get("text_included", True)))
     index["updated_at"] = utcnow().isoformat()
-    _write_index(*_fs(dest), index)
+    _write_index(*_fs(dest), index, dest)
     register(snapshot, workspace, archive=None if no_text else snapshot.path.parent / f"{snapshot.name}.tar.gz", source=dest)
     log.info("published %s to %s (%s, %d bytes)", snapshot.name, dest, where["archive"], where["bytes"])
     return entry
@@ -221,6 +262,10 @@ def pull(ref: str, src: str, workspace: Workspace, *, pubkey: str | Path | None 
             signature does not verify with ``pubkey``. Nothing is left behind.
     """
     index = read_index(src)
+    fs, root = _fs(src)
+    if not index["snapshots"] and "file" in (fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)) \
+            and not fs.isdir(root):
+        raise NotFoundError(f"{src}: no such folder; check --from")
     if not index["snapshots"]:
         raise NotFoundError(f"{src}: no snapshot is published there (its {INDEX} lists none, or there is none); "
                             "check --from")
@@ -234,9 +279,12 @@ def pull(ref: str, src: str, workspace: Workspace, *, pubkey: str | Path | None 
         if not rep.ok:
             raise IntegrityError(f"{entry['archive']}: {rep.problems[0]}")
         if pubkey is not None:
-            from okgen.snapshot.signing import verify_manifest_signature
+            from okgen.snapshot.signing import quality_signed, verify_manifest_signature
 
             verify_manifest_signature(folder, pubkey)
+            if (folder / layout.QUALITY).is_file() and not quality_signed(folder):
+                log.warning("%s: the signature covers the questions and articles, not quality.json: its quality "
+                            "evidence is the publisher's word", folder.name)
         final = ws.snapshots_dir / folder.name
         if final.exists():
             existing = verify_folder(final)

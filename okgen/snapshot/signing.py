@@ -1,9 +1,13 @@
 """Ed25519 signatures of snapshot manifests (the ``sign`` extra: cryptography).
 
-The manifest lists the SHA-256 of every data file, so signing its exact bytes signs the whole
-snapshot. ``manifest.sig`` is a small JSON file: algorithm, key id (first 16 hex digits of the
-SHA-256 of the raw public key), the SHA-256 of the signed manifest bytes and the base64
-signature. Keys are PEM files: the private key PKCS#8 (written with mode 0600), the public key
+The manifest lists the SHA-256 of every data file, so signing its exact bytes signs the
+snapshot's data. ``quality.json`` (the quality evidence) is outside the manifest on purpose
+(reviews arrive after a release), so it is signed apart, in the same file: ``manifest.sig`` is
+a small JSON file: algorithm, key id (first 16 hex digits of the SHA-256 of the raw public key),
+the SHA-256 of the signed manifest bytes and the base64 signature, and, when the snapshot had
+quality evidence when signed, ``quality_sha256`` and ``quality_signature`` over its bytes. A
+later ``okgen review import`` drops those two (the evidence is then the local reviewers', not
+the publisher's), and a verification says the evidence is not covered. Keys are PEM files: the private key PKCS#8 (written with mode 0600), the public key
 SubjectPublicKeyInfo.
 """
 
@@ -94,16 +98,22 @@ def sign_manifest(folder: str | Path, private_key: str | Path) -> Path:
         "manifest_sha256": sha256_bytes(data),
         "signature": base64.b64encode(sig).decode("ascii"),
     }
+    if (folder / layout.QUALITY).is_file():
+        evidence = (folder / layout.QUALITY).read_bytes()
+        record.update(quality_sha256=sha256_bytes(evidence),
+                      quality_signature=base64.b64encode(key.sign(evidence)).decode("ascii"))
     out = folder / layout.MANIFEST_SIG
     atomic_write_text(out, json.dumps(record, indent=2, sort_keys=True) + "\n")
     return out
 
 
 def verify_manifest_signature(folder: str | Path, public_key: str | Path) -> str:
-    """Check ``manifest.sig`` against the manifest and a public key; return the key id.
+    """Check ``manifest.sig`` against the manifest (and the quality evidence, when it signs it)
+    and a public key; return the key id.
 
     Raises:
-        IntegrityError: no signature, another key, or a signature that does not match.
+        IntegrityError: no signature, another key, or a signature that does not match (the
+            manifest's, or the quality evidence's: changed since it was signed).
     """
     from cryptography.exceptions import InvalidSignature
 
@@ -127,4 +137,32 @@ def verify_manifest_signature(folder: str | Path, public_key: str | Path) -> str
         key.verify(raw_sig, data)
     except InvalidSignature:
         raise IntegrityError("manifest signature does not match manifest.json") from None
+    if "quality_signature" in record:
+        path = folder / layout.QUALITY
+        try:
+            key.verify(base64.b64decode(record["quality_signature"], validate=True), path.read_bytes())
+        except (InvalidSignature, ValueError, OSError):
+            raise IntegrityError(f"{layout.QUALITY} changed since it was signed (or is missing): its quality "
+                                 "evidence is not the publisher's") from None
     return kid
+
+
+def quality_signed(folder: str | Path) -> bool:
+    """Whether ``manifest.sig`` signs the quality evidence too (a verified signature then covers it)."""
+    try:
+        return "quality_signature" in json.loads((Path(folder) / layout.MANIFEST_SIG).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+
+
+def unsign_quality(folder: str | Path) -> bool:
+    """Drop the quality evidence's signature from ``manifest.sig`` (the manifest's stays): for
+    evidence changed after the release, which the publisher did not sign. True when one was there."""
+    path = Path(folder) / layout.MANIFEST_SIG
+    if not quality_signed(folder):
+        return False
+    record = json.loads(path.read_text(encoding="utf-8"))
+    for k in ("quality_sha256", "quality_signature"):
+        record.pop(k, None)
+    atomic_write_text(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
+    return True

@@ -36,6 +36,8 @@ class VerifyReport:
     problems: list[Problem] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
     signed: bool | None = None
+    quality_signed: bool | None = None
+    """With a public key: whether the signature covers ``quality.json`` too (None: no quality.json)."""
 
     @property
     def ok(self) -> bool:
@@ -53,6 +55,7 @@ class VerifyReport:
             "ok": self.ok,
             "signature": self.signature,
             "signed": self.signed,
+            "quality_signed": self.quality_signed,
             "checked": self.checked,
             "problems": [{"file": p.file, "message": p.message} for p in self.problems],
         }
