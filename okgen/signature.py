@@ -25,7 +25,14 @@ import re
 from typing import Any, ClassVar
 from urllib.parse import quote, unquote
 
-from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from okgen.errors import OkgenError, SignatureError
 
@@ -194,7 +201,9 @@ class _SignatureBase(BaseModel):
             return cls(**values)
         except ValidationError as e:
             err = e.errors()[0]
-            attr = str(err["loc"][0]) if err["loc"] else "?"
+            if not err["loc"]:  # a rule across fields
+                raise SignatureError(f"invalid {cls.KIND}: {str(err['msg']).removeprefix('Value error, ')}") from None
+            attr = str(err["loc"][0])
             key = _key_of(cls, attr, table is long_to_attr) if attr in cls.model_fields else attr
             raise SignatureError(f"bad value for {key!r} in {cls.KIND}: {err['msg']}") from None
 
@@ -390,6 +399,16 @@ class EvalSignature(Signature):
         if v not in allowed:
             raise ValueError(f"must be one of {', '.join(allowed)}")
         return v
+
+    @model_validator(mode="after")
+    def _retrieval_fits(self) -> EvalSignature:
+        # No run gives these: a window the snapshot's news does not reach, no passage given.
+        if self.setting == "retrieval":
+            if not self.k or not self.ret_window:
+                raise ValueError("a retrieval setting needs k and rwin of at least 1")
+            if self.ret_window > self.window:
+                raise ValueError(f"rwin {self.ret_window} is longer than the snapshot's window {self.window}")
+        return self
 
     @classmethod
     def from_snapshot(cls, snapshot: Signature, **fields: Any) -> EvalSignature:

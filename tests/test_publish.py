@@ -257,3 +257,22 @@ def test_hydrate_offline_says_no_network(make_snapshot, workspace, tmp_path, mon
     n = len(snap.corpus)
     assert f"0 vanished, {n} unreachable" in r.output, r.output
     assert r.exception is not None and "no network?" in str(r.exception) and "\n" not in str(r.exception)
+
+
+def test_the_catalogue_records_a_folder_as_an_absolute_path(make_snapshot, workspace, tmp_path, monkeypatch, caplog):
+    from okgen.snapshot.store import catalogue
+
+    snap = make_snapshot()
+    monkeypatch.chdir(tmp_path)
+    publish(snap, "pub", workspace)
+    publish(snap, str(tmp_path / "pub"), workspace)  # the same folder: one source, not two
+    assert catalogue(workspace).get_by_name(snap.name).sources == (str((tmp_path / "pub").resolve()),)
+    # A local copy that fails verification is replaced by the published one, and said so.
+    other = Workspace(tmp_path / "other")
+    got = pull(snap.name, "pub", other)
+    (got.path / layout.QUESTIONS).write_text("broken\n")
+    with caplog.at_level("WARNING", logger="okgen.snapshot.publish"):
+        again = pull(snap.name, "pub", other)
+    assert verify_folder(again.path).ok
+    assert any("replacing the local copy" in r.getMessage() and "fails verification" in r.getMessage()
+               for r in caplog.records)

@@ -75,6 +75,11 @@ def test_snapshot_signature_round_trips(fields):
 @settings(max_examples=200, deadline=None)
 @given(snapshot_fields, eval_fields)
 def test_eval_signature_round_trips(sfields, efields):
+    if efields["setting"] == "retrieval" and not (efields["k"] and efields["ret_window"]
+                                                 and efields["ret_window"] <= sfields["window"]):
+        with pytest.raises(ValueError, match="retrieval setting needs|longer than the snapshot's window"):
+            EvalSignature.from_snapshot(Signature(**sfields), **efields)
+        return
     sig = EvalSignature.from_snapshot(Signature(**sfields), **efields)
     for text in (sig.format(), sig.format(short=True)):
         assert EvalSignature.parse(text) == sig
@@ -151,6 +156,14 @@ def test_eval_signature_needs_eval_fields():
     assert EvalSignature.parse(sig.format().replace("limit:none", "limit:50")).limit == 50
     with pytest.raises(SignatureError, match="setting"):
         EvalSignature.parse(sig.format().replace("setting:oracle", "setting:bogus"))
+    # No run gives a retrieval signature with no passage, or a window the snapshot's news lacks.
+    ret = sig.format().replace("setting:oracle|ret:none|rspec:none|rwin:none|k:none",
+                               "setting:retrieval|ret:bm25|rspec:1ffebaaeb617|rwin:{w}|k:{k}")
+    assert EvalSignature.parse(ret.format(w=10, k=5)).k == 5
+    with pytest.raises(SignatureError, match="^invalid eval signature: rwin 99 is longer than the snapshot's window 10$"):
+        EvalSignature.parse(ret.format(w=99, k=5))
+    with pytest.raises(SignatureError, match="needs k and rwin of at least 1"):
+        EvalSignature.parse(ret.format(w=5, k=0))
 
 
 def test_explain_cli(tmp_path):
@@ -173,5 +186,9 @@ def test_explain_cli(tmp_path):
     assert not any("``" in r["meaning"] for r in data["fields"])  # the docs' reST literals read as plain text
     bad = subprocess.run([sys.executable, "-m", "okgen", "signature", "explain", text.replace("s:13", "s:x")], capture_output=True, text=True, cwd=tmp_path)
     assert bad.returncode == 1
+    # As results and reports print it: "MODEL | SIGNATURE".
+    beside = subprocess.run([sys.executable, "-m", "okgen", "--json", "signature", "explain", f"hf/Norvik/m-1B | {text}"],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert beside.returncode == 0 and json.loads(beside.stdout)["short"] == text, beside.stderr
     assert bad.stderr.strip().count("\n") == 0 and "bad value for 's'" in bad.stderr
     assert "Traceback" not in bad.stderr

@@ -44,4 +44,7 @@ def check(sig: str, as_short: bool, json_out: bool) -> None:
 def _parse(sig: str):
     from okgen.signature import SeriesSignature, looks_like_series_signature, parse_any
 
+    # "MODEL | SIGNATURE", as results and reports print an eval signature beside its model (no
+    # signature holds " | ": its values are URL-quoted).
+    sig = sig.rpartition(" | ")[2]
     return SeriesSignature.parse(sig) if looks_like_series_signature(sig) else parse_any(sig)

@@ -77,6 +77,12 @@ def read_index(src: str) -> dict[str, Any]:
     return data
 
 
+def source_name(url: str) -> str:
+    """A publication place as the catalogue records it: a URL as given, a folder as an absolute
+    path (a relative one means nothing from another working folder)."""
+    return url if "://" in url else str(Path(url).expanduser().resolve())
+
+
 def _reason(e: BaseException) -> str:
     """What went wrong, in words: a local error's own ("Not a directory"; the path is named
     beside it), a transport's whole message ("Cannot connect to host ...")."""
@@ -216,7 +222,8 @@ def publish(snapshot: Snapshot, dest: str, workspace: Workspace, *, sign_key: st
     index["snapshots"].sort(key=lambda e: (e.get("date", ""), e.get("name", ""), not e.get("text_included", True)))
     index["updated_at"] = utcnow().isoformat()
     _write_index(*_fs(dest), index, dest)
-    register(snapshot, workspace, archive=None if no_text else snapshot.path.parent / f"{snapshot.name}.tar.gz", source=dest)
+    register(snapshot, workspace, archive=None if no_text else snapshot.path.parent / f"{snapshot.name}.tar.gz",
+             source=source_name(dest))
     log.info("published %s to %s (%s, %d bytes)", snapshot.name, dest, where["archive"], where["bytes"])
     return entry
 
@@ -291,8 +298,10 @@ def pull(ref: str, src: str, workspace: Workspace, *, pubkey: str | Path | None 
             if existing.ok and Snapshot(final).manifest.text_included >= Snapshot(folder).manifest.text_included:
                 log.info("%s is already present and verified", final.name)
                 snap = Snapshot(final)
-                register(snap, ws, source=src)
+                register(snap, ws, source=source_name(src))
                 return snap
+            log.warning("replacing the local copy of %s (%s) with the published one", final.name,
+                        "it fails verification" if not existing.ok else "it has no article texts")
             shutil.rmtree(final)
         folder.rename(final)
         archive_dst = None
@@ -300,5 +309,5 @@ def pull(ref: str, src: str, workspace: Workspace, *, pubkey: str | Path | None 
             archive_dst = ws.snapshots_dir / local_archive.name
             shutil.move(str(local_archive), archive_dst)
     snap = Snapshot(final)
-    register(snap, ws, archive=archive_dst, source=src)
+    register(snap, ws, archive=archive_dst, source=source_name(src))
     return snap
