@@ -93,6 +93,9 @@ def test_report_writes_png_svg_csv_latex_and_diagnostics(report, tmp_path):
     assert tex.count("\\\\") == MODELS + 1
     md = (out / "report.md").read_text()
     assert "## Answer diagnostics" in md and "position bias" in md
+    # A format matplotlib cannot write is a usage error (exit 2), like any bad option value.
+    bad = CliRunner().invoke(cli, ["report", str(root), "--out", str(tmp_path / "bad"), "--figures", "png,jpg"])
+    assert bad.exit_code == 2 and "--no-plots for none" in bad.output and not (tmp_path / "bad").exists()
 
 
 def test_random_seed_names_and_diagnostics(report):

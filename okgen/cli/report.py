@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 
 from okgen.cli.common import echo_json, json_option, want_json
-from okgen.errors import ConfigError
 
 FIGURE_FORMATS = ("png", "svg", "pdf")
 
@@ -42,7 +41,8 @@ def report(runs: tuple[str, ...], out: str | None, plots: bool, figure_formats: 
     formats = [f.strip().lower() for f in figure_formats.split(",") if f.strip()]
     bad = [f for f in formats if f not in FIGURE_FORMATS]
     if bad or not formats:
-        raise ConfigError(f"--figures takes {', '.join(FIGURE_FORMATS)} (comma-separated), got {figure_formats!r}")
+        raise click.BadParameter(f"takes {', '.join(FIGURE_FORMATS)} (comma-separated; --no-plots for none), "
+                                 f"got {figure_formats!r}", param_hint="--figures")
     rows = load_rows(runs)
     data = build_report(rows)
     # The snapshots' quality evidence (review verdicts included), for those in this workspace.
