@@ -275,6 +275,7 @@ def test_no_text_release_hydrates_back_to_the_original(site, tmp_path):
 @pytest.mark.slow
 def test_gc_keeps_recent_days_and_every_snapshot(site, tmp_path):
     from okgen.daily.gc import collect_garbage
+    from okgen.errors import ConfigError
     from okgen.ingest.store import ArticleStore
 
     _, feeds, _ = site
@@ -301,7 +302,9 @@ def test_gc_keeps_recent_days_and_every_snapshot(site, tmp_path):
     assert sorted(p.name for p in ws.snapshots_dir.iterdir()) == snaps_before  # releases stay
     with ArticleStore(ws.db_path) as st:
         assert st.count(days[0]) > 0  # articles stay without --articles
-    collect_garbage(ws, 0, today=DAY + dt.timedelta(days=10), articles=True)  # articles before the 21st go
+    with pytest.raises(ConfigError, match=r"is after the newest news day here, .*--keep-days 10 keeps"):
+        collect_garbage(ws, 0, today=DAY + dt.timedelta(days=10), articles=True)  # all of this news would go
+    collect_garbage(ws, 0, today=DAY + dt.timedelta(days=10), articles=True, force=True)  # articles before the 21st go
     with ArticleStore(ws.db_path) as st:
         assert st.count(days[0]) == 0 and st.count(DAY) > 0  # the 10-day window before the cutoff stays
     cli = okgen(ws, "--json", "gc", "--keep-days", "30", "--dry-run")
@@ -324,6 +327,13 @@ def test_gc_dry_run_lists_what_would_go_and_deletes_nothing(tmp_path):
     assert "would delete 1 WARC file(s), the indexes of 2 snapshot(s)" in r.stdout, r.stdout
     assert "  WARC     okgen-2020-01-02.warc.gz" in r.stdout and "  indexes  0123456789ab (no such snapshot)" in r.stdout
     assert (ws.warc_dir / "okgen-2020-01-02.warc.gz").exists() and len(list(ws.index_dir.iterdir())) == 2
+    # Without --dry-run: the workspace's newest news (2020-01-02) is before the cutoff, so all of it
+    # would go (a backfill of past news, --keep-days counting from today): refused in one line.
+    r = CliRunner().invoke(cli, ["--home", str(tmp_path), "gc", "--keep-days", "30"])
+    assert "is after the newest news day here, 2020-01-02" in str(r.exception) and "--force" in str(r.exception)
+    assert (ws.warc_dir / "okgen-2020-01-02.warc.gz").exists() and len(list(ws.index_dir.iterdir())) == 2
+    r = CliRunner().invoke(cli, ["--home", str(tmp_path), "gc", "--keep-days", "30", "--force"], catch_exceptions=False)
+    assert r.exit_code == 0 and not (ws.warc_dir / "okgen-2020-01-02.warc.gz").exists()
 
 
 @pytest.mark.slow

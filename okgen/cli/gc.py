@@ -11,8 +11,9 @@ from okgen.cli.common import echo_json, get_ctx, json_option, want_json
 @click.option("--keep-days", type=click.IntRange(min=0), required=True, help="Keep what belongs to the last N days.")
 @click.option("--articles", is_flag=True, help="Also delete stored articles older than the cutoff minus the 10-day window.")
 @click.option("--dry-run", is_flag=True, help="List what would be deleted, delete nothing.")
+@click.option("--force", is_flag=True, help="Delete even when the cutoff passes the newest news day (all of it goes).")
 @json_option
-def gc(keep_days: int, articles: bool, dry_run: bool, json_out: bool) -> None:
+def gc(keep_days: int, articles: bool, dry_run: bool, force: bool, json_out: bool) -> None:
     """Delete WARC captures, retrieval indexes, stored encodings and ingest state older than --keep-days.
 
     Snapshots and their archives are never deleted.
@@ -21,7 +22,7 @@ def gc(keep_days: int, articles: bool, dry_run: bool, json_out: bool) -> None:
     """
     from okgen.daily.gc import collect_garbage
 
-    rep = collect_garbage(get_ctx().workspace, keep_days, dry_run=dry_run, articles=articles)
+    rep = collect_garbage(get_ctx().workspace, keep_days, dry_run=dry_run, articles=articles, force=force)
     if want_json(json_out):
         echo_json(rep.to_dict())
         return

@@ -56,17 +56,28 @@ def _size(p: Path) -> int:
 
 
 def collect_garbage(ws: Workspace, keep_days: int, *, today: dt.date | None = None, dry_run: bool = False,
-                    articles: bool = False) -> GcReport:
+                    articles: bool = False, force: bool = False) -> GcReport:
     """Delete what is older than ``keep_days`` days (see the module docstring).
 
+    The days count back from today. A workspace whose newest news day is before the cutoff (a
+    backfill of past news) would lose all of it: refused without ``force`` (a dry run lists it).
+
     Raises:
-        ConfigError: ``keep_days`` is negative.
+        ConfigError: ``keep_days`` is negative, or the cutoff passes the newest news day.
     """
     if keep_days < 0:
         raise ConfigError(f"--keep-days must be >= 0, got {keep_days}")
     today = today or dt.datetime.now(dt.timezone.utc).date()
     cutoff = today - dt.timedelta(days=keep_days)
     rep = GcReport(cutoff=cutoff, dry_run=dry_run)
+    dates = _snapshot_dates(ws)
+    days = [*dates.values(), *(dt.date.fromisoformat(m.group(1)) for p in (ws.warc_dir.iterdir() if ws.warc_dir.is_dir() else ())
+                               if (m := _WARC.match(p.name)))]
+    if days and max(days) < cutoff and not (dry_run or force):
+        raise ConfigError(f"the cutoff {cutoff} (today minus {keep_days} days) is after the newest news day here, "
+                          f"{max(days)}: every capture and index would go. --keep-days counts from today: "
+                          f"--keep-days {(today - max(days)).days + keep_days} keeps as many days of this news; "
+                          "--force deletes it all")
     if ws.warc_dir.is_dir():
         for p in sorted(ws.warc_dir.iterdir()):
             m = _WARC.match(p.name)
@@ -75,7 +86,6 @@ def collect_garbage(ws: Workspace, keep_days: int, *, today: dt.date | None = No
                 rep.bytes_freed += _size(p)
                 if not dry_run:
                     p.unlink()
-    dates = _snapshot_dates(ws)
     if ws.index_dir.is_dir():
         for folder in sorted(ws.index_dir.iterdir()):
             if not folder.is_dir() or folder.name.startswith("."):
