@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from okgen.cli.common import echo_json, echo_table, get_ctx, json_option, want_json
+from okgen.cli.common import echo_json, echo_table, get_ctx, json_option, note, want_json, warn
 from okgen.errors import ConfigError, OkgenError
 
 
@@ -47,31 +47,57 @@ def build(ref: str, retrievers: tuple[str, ...], windows: tuple[str, ...], rebui
         wins = parse_int_list(",".join(windows), "--window")
     except ConfigError as e:  # the command line is wrong: a usage error (exit 2)
         raise click.UsageError(str(e)) from None
+    warn_short_windows(snap, wins)
     rows, failed = [], 0
     for name in names:
         for w in wins:
             row = {"retriever": name, "window": w}
             try:
-                idx = open_index(snap, name, w, ws, rebuild=rebuild)
-                counts = idx.encode_counts
-                row.update(rspec=idx.spec_hash, articles=idx.num_docs, units=idx.num_units,
-                           encoded=counts.encoded if counts else None, reused=counts.reused if counts else None,
-                           build_s=idx.manifest.build_seconds, folder=str(idx.folder), error=None)
-                if counts:
-                    click.echo(f"okgen: {name}, {w}-day window: {counts.encoded} passages encoded, "
-                               f"{counts.reused} vectors reused from the store", err=True)
+                row.update(_build_row(open_index(snap, name, w, ws, rebuild=rebuild)))
             except OkgenError as e:
                 failed += 1
                 row.update(error=str(e))
                 click.echo(f"okgen: {name}, {w}-day window: {e}", err=True)
             rows.append(row)
+    ok = [r for r in rows if not r["error"]]
     if want_json(json_out):
         echo_json(rows)
-    else:
-        echo_table([r for r in rows if not r["error"]],
-                   ["retriever", "window", "rspec", "articles", "units", "encoded", "reused", "build_s", "folder"])
+    elif ok:  # when every index failed, the error lines are the whole story: no empty table
+        echo_table(ok, ["retriever", "window", "status", "rspec", "articles", "units", "encoded", "reused", "build_s",
+                        "folder"])
     if failed:
         raise OkgenError(f"{failed} of {len(rows)} indexes failed")
+
+
+def warn_short_windows(snap, windows: list[int]) -> None:
+    """One warning line per window holding fewer days of news than its length (a store that
+    starts later): its index is not a w-day haystack, whatever its name says."""
+    from okgen.retrieval.windows import window_coverage
+
+    for cov in window_coverage(snap, windows).values():
+        if cov.short:
+            warn(f"okgen: warning: {cov.warning()}")
+
+
+def _build_row(idx) -> dict:
+    """A built or reused index as a result row; says on stderr what was encoded or reused.
+
+    A reused index shows no build time: its manifest's is the original build's, not this run's.
+    """
+    counts, name, w = idx.encode_counts, idx.name, idx.window
+    row = {"status": "reused" if idx.reused else "built", "rspec": idx.spec_hash, "articles": idx.num_docs,
+           "units": idx.num_units, "encoded": counts.encoded if counts else None,
+           "reused": counts.reused if counts else None, "build_s": None if idx.reused else idx.manifest.build_seconds,
+           "built_at": idx.manifest.built_at.isoformat(), "folder": str(idx.folder), "error": None}
+    if idx.reused:
+        if idx.query_counts is not None:  # a dense index: all its vectors are reused, none encoded
+            row.update(encoded=0, reused=idx.num_units)
+        note(f"okgen: {name}, {w}-day window: existing index reused (built {idx.manifest.built_at:%Y-%m-%d %H:%M} UTC; "
+             "--rebuild replaces it)")
+    elif counts:
+        note(f"okgen: {name}, {w}-day window: {counts.encoded} passages encoded, "
+             f"{counts.reused} vectors reused from the store")
+    return row
 
 
 @index.command("ls")
@@ -82,7 +108,9 @@ def ls(json_out: bool) -> None:
 
     ws = get_ctx().workspace
     rows = []
-    for folder, m, err in list_indexes(ws):
+    listed = sorted(list_indexes(ws), key=lambda t: (str(t[1].date), t[1].content_hash, t[1].spec_name, t[1].window)
+                    if t[1] else ("~", str(t[0]), "", 0))  # by date, then name; unreadable last
+    for folder, m, err in listed:
         if m is None:
             rows.append({"folder": str(folder), "error": err})
             continue
@@ -117,6 +145,8 @@ def search(ref: str, retriever: str, window: int, k: int, passages: bool, no_bui
     from okgen.retrieval.index import open_index
     from okgen.snapshot.store import resolve
 
+    if k < 1:  # the command line is wrong: a usage error (exit 2), as in retrieval-eval --k
+        raise click.UsageError(f"-k must be >= 1, got {k}")
     ws = get_ctx().workspace
     snap = resolve(ref, ws)
     idx = open_index(snap, retriever, window, ws, build=not no_build)

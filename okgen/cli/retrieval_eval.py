@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from okgen.cli.common import echo_json, get_ctx, json_option, want_json
+from okgen.cli.common import echo_json, get_ctx, json_option, note, want_json, warn
 from okgen.errors import OkgenError
 
 
@@ -33,7 +33,7 @@ def retrieval_eval(ref: str, retrievers: str, windows: str, ks: str, with_choice
 
     Example: okgen retrieval-eval --signature SIG --retrievers bm25,dpr,colbert --windows 1,5,10 --k 1,3,5,10
     """
-    from okgen.retrieval.evaluate import compare_retrievers, parse_int_list
+    from okgen.retrieval.evaluate import compare_retrievers, parse_int_list, plural
     from okgen.retrieval.specs import find_spec_file
     from okgen.schema import utcnow
     from okgen.snapshot.store import resolve
@@ -56,14 +56,16 @@ def retrieval_eval(ref: str, retrievers: str, windows: str, ks: str, with_choice
         folder = ws.runs_dir / "retrieval-eval" / f"{snap.manifest.date}_{snap.manifest.content_hash[:12]}_{stamp}"
     else:
         folder = Path(out)
+    for cov in report.coverage.values():
+        if cov.short:
+            warn(f"okgen: warning: {cov.warning()}")
     for c in report.cells:
         if c.encoded_units is not None:
             queries = "" if c.encoded_queries is None else \
-                f"; {c.encoded_queries} queries encoded, {c.reused_queries} reused"
-            click.echo(f"okgen: {c.retriever}, {c.window}-day window: {c.encoded_units} passages encoded, "
-                       f"{c.reused_vectors} reused{queries}", err=True)
+                f"; {plural(c.encoded_queries, 'query', 'queries')} encoded, {c.reused_queries} reused"
+            note(f"okgen: {c.retriever}, {c.window}-day window: {c.passages_text()}{queries}")
     paths = report.save(folder, plot=not no_plot)
-    click.echo(f"okgen: wrote {', '.join(str(p) for p in paths.values())}", err=True)
+    note(f"okgen: wrote {', '.join(str(p) for p in paths.values())}")
     if want_json(json_out):
         data = report.to_dict()
         data["files"] = {k: str(v) for k, v in paths.items()}

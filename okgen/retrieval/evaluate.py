@@ -21,7 +21,7 @@ from typing import Any
 from okgen import __version__
 from okgen.errors import ConfigError, MissingExtraError, OkgenError
 from okgen.progress import bar
-from okgen.retrieval.windows import question_query
+from okgen.retrieval.windows import WindowCoverage, question_query, window_coverage
 from okgen.schema import utcnow
 from okgen.settings import Workspace
 
@@ -49,6 +49,13 @@ class Cell:
     build_seconds: float | None = None
     search_seconds: float | None = None
     error: str | None = None
+
+    def passages_text(self) -> str:
+        """What the cell did with passage vectors: encoded and reused, or the whole index reused
+        (a reused index encodes nothing, but its vectors are what the scores come from)."""
+        if self.reused and not self.encoded_units:
+            return f"existing index reused ({plural(self.reused_vectors or 0, 'passage vector')})"
+        return f"{plural(self.encoded_units or 0, 'passage')} encoded, {self.reused_vectors} reused"
 
 
 def parse_int_list(text: str | Sequence[int], what: str) -> list[int]:
@@ -113,6 +120,8 @@ class RetrievalReport:
     windows: list[int]
     ks: list[int]
     cells: list[Cell]
+    coverage: dict[int, WindowCoverage] = field(default_factory=dict)
+    """Per window, the days of news it actually holds (a store younger than the window gives fewer)."""
     created_at: str = field(default_factory=lambda: utcnow().isoformat())
     okgen_version: str = __version__
 
@@ -124,8 +133,9 @@ class RetrievalReport:
         """One flat row per retriever x window x k (errors as rows without metrics)."""
         out = []
         for c in self.cells:
-            base = {"retriever": c.retriever, "rspec": c.spec_hash, "window": c.window, "n": c.n,
-                    "articles": c.num_articles}
+            cov = self.coverage.get(c.window)
+            base = {"retriever": c.retriever, "rspec": c.spec_hash, "window": c.window,
+                    "news_days": cov.news_days if cov else None, "n": c.n, "articles": c.num_articles}
             if c.error:
                 out.append({**base, "k": None, "hits": None, "hit_rate": None, "hit_rate_ci95": None, "mrr": None,
                             "error": c.error})
@@ -142,7 +152,8 @@ class RetrievalReport:
             "kind": "okgen-retrieval-eval", "schema_version": 1, "snapshot": self.snapshot,
             "snapshot_signature": self.snapshot_signature, "date": self.date, "n_questions": self.n_questions,
             "query": "question+choices" if self.with_choices else "question", "retrievers": self.retrievers,
-            "windows": self.windows, "ks": self.ks, "created_at": self.created_at, "okgen_version": self.okgen_version,
+            "windows": self.windows, "coverage": [self.coverage[w].to_dict() for w in self.windows if w in self.coverage],
+            "ks": self.ks, "created_at": self.created_at, "okgen_version": self.okgen_version,
             "rows": self.rows(), "cells": [asdict(c) for c in self.cells],
         }
 
@@ -150,9 +161,9 @@ class RetrievalReport:
         """The OKBench-style table: rows retriever x k, columns hit rate and MRR per window."""
         head = ["retriever", "rspec", "k"]
         for w in self.windows:
-            head += [f"{w}-day hit", f"{w}-day MRR"]
+            head += [f"{self._window_label(w)} hit", f"{self._window_label(w)} MRR"]
         lines = [
-            f"### Retrieval: snapshot {self.date} ({self.snapshot}), {self.n_questions} questions",
+            f"### Retrieval: snapshot {self.date} ({self.snapshot}), {plural(self.n_questions, 'question')}",
             "",
             f"Query: {'question and choices' if self.with_choices else 'question text'}. Hit rate@k: gold "
             "article in the top k, with the Wilson 95 % interval of the count; MRR@k: mean 1/rank of the gold "
@@ -176,20 +187,19 @@ class RetrievalReport:
                     hit = f"{c.hits[k] / c.n:.3f}{mark} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "-"
                     row += [hit, f"{c.mrr[k]:.3f}" if c.n else "-"]
                 lines.append("| " + " | ".join(row) + " |")
-        sizes = []
-        for w in self.windows:
-            n = next((c.num_articles for c in self.cells if c.window == w and c.num_articles is not None), None)
-            sizes.append(f"{w}-day: {n if n is not None else '?'}")
-        lines += ["", f"Articles per window: {', '.join(sizes)}."]
+        lines += ["", f"Articles per window: {'; '.join(self._window_news(w) for w in self.windows)}."]
         if short:
             lines.append("† the window holds fewer articles than k.")
+        if any(c.short for c in self.coverage.values()):
+            lines.append("‡ the window holds fewer days of stored news than its length: its column is not a "
+                         "full window.")
         errors = [c for c in self.cells if c.error]
         if errors:
             lines += ["", "Errors:"] + [f"- {c.retriever}, {c.window}-day: {c.error}" for c in errors]
         enc = [c for c in self.cells if c.encoded_units is not None]
         if enc:
-            lines += ["", "Encodings (passages encoded / reused from the store; queries encoded / reused):", ""]
-            lines += [f"- {c.retriever}, {c.window}-day: passages {c.encoded_units} / {c.reused_vectors}; "
+            lines += ["", "Encodings (passages encoded, and reused from the store; queries encoded / reused):", ""]
+            lines += [f"- {c.retriever}, {c.window}-day: {c.passages_text()}; "
                       f"queries {c.encoded_queries if c.encoded_queries is not None else '-'} / "
                       f"{c.reused_queries if c.reused_queries is not None else '-'}" for c in enc]
         no_tok = [c for c in self.cells if c.no_result_queries]
@@ -198,6 +208,19 @@ class RetrievalReport:
                              "(no indexable token; counted as misses)" for c in no_tok]
         lines += ["", "Snapshot signature:", "", "```", self.snapshot_signature, "```", ""]
         return "\n".join(lines)
+
+    def _window_label(self, w: int) -> str:
+        """``10-day``, or ``10-day‡`` when the window holds fewer days of news than its length."""
+        cov = self.coverage.get(w)
+        return f"{w}-day‡" if cov is not None and cov.short else f"{w}-day"
+
+    def _window_news(self, w: int) -> str:
+        """``5-day: 570 (2 days of news, 2025-04-10..2025-04-11)‡``: articles and the days they cover."""
+        cov = self.coverage.get(w)
+        if cov is None or not cov.news_days:
+            n = next((c.num_articles for c in self.cells if c.window == w and c.num_articles is not None), None)
+            return f"{w}-day: {n if n is not None else (cov.articles if cov else '?')}"
+        return f"{self._window_label(w)}: {cov.articles} ({plural(cov.news_days, 'day')} of news, {cov.span()})"
 
     def plot(self, path: str | Path) -> Path:
         """Write a PNG: hit rate against k, one panel per window, one line per retriever."""
@@ -214,7 +237,8 @@ class RetrievalReport:
                 if c.error or not c.n:
                     continue
                 ax.plot(self.ks, [c.hits[k] / c.n for k in self.ks], marker="o", label=r)
-            ax.set_title(f"{w}-day window")
+            cov = self.coverage.get(w)
+            ax.set_title(f"{w}-day window" + (f" ({plural(cov.news_days, 'day')} of news)" if cov and cov.short else ""))
             ax.set_xlabel("k")
             ax.set_xticks(self.ks)
             ax.set_ylim(0, 1.02)
@@ -223,7 +247,7 @@ class RetrievalReport:
         handles, labels = axes[0][0].get_legend_handles_labels()
         if handles:
             axes[0][-1].legend(handles, labels, loc="lower right")
-        fig.suptitle(f"okgen retrieval, {self.date} ({self.n_questions} questions)")
+        fig.suptitle(f"okgen retrieval, {self.date} ({plural(self.n_questions, 'question')})")
         fig.tight_layout()
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -246,6 +270,11 @@ class RetrievalReport:
             except MissingExtraError as e:
                 log.warning("no plot: %s", e)
         return out
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 question``, ``9 questions`` (``words``: an irregular plural)."""
+    return f"{n} {word}" if n == 1 else f"{n} {words or word + 's'}"
 
 
 def compare_retrievers(snapshot, workspace: Workspace, retrievers: list[str], windows: list[int], ks: list[int], *,
@@ -279,6 +308,7 @@ def compare_retrievers(snapshot, workspace: Workspace, retrievers: list[str], wi
     dates = [q.date for q in questions]
     gold = [q.article_id for q in questions]
     cells: list[Cell] = []
+    coverage = window_coverage(snapshot, windows)
     pb = bar(total=len(retrievers) * len(windows), desc="retrieval-eval", unit="cell")
     for name in retrievers:
         fatal: str | None = None
@@ -305,25 +335,26 @@ def compare_retrievers(snapshot, workspace: Workspace, retrievers: list[str], wi
     return RetrievalReport(
         snapshot=snapshot.name, snapshot_signature=snapshot.manifest.signature, date=str(snapshot.manifest.date),
         n_questions=len(questions), with_choices=with_choices, retrievers=retrievers, windows=windows, ks=ks, cells=cells,
+        coverage=coverage,
     )
 
 
 def _run_cell(cell: Cell, snapshot, workspace: Workspace, name: str, window: int, queries: list[str], dates,
               gold: list[str], ks: list[int], build: bool) -> None:
-    from okgen.retrieval.index import MANIFEST, index_folder, open_index
+    from okgen.retrieval.index import open_index
     from okgen.retrieval.specs import load_spec
 
     spec = load_spec(name, workspace)
     cell.spec_hash = spec.hash
-    cell.reused = (index_folder(workspace, snapshot.manifest.content_hash, window, spec) / MANIFEST).is_file()
     t0 = time.perf_counter()
     idx = open_index(snapshot, name, window, workspace, build=build)
     cell.build_seconds = round(time.perf_counter() - t0, 3)
+    cell.reused = idx.reused
     cell.num_articles, cell.num_units = idx.num_docs, idx.num_units
     if idx.encode_counts is not None:
         cell.encoded_units, cell.reused_vectors = idx.encode_counts.encoded, idx.encode_counts.reused
-    elif cell.reused and idx.query_counts is not None:
-        cell.encoded_units, cell.reused_vectors = 0, 0  # the index folder itself was reused
+    elif idx.reused and idx.query_counts is not None:  # the whole folder was reused: all its vectors
+        cell.encoded_units, cell.reused_vectors = 0, idx.num_units
     before = (idx.query_counts.encoded, idx.query_counts.reused) if idx.query_counts is not None else None
     t0 = time.perf_counter()
     results = idx.search(queries, max(ks), query_dates=dates)

@@ -10,20 +10,29 @@ so a crash leaves nothing half-written and two concurrent builds do not clash.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import glob
 import logging
 import os
 import re
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from okgen import __version__
 from okgen.errors import ConfigError, IntegrityError, NotFoundError, OkgenError
-from okgen.files import atomic_write_text, iter_jsonl, pretty_json, read_model_json, write_jsonl
+from okgen.files import (
+    atomic_write_text,
+    iter_jsonl,
+    normal_mode,
+    pretty_json,
+    read_model_json,
+    write_jsonl,
+)
 from okgen.hashing import sha256_file
 from okgen.retrieval.base import Doc, Hit, Retriever, UnitHit
 from okgen.retrieval.specs import RetrieverSpec, load_spec, spec_from_dict
@@ -122,6 +131,8 @@ class WindowIndex:
         self.retriever = retriever
         self._units = list(units)
         self._ordinals = [u.date.toordinal() for u in self._units]
+        self.reused = False
+        """True when an existing folder was opened rather than built by this object."""
 
     def __repr__(self) -> str:
         return f"WindowIndex({self.name!r}, window={self.window}, docs={self.num_docs}, folder={str(self.folder)!r})"
@@ -265,7 +276,8 @@ class WindowIndex:
                     "Delete the folder or rebuild with `okgen index build --rebuild`"
                 )
         if len(units) != m.num_units:
-            raise IntegrityError(f"{folder}: {UNITS} lists {len(units)} units, the manifest {m.num_units}")
+            raise IntegrityError(f"{folder}: {UNITS} lists {len(units)} units, the manifest {m.num_units}; "
+                                 f"{rebuild_hint(m)}")
         if verify:
             verify_files(folder, m)
         retriever = spec.retriever_class().load(folder, spec.params)
@@ -282,9 +294,16 @@ def verify_files(folder: Path, manifest: IndexManifest) -> None:
     for rel, entry in sorted(manifest.files.items()):
         p = folder / rel
         if not p.is_file():
-            raise IntegrityError(f"{folder}: index file {rel} is missing")
+            raise IntegrityError(f"{folder}: index file {rel} is missing; {rebuild_hint(manifest)}")
         if p.stat().st_size != entry.bytes or sha256_file(p) != entry.sha256:
-            raise IntegrityError(f"{folder}: index file {rel} changed since the build (SHA-256 mismatch)")
+            raise IntegrityError(f"{folder}: index file {rel} changed since the build (SHA-256 mismatch); "
+                                 f"{rebuild_hint(manifest)}")
+
+
+def rebuild_hint(manifest: IndexManifest) -> str:
+    """The command that replaces a damaged index, so a refusal names its remedy."""
+    return (f"rebuild it with: okgen index build --signature {manifest.content_hash[:12]} "
+            f"--retriever {manifest.spec_name} --window {manifest.window} --rebuild")
 
 
 def _file_entries(folder: Path) -> dict[str, FileEntry]:
@@ -328,21 +347,67 @@ def open_index(snapshot, retriever: str, window: int, workspace: Workspace, *, s
         store = VectorStore.for_workspace(workspace)
     if (folder / MANIFEST).is_file() and not rebuild:
         log.info("reusing index %s", folder)
-        idx = WindowIndex.load(folder, snapshot=snapshot, spec=rspec, verify=verify)
-        idx.retriever.store, idx.retriever.used_on = store, snapshot.manifest.date
-        return idx
+        return _reuse(folder, snapshot, rspec, store, verify)
     if not build:
         raise NotFoundError(f"no {rspec.name} index of the {window}-day window of {snapshot.name}; "
                             f"build it with: okgen index build --signature {snapshot.manifest.content_hash[:12]} "
                             f"--retriever {rspec.name} --window {window}")
-    return _build(snapshot, rspec, window, articles, folder, store)
+    return _build(snapshot, rspec, window, articles, folder, store, rebuild)
 
 
-def _build(snapshot, spec: RetrieverSpec, window: int, articles, folder: Path, store=None) -> WindowIndex:
+def _reuse(folder: Path, snapshot, spec: RetrieverSpec, store, verify: bool = True) -> WindowIndex:
+    """Open an existing index folder for searching, marked as reused (nothing built now)."""
+    idx = WindowIndex.load(folder, snapshot=snapshot, spec=spec, verify=verify)
+    idx.retriever.store, idx.retriever.used_on = store, snapshot.manifest.date
+    idx.reused = True
+    return idx
+
+
+@contextlib.contextmanager
+def _build_lock(folder: Path) -> Iterator[None]:
+    """Hold the lock on building ``folder`` (``filelock``: the kernel drops a killed process's
+    lock), waiting for a live build of the same index to finish: two builds never encode the
+    same passages at once, and whoever holds it knows every ``.<name>.*.tmp`` left beside the
+    index is a killed build's."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(folder.with_name(f".{folder.name}.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        log.info("waiting for another build of %s to finish", folder)
+        lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def remove_stale_builds(folder: Path) -> list[Path]:
+    """Delete the temporary folders of unfinished builds of ``folder`` (call only while no build
+    of it runs: :func:`_build_lock` checks that); returns what was removed."""
+    stale = sorted(p for p in folder.parent.glob(f".{glob.escape(folder.name)}.*")
+                   if p.is_dir() and (p.name.endswith(".tmp") or p.name == f".{folder.name}.old"))
+    for p in stale:
+        shutil.rmtree(p, ignore_errors=True)
+        log.info("removed %s, left by an interrupted build", p)
+    return stale
+
+
+def _build(snapshot, spec: RetrieverSpec, window: int, articles, folder: Path, store=None,
+           rebuild: bool = False) -> WindowIndex:
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with _build_lock(folder):
+        if (folder / MANIFEST).is_file() and not rebuild:  # a concurrent build finished it while this one waited
+            return _reuse(folder, snapshot, spec, store)
+        remove_stale_builds(folder)
+        return _build_locked(snapshot, spec, window, articles, folder, store)
+
+
+def _build_locked(snapshot, spec: RetrieverSpec, window: int, articles, folder: Path, store=None) -> WindowIndex:
     units = make_units(articles, spec.passage_words, spec.passage_overlap)
     retr = spec.retriever_class()(spec.params)
     retr.store, retr.used_on = store, snapshot.manifest.date
-    folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=folder.parent))
     try:
         log.info("building %s index of the %d-day window of %s: %d articles, %d units",
@@ -361,6 +426,7 @@ def _build(snapshot, spec: RetrieverSpec, window: int, articles, folder: Path, s
             files=_file_entries(tmp),
         )
         atomic_write_text(tmp / MANIFEST, pretty_json(manifest))
+        normal_mode(tmp)  # mkdtemp's 0700 would hide the index from colleagues on a shared workspace
         if folder.exists():  # --rebuild: move the old one aside first
             old = folder.with_name(f".{folder.name}.old")
             shutil.rmtree(old, ignore_errors=True)
@@ -371,9 +437,7 @@ def _build(snapshot, spec: RetrieverSpec, window: int, articles, folder: Path, s
         except OSError:
             if (folder / MANIFEST).is_file():  # another process finished the same build first
                 shutil.rmtree(tmp, ignore_errors=True)
-                idx = WindowIndex.load(folder, snapshot=snapshot, spec=spec)
-                idx.retriever.store, idx.retriever.used_on = store, snapshot.manifest.date
-                return idx
+                return _reuse(folder, snapshot, spec, store)
             raise
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

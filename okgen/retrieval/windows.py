@@ -14,6 +14,7 @@ import bisect
 import datetime as dt
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from okgen.errors import ConfigError, NotFoundError, OkgenError
 from okgen.hashing import sha256_text
@@ -51,6 +52,63 @@ def window_articles(snapshot, days: int) -> list[Article]:
     if not articles:
         raise EmptyWindowError(f"the {days}-day window of snapshot {snapshot.name} (ending {m.date}) holds no article")
     return articles
+
+
+@dataclass(frozen=True)
+class WindowCoverage:
+    """The days of news a window actually holds.
+
+    A w-day window is (D - w, D], but a store that starts later (or days with no article)
+    leaves it fewer days of news: a "10-day" column computed on 2 days would mislead.
+    """
+
+    window: int
+    """Window length in days."""
+    date: dt.date
+    """The window's last day (the snapshot date)."""
+    articles: int
+    """Articles in the window."""
+    news_days: int
+    """Days with at least one article."""
+    first: dt.date | None
+    """Earliest article date (None: no article)."""
+    last: dt.date | None
+    """Latest article date (None: no article)."""
+
+    @property
+    def short(self) -> bool:
+        """The window holds news on fewer days than its length (an empty window is an error elsewhere)."""
+        return 0 < self.news_days < self.window
+
+    def span(self) -> str:
+        """``first..last`` (one date when they are equal)."""
+        return str(self.first) if self.first == self.last else f"{self.first}..{self.last}"
+
+    def warning(self) -> str:
+        """One line telling a reader the window is shorter than its name."""
+        days = "day" if self.news_days == 1 else "days"
+        return (f"the {self.window}-day window of {self.date} covers {self.news_days} {days} of stored news "
+                f"({self.span()})")
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready: window, first, last, news_days, articles."""
+        return {"window": self.window, "first": self.first and self.first.isoformat(),
+                "last": self.last and self.last.isoformat(), "news_days": self.news_days, "articles": self.articles}
+
+
+def window_coverage(snapshot, windows: Iterable[int]) -> dict[int, WindowCoverage]:
+    """The coverage of each window the snapshot can give (longer ones are left out: asking
+    for them is an error elsewhere), from one pass over the corpus dates."""
+    m = snapshot.manifest
+    wanted = sorted({w for w in windows if isinstance(w, int) and 1 <= w <= max(m.windows)})
+    dates = Counter(a.date for a in snapshot.iter_corpus() if a.date <= m.date)
+    out = {}
+    for w in wanted:
+        start = m.date - dt.timedelta(days=w)
+        inside = sorted(d for d in dates if d > start)
+        out[w] = WindowCoverage(window=w, date=m.date, articles=sum(dates[d] for d in inside), news_days=len(inside),
+                                first=inside[0] if inside else None, last=inside[-1] if inside else None)
+    return out
 
 
 def chunk_words(text: str, size: int, overlap: int = 0) -> list[str]:
