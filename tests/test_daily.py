@@ -327,6 +327,7 @@ def test_gc_dry_run_lists_what_would_go_and_deletes_nothing(tmp_path):
     assert "would delete 1 WARC file(s), the indexes of 2 snapshot(s)" in r.stdout, r.stdout
     assert "  WARC     okgen-2020-01-02.warc.gz" in r.stdout and "  indexes  0123456789ab (no such snapshot)" in r.stdout
     assert (ws.warc_dir / "okgen-2020-01-02.warc.gz").exists() and len(list(ws.index_dir.iterdir())) == 2
+    assert "without --dry-run this is refused: the cutoff" in r.stderr  # the dry run says what the real run would do
     # Without --dry-run: the workspace's newest news (2020-01-02) is before the cutoff, so all of it
     # would go (a backfill of past news, --keep-days counting from today): refused in one line.
     r = CliRunner().invoke(cli, ["--home", str(tmp_path), "gc", "--keep-days", "30"])
@@ -402,3 +403,21 @@ def test_bad_config_is_one_line_on_the_cli(tmp_path):
     out = okgen(ws, "daily", "--date", str(DAY))
     last = out.stderr.strip().splitlines()[-1]
     assert out.returncode == 1 and last.startswith("okgen: error: ") and "[daily] windows.0:" in last
+
+
+def test_gc_refuses_to_wipe_a_backfill_known_only_from_its_stored_articles(tmp_path):
+    # No capture (warc = false) and no snapshot yet: the stored articles still say which days the
+    # workspace's news is of, and --articles would have deleted them all.
+    from okgen.daily.gc import collect_garbage
+    from okgen.errors import ConfigError
+    from okgen.ingest.store import ArticleStore
+    from okgen.testing.evolving import make_article
+
+    ws = Workspace(tmp_path)
+    day = dt.date(2020, 1, 2)
+    with ArticleStore.for_workspace(ws) as st:
+        st.upsert(make_article(day, "rivertown-gazette", "Lakeport opens a bridge", "Lakeport opened a bridge. " * 20))
+    with pytest.raises(ConfigError, match="after the newest news day here, 2020-01-02"):
+        collect_garbage(ws, 30, articles=True)
+    with ArticleStore(ws.db_path) as st:
+        assert st.count(day) == 1

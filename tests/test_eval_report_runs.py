@@ -115,6 +115,15 @@ def test_unfinished_runs_are_named_in_one_line(days, tmp_path, caplog):
     assert len(lines) == 1
     assert "left out 2 unfinished or failed run(s)" in lines[0]
     assert str(tmp_path / "Lakeport" / "none-loglik-mc") in lines[0] and str(tmp_path / "Orbis") in lines[0]
+    # A stream's or memory's unfinished run is no okgen eval run to rerun: not named here.
+    stream = tmp_path / "Norvik" / "closest"
+    stream.mkdir(parents=True)
+    (stream / "predictions.jsonl").write_text("")
+    (stream / "run.json").write_text(json.dumps({"kind": "okgen-eval-run", "config": {"kind": "okgen-stream-eval"}}))
+    caplog.clear()
+    load_rows([tmp_path])
+    lines = [r.getMessage() for r in caplog.records if "unfinished" in r.getMessage()]
+    assert "left out 2 unfinished" in lines[0] and "Norvik" not in lines[0]
 
 
 def test_copies_of_a_run_that_disagree_are_named_in_a_warning(days, tmp_path, caplog):
@@ -163,3 +172,7 @@ def test_figures_name_a_local_model_folder_by_its_name():
     assert shown_model("hf//home/ana/models/Orbis-1B/,chat=no") == "hf/Orbis-1B,chat=no"
     assert shown_model("hf/Norvik/Lakeport-7B,add_bos=yes") == "hf/Norvik/Lakeport-7B,add_bos=yes"  # a hub id stays
     assert shown_model("random/seed0") == "random/seed0"
+    # Checkpoints of one name in two runs' folders: as much of the path as tells them apart.
+    runs = ["hf//ckpt/run1/final", "hf//ckpt/run2/final", "hf//ckpt/run2/best"]
+    assert [shown_model(m, runs) for m in runs] == ["hf/run1/final", "hf/run2/final", "hf/best"]
+    assert shown_model("hf//a/final", ["hf//a/final", "hf/final"]) == "hf/a/final"  # not a hub id's name either

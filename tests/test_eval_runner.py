@@ -186,6 +186,26 @@ def test_a_limited_run_into_a_full_runs_folder_is_refused(env, tmp_path):
     # The same limit resumes as before.
     again = run_eval(snap.name, "random/seed0", [RunSpec("none")], EvalOptions(limit=3), workspace=ws, out=part)[0]
     assert again.scored_now == 0 and again.record.n == 3
+    # A folder of an older okgen whose signature this one cannot parse (no limit field): resumed
+    # as before, not refused as "a run of all questions".
+    run_json = json.loads((part / "run.json").read_text())
+    run_json["signature"] = run_json["signature"].replace("|limit:3", "")
+    (part / "run.json").write_text(json.dumps(run_json))
+    assert run_eval(snap.name, "random/seed0", [RunSpec("none")], EvalOptions(limit=3), workspace=ws,
+                    out=part)[0].scored_now == 0
+    # A stored limit covering the whole snapshot (an older okgen kept it) is no limit.
+    whole = tmp_path / "whole"
+    run_eval(snap.name, "random/seed0", [RunSpec("none")], workspace=ws, out=whole)
+    run_json = json.loads((whole / "run.json").read_text())
+    run_json["signature"] = run_json["signature"].replace("|limit:none", f"|limit:{len(snap.questions) + 20}")
+    (whole / "run.json").write_text(json.dumps(run_json))
+    assert run_eval(snap.name, "random/seed0", [RunSpec("none")], workspace=ws, out=whole)[0].scored_now == 0
+
+
+def test_a_retrieval_run_of_no_passage_is_a_one_line_error(env, tmp_path):
+    ws, snap, _ = env
+    with pytest.raises(ConfigError, match="retrieval setting needs k and rwin of at least 1"):
+        run_eval(snap.name, "random/seed0", [RunSpec("retrieval", "bm25", 1, 0)], workspace=ws, out=tmp_path / "r")
 
 
 def test_a_signature_refusal_names_the_fields_that_differ(env, tmp_path):

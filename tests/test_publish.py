@@ -276,3 +276,37 @@ def test_the_catalogue_records_a_folder_as_an_absolute_path(make_snapshot, works
     assert verify_folder(again.path).ok
     assert any("replacing the local copy" in r.getMessage() and "fails verification" in r.getMessage()
                for r in caplog.records)
+
+
+def test_an_archive_the_server_refuses_is_one_line(make_snapshot, workspace, tmp_path):
+    # The index is readable, the archive is not (403): a one-line error, nothing left behind.
+    import http.server
+    import threading
+    from functools import partial
+
+    from okgen.errors import OkgenError
+
+    snap = make_snapshot()
+    dest = tmp_path / "pub"
+    publish(snap, str(dest), workspace)
+
+    class Refusing(http.server.SimpleHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            if "/archives/" in self.path:
+                self.send_error(403)
+            else:
+                super().do_GET()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(Refusing, directory=str(dest)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        other = Workspace(tmp_path / "other")
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        with pytest.raises(OkgenError, match=rf"^cannot download {url}/archives/.*\.tar\.gz: .*403"):
+            pull(snap.name, url, other)
+        assert not any((other.snapshots_dir).glob("2*"))
+    finally:
+        server.shutdown()

@@ -172,6 +172,7 @@ def test_review_sheet_round_trip_with_two_reviewers(make_snapshot, tmp_path, cap
     (lambda rows: [{k: v for k, v in r.items() if k != "day_news"} for r in rows], "missing column(s) day_news"),
     (lambda rows: [{**r, "question_id": "0000000000000000"} for r in rows], "not in snapshot"),
     (lambda rows: [{**r, "publishable": "2"} for r in rows], "publishable must be 0 or 1"),
+    (lambda rows: [{**r, "day_news": ""} for r in rows], "is rated by ana but day_news is blank: rate it 0 or 1, or clear"),
     (lambda rows: [{**r, "reviewer": ""} for r in rows], "has no reviewer"),
 ])
 def test_bad_sheets_are_one_line_errors_and_write_nothing(make_snapshot, tmp_path, capsys, breakage, message):

@@ -23,6 +23,10 @@ def gc(keep_days: int, articles: bool, dry_run: bool, force: bool, json_out: boo
     from okgen.daily.gc import collect_garbage
 
     rep = collect_garbage(get_ctx().workspace, keep_days, dry_run=dry_run, articles=articles, force=force)
+    if rep.warning:
+        from okgen.cli.common import warn
+
+        warn(rep.warning)
     if want_json(json_out):
         echo_json(rep.to_dict())
         return

@@ -33,8 +33,9 @@ def retrieval_eval(ref: str, retrievers: str, windows: str, ks: str, with_choice
 
     Example: okgen retrieval-eval --signature SIG --retrievers bm25,dpr,colbert --windows 1,5,10 --k 1,3,5,10
     """
-    from okgen.retrieval.evaluate import compare_retrievers, parse_int_list, plural
+    from okgen.retrieval.evaluate import compare_retrievers, parse_int_list
     from okgen.retrieval.specs import find_spec_file
+    from okgen.retrieval.windows import plural
     from okgen.schema import utcnow
     from okgen.snapshot.store import resolve
 

@@ -42,11 +42,13 @@ class GcReport:
     vectors: int = 0
     store: dict[str, int] = field(default_factory=dict)
     bytes_freed: int = 0
+    warning: str | None = None
+    """A dry run's note that the real run would be refused (the cutoff passes all the news)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"cutoff": str(self.cutoff), "dry_run": self.dry_run, "warc": self.warc, "indexes": self.indexes,
-                "vectors": self.vectors, "store": self.store, "bytes_freed": self.bytes_freed}
+                "vectors": self.vectors, "store": self.store, "bytes_freed": self.bytes_freed, "warning": self.warning}
 
 
 def _size(p: Path) -> int:
@@ -71,13 +73,14 @@ def collect_garbage(ws: Workspace, keep_days: int, *, today: dt.date | None = No
     cutoff = today - dt.timedelta(days=keep_days)
     rep = GcReport(cutoff=cutoff, dry_run=dry_run)
     dates = _snapshot_dates(ws)
-    days = [*dates.values(), *(dt.date.fromisoformat(m.group(1)) for p in (ws.warc_dir.iterdir() if ws.warc_dir.is_dir() else ())
-                               if (m := _WARC.match(p.name)))]
-    if days and max(days) < cutoff and not (dry_run or force):
-        raise ConfigError(f"the cutoff {cutoff} (today minus {keep_days} days) is after the newest news day here, "
-                          f"{max(days)}: every capture and index would go. --keep-days counts from today: "
-                          f"--keep-days {(today - max(days)).days + keep_days} keeps as many days of this news; "
-                          "--force deletes it all")
+    newest = _newest_news_day(ws, dates)
+    if newest is not None and newest < cutoff and not force:
+        refusal = (f"the cutoff {cutoff} (today minus {keep_days} days) is after the newest news day here, "
+                   f"{newest}: all of this news would go. --keep-days counts from today: --keep-days "
+                   f"{(today - newest).days + keep_days} keeps as many days of it; --force deletes it all")
+        if not dry_run:
+            raise ConfigError(refusal)
+        rep.warning = f"without --dry-run this is refused: {refusal}"
     if ws.warc_dir.is_dir():
         for p in sorted(ws.warc_dir.iterdir()):
             m = _WARC.match(p.name)
@@ -109,6 +112,19 @@ def collect_garbage(ws: Workspace, keep_days: int, *, today: dt.date | None = No
     log.info("gc: cutoff %s, %d WARC files, %d index folders, %d vectors, store %s%s", cutoff, len(rep.warc),
              len(rep.indexes), rep.vectors, rep.store, " (dry run)" if dry_run else "")
     return rep
+
+
+def _newest_news_day(ws: Workspace, snapshot_dates: dict[str, dt.date]) -> dt.date | None:
+    """The newest day of news the workspace holds: snapshots, captures, stored articles."""
+    days = [*snapshot_dates.values()]
+    if ws.warc_dir.is_dir():
+        days += [dt.date.fromisoformat(m.group(1)) for p in ws.warc_dir.iterdir() if (m := _WARC.match(p.name))]
+    if ws.db_path.is_file():
+        from okgen.ingest.store import ArticleStore
+
+        with ArticleStore(ws.db_path) as store:
+            days += [d for d, n in store.dates() if n]
+    return max(days, default=None)
 
 
 def _snapshot_dates(ws: Workspace) -> dict[str, dt.date]:

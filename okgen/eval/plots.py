@@ -42,24 +42,40 @@ def _plt() -> Any:
     return plt
 
 
-def _label(r: dict[str, Any], several_modes: bool, several_days: bool = False) -> str:
+def _label(r: dict[str, Any], several_modes: bool, several_days: bool = False, models: Sequence[str] = ()) -> str:
     """The model, with its scoring (open format and judge too) where runs differ in it, and its
     news day where several are shown: no two rows of a figure read the same."""
     from okgen.eval.tables import mode_label
 
-    return (shown_model(r["model"]) + (f" · {mode_label(r)}" if several_modes else "")
+    return (shown_model(r["model"], models) + (f" · {mode_label(r)}" if several_modes else "")
             + (f" · {r.get('date') or r['snapshot']}" if several_days else ""))
 
 
-def shown_model(label: str) -> str:
-    """A model as a figure names it: a local folder by its own name, not by its absolute path on
-    the machine that ran it (``hf//root/.cache/m/SmolLM2`` is ``hf/SmolLM2``), which would take
-    most of the figure's width; the tables keep the whole spec."""
+def shown_model(label: str, models: Sequence[str] = ()) -> str:
+    """A model as a figure names it: a local folder by the shortest end of its path that no other
+    of the figure's ``models`` shares, not by its absolute path on the machine that ran it
+    (``hf//root/.cache/m/SmolLM2`` is ``hf/SmolLM2``; ``.../run1/final`` beside ``.../run2/final``
+    is ``hf/run1/final``), which would take most of the figure's width; the tables keep the whole spec."""
     head, sep, opts = label.partition(",")
     backend, _, model = head.partition("/")
-    if model.startswith(("/", "~")) and (name := Path(model.rstrip("/")).name):
-        head = f"{backend}/{name}"
-    return head + sep + opts
+    parts = Path(model.rstrip("/")).parts
+    if not model.startswith(("/", "~")) or len(parts) < 2:
+        return label
+    others = {m for m in models if m != label}
+    for n in range(1, len(parts)):
+        short = f"{backend}/{'/'.join(parts[-n:])}{sep}{opts}"
+        if all(shown_suffix(m, n) != short for m in others):
+            return short
+    return label
+
+
+def shown_suffix(label: str, n: int) -> str:
+    """``label`` with a local folder cut to the last ``n`` parts of its path (others as they are)."""
+    head, sep, opts = label.partition(",")
+    backend, _, model = head.partition("/")
+    if not model.startswith(("/", "~")):
+        return label
+    return f"{backend}/{'/'.join(Path(model.rstrip('/')).parts[-n:])}{sep}{opts}"
 
 
 def _save(fig: Any, out_dir: Path, stem: str, formats: Sequence[str]) -> list[Path]:
@@ -136,7 +152,8 @@ def plot_by_setting(report: dict[str, Any], out_dir: Path, formats: Sequence[str
         if zero:  # a bar of no length: a marker on the axis says "ran, scored 0%", not "not run"
             ax.plot([0] * len(zero), zero, linestyle="none", marker=MARKERS[j % len(MARKERS)], markersize=5,
                     color=color, markeredgecolor="black", markeredgewidth=0.6, clip_on=False, zorder=3)
-    ax.set_yticks(range(n), [_label(r, several, days) for r in reversed(rows)], fontsize=8)
+    models = sorted({r["model"] for r in rows})
+    ax.set_yticks(range(n), [_label(r, several, days, models) for r in reversed(rows)], fontsize=8)
     ax.set_xlim(0, 100)
     ax.set_xlabel("accuracy (%), bootstrap 95% CI")
     ax.axvline(25, color="grey", linestyle=":", linewidth=1, label="chance (4 choices)")
@@ -152,6 +169,7 @@ def plot_vs_k(report: dict[str, Any], out_dir: Path, formats: Sequence[str]) -> 
     several = len({(r["scoring"], r["format"], r["judge"]) for r in rows}) > 1
     days = len({r["snapshot"] for r in rows}) > 1
     fig, ax = plt.subplots(figsize=(8.0, max(3.5, 0.22 * len(rows) + 1.0)))
+    models = sorted({r["model"] for r in rows})
     all_k: set[int] = set()
     for i, r in enumerate(rows):
         ks = sorted(int(k) for k in r["by_k"])
@@ -159,7 +177,7 @@ def plot_vs_k(report: dict[str, Any], out_dir: Path, formats: Sequence[str]) -> 
         acc = [100 * r["by_k"][str(k)]["accuracy"] for k in ks]
         ax.plot(ks, acc, color=OKABE_ITO[i % len(OKABE_ITO)], marker=MARKERS[(i + i // len(OKABE_ITO)) % len(MARKERS)],
                 linestyle=LINESTYLES[(i // len(OKABE_ITO)) % len(LINESTYLES)],
-                label=f"{_label(r, several, days)} · {r['retriever']} {r['window']}d")
+                label=f"{_label(r, several, days, models)} · {r['retriever']} {r['window']}d")
     ks = sorted(all_k)
     ax.set_xticks(ks, [str(k) for k in ks])
     if len(ks) > 1 and ks[-1] / max(1, ks[0]) >= 20:
@@ -205,11 +223,12 @@ def _heatmap_labels(runs: list[dict[str, Any]], bias: bool = False) -> list[str]
 
     several = len({(r["scoring"], r["format"], r["judge"]) for r in runs}) > 1
     days = len({r["snapshot"] for r in runs}) > 1
+    models = sorted({r["model"] for r in runs})
     out = []
     for r in runs:
         b = (r.get("diagnostics") or {}).get("position_bias") if bias else None
         notes = ([f"bias {b:.2f}"] if b is not None else []) + ([f"n={few}"] if (few := few_answers(r)) is not None else [])
-        out.append(f"{_label(r, several, days)} · {setting_label(r)}" + (f" ({', '.join(notes)})" if notes else ""))
+        out.append(f"{_label(r, several, days, models)} · {setting_label(r)}" + (f" ({', '.join(notes)})" if notes else ""))
     return out
 
 

@@ -28,7 +28,7 @@ from okgen.eval.stats import MIN_QUESTIONS_TO_WARN, degenerate_warning
 from okgen.eval.tables import few_answers, mode_label, n_label, setting_label
 from okgen.files import read_model_json
 from okgen.schema import EvalRecord
-from okgen.signature import EvalSignature
+from okgen.signature import EvalSignature, signature_diff
 
 log = logging.getLogger(__name__)
 
@@ -181,8 +181,22 @@ def unfinished_runs(paths: Iterable[str | Path]) -> list[Path]:
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            out += [f.parent for f in sorted(p.rglob("predictions.jsonl")) if not (f.parent / "results.json").exists()]
+            out += [f.parent for f in sorted(p.rglob("predictions.jsonl"))
+                    if not (f.parent / "results.json").exists() and _snapshot_run(f.parent)]
     return list(dict.fromkeys(out))
+
+
+def _snapshot_run(folder: Path) -> bool:
+    """Whether a run folder is ``okgen eval``'s on a snapshot (stream and memory runs have
+    commands and reports of their own); a folder without a readable run.json counts as one."""
+    import json
+
+    try:
+        data = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+        kinds = (data.get("kind"), (data.get("config") or {}).get("kind"))
+    except (OSError, ValueError, AttributeError):
+        return True
+    return kinds[0] in (None, "okgen-eval-run") and kinds[1] is None  # streams' and memory's name theirs in config
 
 
 def _warn_unfinished(paths: Iterable[str | Path]) -> None:
@@ -215,15 +229,10 @@ def _outcome(r: RunRow) -> tuple:
 def _conflict(old: RunRow, new: RunRow) -> str:
     """The warning for two runs the report shows as one row whose results differ."""
     how = ("share a signature" if old.signature == new.signature
-           else f"fall in one report row (their signatures differ in {', '.join(_sig_diff(old, new))})")
+           else f"fall in one report row (their signatures differ in {signature_diff(old.signature, new.signature, 'vs')})")
     what = f"accuracy {old.accuracy:.3f} vs {new.accuracy:.3f}" + (f", n {old.n} vs {new.n}" if old.n != new.n else "")
     newer = " (the newer)" if new.created_at > old.created_at else ""
     return f"runs {old.path} and {new.path} {how} but their results differ ({what}): the report shows {new.path}{newer}"
-
-
-def _sig_diff(a: RunRow, b: RunRow) -> list[str]:
-    sa, sb = EvalSignature.parse(a.signature), EvalSignature.parse(b.signature)
-    return [f"{key}: {getattr(sa, f)} vs {getattr(sb, f)}" for f, key, _ in sa.FIELDS if getattr(sa, f) != getattr(sb, f)]
 
 
 def model_label(spec: str) -> str:

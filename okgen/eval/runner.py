@@ -42,7 +42,7 @@ from okgen.eval.rundir import (
 from okgen.eval.scoring import DEFAULT_MAX_TOKENS, SCORINGS, Mode, score
 from okgen.eval.stats import N_BOOT, degenerate_warning, diagnostics, summarize
 from okgen.eval.templates import DEFAULT_TEMPLATE, get_template
-from okgen.files import atomic_write_text, pretty_json, record_line
+from okgen.files import atomic_write_text, describe_validation_error, pretty_json, record_line
 from okgen.hashing import sha256_json
 from okgen.models.base import Backend, ModelSpec, parse_model_spec
 from okgen.progress import bar
@@ -214,19 +214,41 @@ def _check_oracle_gain(ev: _Evaluator, runs: Sequence[RunSpec], outcomes: list[R
         msg = (f"{ev.spec.name}: oracle accuracy {acc['oracle'][0]:.3f} is not above no-context accuracy "
                f"{acc['none'][0]:.3f}: the model does not use the article (check truncation, prompt format, BOS)")
         log.warning("%s", msg)
-        for o in outcomes:  # kept with the results too, as the degenerate-letter warning is
+        for o in outcomes:
             o.warnings.append(msg)
+            _keep_warning(ev, o, msg)
+
+
+def _keep_warning(ev: _Evaluator, o: RunOutcome, msg: str) -> None:
+    """Add ``msg`` to the run's results.json, as the degenerate-letter warning is kept: under the
+    folder's lock, and only while the file is still this run's (another process may have rerun
+    the folder since; a folder it holds now is left as it is)."""
+    from okgen.errors import LockedError
+
+    try:
+        with folder_lock(ev.ws, o.path):
+            current = EvalRecord.model_validate_json((o.path / RESULTS).read_text(encoding="utf-8"))
+            if (current.signature, current.created_at) != (o.record.signature, o.record.created_at):
+                return
             kept = o.record.extra.setdefault("warnings", [])
             if msg not in kept:
                 kept.append(msg)
                 atomic_write_text(o.path / RESULTS, pretty_json(o.record))
+    except (LockedError, OSError, ValueError):
+        return
 
 
-def _signature_limit(text: str) -> int | None:
+_UNKNOWN = object()
+
+
+def _stored_limit(text: str, total: int) -> Any:
+    """The ``--limit`` a stored run signature says, as this okgen counts it (a limit covering the
+    whole snapshot is none); ``_UNKNOWN`` for an older okgen's signature that does not parse."""
     try:
-        return getattr(parse_any(text), "limit", None)
+        limit = getattr(parse_any(text), "limit", None)
     except OkgenError:
-        return None
+        return _UNKNOWN
+    return None if limit is not None and limit >= total else limit
 
 
 def _limit_text(limit: int | None) -> str:
@@ -347,12 +369,17 @@ class _Evaluator:
         if rs.setting == "retrieval":
             idx = self.index(rs.retriever, rs.window)
             rname, rhash = idx.name, idx.spec_hash
-        return EvalSignature.from_snapshot(
-            self.snap.signature, setting=rs.setting, retriever=rname, retriever_hash=str(rhash),
-            ret_window=rs.window, k=rs.k, template=self.template.name + self.backend.template_suffix,
-            scoring=self.mode.scoring, answer_format=self.opts.fmt, eval_temperature=float(self.opts.temperature),
-            eval_max_tokens=self.mode.max_tokens, eval_seed=int(self.opts.seed),
-            judge=self.judge.name if self.judge is not None else "none", limit=self.opts.limit, version=__version__)
+        from pydantic import ValidationError
+
+        try:
+            return EvalSignature.from_snapshot(
+                self.snap.signature, setting=rs.setting, retriever=rname, retriever_hash=str(rhash),
+                ret_window=rs.window, k=rs.k, template=self.template.name + self.backend.template_suffix,
+                scoring=self.mode.scoring, answer_format=self.opts.fmt, eval_temperature=float(self.opts.temperature),
+                eval_max_tokens=self.mode.max_tokens, eval_seed=int(self.opts.seed),
+                judge=self.judge.name if self.judge is not None else "none", limit=self.opts.limit, version=__version__)
+        except ValidationError as e:  # a RunSpec no run gives (k 0), built outside plan_runs
+            raise ConfigError(f"{rs.slug()}: {describe_validation_error(e)}") from None
 
     def run_one(self, rs: RunSpec, path: Path) -> RunOutcome:
         created = [d for d in (path, *path.parents) if not d.exists()]
@@ -378,11 +405,12 @@ class _Evaluator:
             log.info("%s: resuming, %d of %d questions already scored", path.name, resumed, len(self.questions))
         sig_text = stored.get("signature")
         info = stored.get("backend")
-        if sig_text is not None and _signature_limit(sig_text) != self.opts.limit:
+        was = _stored_limit(sig_text, len(self.snap.questions)) if sig_text is not None else _UNKNOWN
+        if was is not _UNKNOWN and was != self.opts.limit:
             # A --limit run into a full run's folder (or the reverse) has nothing to score and would
             # rewrite results.json with the other run's signature: a part passing for the whole.
-            raise ConfigError(f"{path} holds a run of {_limit_text(_signature_limit(sig_text))}, not "
-                              f"{_limit_text(self.opts.limit)}; use another --out or --overwrite")
+            raise ConfigError(f"{path} holds a run of {_limit_text(was)}, not {_limit_text(self.opts.limit)}; "
+                              "use another --out or --overwrite")
         if pending or sig_text is None:
             load_before = self.load_seconds
             sig_text = self.signature(rs).format()

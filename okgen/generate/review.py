@@ -134,6 +134,9 @@ def read_sheet(path: str | Path) -> list[dict[str, Any]]:
             raise OkgenError(f"{p}: row {n} ({rec['question_id']}) is rated but has no reviewer")
         for c in CRITERIA:
             v = str(row.get(c, "")).strip()
+            if not v:
+                raise OkgenError(f"{p}: row {n} ({rec['question_id']}) is rated by {rec['reviewer']} but {c} is "
+                                 "blank: rate it 0 or 1, or clear the reviewer cell to skip the row")
             if v not in BINARY:
                 raise OkgenError(f"{p}: row {n} ({rec['question_id']}): {c} must be 0 or 1, got {v!r}")
             rec[c] = BINARY[v]
@@ -180,12 +183,14 @@ def import_sheets(paths: Sequence[str | Path], ws: Workspace) -> tuple[Any, Any]
     m = snap.manifest
     quality = load_quality(snap.path, m.content_hash) or compute_quality(
         snap.questions, snap.corpus, m.funnel, m.content_hash, m.seed)
-    write_quality(snap.path, with_review(quality, summary))
     from okgen.snapshot.signing import unsign_quality
 
+    # The signature's part first: stopped in between, the evidence is unsigned and unchanged,
+    # never changed under a signature that no longer matches it.
     if unsign_quality(snap.path):
         log.info("%s: the release's signature no longer covers quality.json (these verdicts are yours, not the "
                  "publisher's); okgen publish --sign-key signs it again", snap.name)
+    write_quality(snap.path, with_review(quality, summary))
     return snap, summary
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from okgen import __version__
 from okgen.errors import ConfigError, MissingExtraError, OkgenError
 from okgen.progress import bar
-from okgen.retrieval.windows import WindowCoverage, question_query, window_coverage
+from okgen.retrieval.windows import WindowCoverage, plural, question_query, window_coverage
 from okgen.schema import utcnow
 from okgen.settings import Workspace
 
@@ -270,11 +270,6 @@ class RetrievalReport:
             except MissingExtraError as e:
                 log.warning("no plot: %s", e)
         return out
-
-
-def plural(n: int, word: str, words: str | None = None) -> str:
-    """``1 question``, ``9 questions`` (``words``: an irregular plural)."""
-    return f"{n} {word}" if n == 1 else f"{n} {words or word + 's'}"
 
 
 def compare_retrievers(snapshot, workspace: Workspace, retrievers: list[str], windows: list[int], ks: list[int], *,

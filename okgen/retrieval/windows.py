@@ -54,12 +54,18 @@ def window_articles(snapshot, days: int) -> list[Article]:
     return articles
 
 
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 question``, ``9 questions`` (``words``: an irregular plural)."""
+    return f"{n} {word}" if n == 1 else f"{n} {words or word + 's'}"
+
+
 @dataclass(frozen=True)
 class WindowCoverage:
     """The days of news a window actually holds.
 
-    A w-day window is (D - w, D], but a store that starts later (or days with no article)
-    leaves it fewer days of news: a "10-day" column computed on 2 days would mislead.
+    A w-day window is (D - w, D], but a store that starts later leaves it fewer days of news: a
+    "10-day" column computed on 2 days would mislead. (A quiet day without articles inside a
+    window the store covers does not make it short.)
     """
 
     window: int
@@ -77,8 +83,8 @@ class WindowCoverage:
 
     @property
     def short(self) -> bool:
-        """The window holds news on fewer days than its length (an empty window is an error elsewhere)."""
-        return 0 < self.news_days < self.window
+        """The stored news starts after the window's first day (an empty window is an error elsewhere)."""
+        return self.first is not None and self.first > self.date - dt.timedelta(days=self.window - 1)
 
     def span(self) -> str:
         """``first..last`` (one date when they are equal)."""
@@ -86,8 +92,7 @@ class WindowCoverage:
 
     def warning(self) -> str:
         """One line telling a reader the window is shorter than its name."""
-        days = "day" if self.news_days == 1 else "days"
-        return (f"the {self.window}-day window of {self.date} covers {self.news_days} {days} of stored news "
+        return (f"the {self.window}-day window of {self.date} covers {plural(self.news_days, 'day')} of stored news "
                 f"({self.span()})")
 
     def to_dict(self) -> dict[str, object]:

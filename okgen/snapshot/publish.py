@@ -67,7 +67,7 @@ def read_index(src: str) -> dict[str, Any]:
     except FileNotFoundError:
         return {"schema_version": 1, "kind": "okgen-index", "snapshots": []}
     except Exception as e:  # noqa: BLE001 - the transport's own errors (aiohttp, botocore...) vary by URL scheme
-        raise OkgenError(f"cannot read {src}/{INDEX}: {_reason(e)}") from None
+        raise OkgenError(f"cannot read {src}/{INDEX}: {_reason(e)}; check the URL and the network") from None
     try:
         data = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as e:
@@ -142,6 +142,8 @@ def fetch_archive(entry: dict[str, Any], src: str, into: Path, folder: str) -> P
         fs.get_file(f"{root}/{remote}", str(local))
     except FileNotFoundError:
         raise NotFoundError(f"{src}/{remote}: listed in the index but missing") from None
+    except Exception as e:  # noqa: BLE001 - a transport's errors (reset, 403, timeout) vary by URL scheme
+        raise OkgenError(f"cannot download {src}/{remote}: {_reason(e)}; nothing was kept, rerun to retry") from None
     digest = sha256_file(local)
     if digest != entry.get("sha256"):
         raise IntegrityError(f"{remote}: SHA-256 {digest[:12]}… differs from the index ({str(entry.get('sha256'))[:12]}…); refusing it")
