@@ -432,6 +432,26 @@ def parse_any(text: str) -> Signature:
     return Signature.parse(text)
 
 
+def snapshot_part(ref: Signature, snap: Signature | None = None) -> Signature:
+    """The snapshot signature a signature names. An eval signature's ``version`` is the okgen
+    that ran the eval, not the one that built the snapshot: with the snapshot at hand (``snap``),
+    its own version stands in, so a score reported by a later okgen still finds its snapshot."""
+    own = ref.snapshot_signature()
+    if isinstance(ref, EvalSignature) and snap is not None:
+        own = own.model_copy(update={"version": snap.version})
+    return own
+
+
+def names_snapshot(ref: Signature, snap: Signature) -> bool:
+    """Whether ``ref`` (a snapshot or eval signature) names the snapshot signed ``snap``."""
+    return snapshot_part(ref, snap) == snap
+
+
+def expected_snapshot(ref: str, snap: Signature) -> Signature | None:
+    """What the snapshot found for ``ref`` must be signed (None when ``ref`` is no signature)."""
+    return snapshot_part(parse_any(ref), snap) if looks_like_signature(ref) else None
+
+
 def signature_diff(old: str, new: str, word: str = "now") -> str:
     """The fields in which two signatures differ, by the keys the signature text shows, as
     ``key: old (<word> new)``; the whole texts when either does not parse."""

@@ -225,6 +225,15 @@ def test_resolve_by_every_reference(make_snapshot, workspace, tmp_path):
                                      template="mc-v1", scoring="loglik", answer_format="mc", eval_temperature=0.0,
                                      eval_max_tokens=1, eval_seed=0, judge="none")
     assert resolve(ev.short, workspace).path == snap.path
+    # A score reported by a later okgen: its eval signature's version is that okgen's, not the
+    # snapshot's; it still names this snapshot, and the snapshot verifies against it.
+    from okgen.signature import expected_snapshot
+    from okgen.snapshot.verify import verify_folder
+
+    later = ev.model_copy(update={"version": "9.9.9"})
+    assert resolve(later.format(), workspace).path == snap.path
+    assert verify_folder(snap.path, expected_snapshot(later.format(), snap.signature)).ok
+    assert not verify_folder(snap.path, later.snapshot_signature()).ok  # as it was compared before
     with pytest.raises(OkgenError, match="no snapshot"):
         resolve(sig.format().replace(sig.content_hash, "f" * 64), workspace)
     with pytest.raises(OkgenError, match="no snapshot matches"):

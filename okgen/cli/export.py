@@ -31,12 +31,12 @@ def export(ref: str, fmt: str, out: str, setting: str, retriever: str | None, wi
     """
     from okgen.errors import IntegrityError
     from okgen.eval.export import export_snapshot, read_export_manifest
-    from okgen.signature import looks_like_signature, parse_any
+    from okgen.signature import expected_snapshot
     from okgen.snapshot.store import resolve
     from okgen.snapshot.verify import verify_folder
 
     snap = resolve(ref, get_ctx().workspace)
-    report = verify_folder(snap.path, parse_any(ref).snapshot_signature() if looks_like_signature(ref) else None)
+    report = verify_folder(snap.path, expected_snapshot(ref, snap.signature))
     if not report.ok:
         raise IntegrityError(f"snapshot {snap.name} failed verification (first: {report.problems[0]}); not exporting it")
     files = export_snapshot(snap, fmt, out, setting, retriever=retriever, window=window, k=k, workspace=get_ctx().workspace)

@@ -117,7 +117,7 @@ def verify(ref: str, pubkey: str | None, json_out: bool) -> None:
     REF is a snapshot folder, a .tar.gz archive, or a signature (long, short, or hash) from the
     catalogue. Exits with status 1 when anything is wrong.
     """
-    from okgen.signature import looks_like_signature, parse_any
+    from okgen.signature import expected_snapshot, looks_like_signature
     from okgen.snapshot.archive import safe_extract
     from okgen.snapshot.store import catalogue, path_exists, resolve
     from okgen.snapshot.verify import verify_folder
@@ -132,9 +132,8 @@ def verify(ref: str, pubkey: str | None, json_out: bool) -> None:
             report.path = str(p)
             _check_pubkey(report, folder, pubkey)
     else:
-        expected = parse_any(ref).snapshot_signature() if looks_like_signature(ref) else None
         snap = resolve(ref, ws)
-        report = verify_folder(snap.path, expected)
+        report = verify_folder(snap.path, expected_snapshot(ref, snap.signature))
         _check_pubkey(report, snap.path, pubkey)
         entry = catalogue(ws).get_by_name(snap.name)
         if entry is not None and entry.archive and entry.archive_sha256:

@@ -48,7 +48,12 @@ from okgen.models.base import Backend, ModelSpec, parse_model_spec
 from okgen.progress import bar
 from okgen.schema import EvalRecord, Prediction, Question
 from okgen.settings import Workspace
-from okgen.signature import EvalSignature, looks_like_signature, parse_any, signature_diff
+from okgen.signature import (
+    EvalSignature,
+    expected_snapshot,
+    parse_any,
+    signature_diff,
+)
 
 log = logging.getLogger(__name__)
 
@@ -298,8 +303,7 @@ class _Evaluator:
                      len(self.snap.questions), self.snap.name)
             opts = replace(opts, limit=None)
         self.ws, self.spec, self.opts = ws, spec, opts
-        expected = parse_any(ref).snapshot_signature() if looks_like_signature(ref) else None
-        report = verify_folder(self.snap.path, expected)
+        report = verify_folder(self.snap.path, expected_snapshot(ref, self.snap.signature))
         if not report.ok:
             raise IntegrityError(f"snapshot {self.snap.name} failed verification ({len(report.problems)} problem(s); "
                                  f"first: {report.problems[0]}); refusing to evaluate it")

@@ -17,7 +17,13 @@ from pydantic import Field
 from okgen.errors import NotFoundError, OkgenError
 from okgen.files import atomic_write_text, pretty_json, read_model_json
 from okgen.schema import Record, utcnow
-from okgen.signature import looks_like_signature, parse_any, signature_diff
+from okgen.signature import (
+    Signature,
+    looks_like_signature,
+    names_snapshot,
+    parse_any,
+    signature_diff,
+)
 
 HEX_PREFIX = re.compile(r"^[0-9a-f]{6,64}$")
 DATE_REF = re.compile(r"^\d{4}-\d{2}-\d{2}$")  # a date picks the newest snapshot of that day
@@ -109,10 +115,11 @@ class Catalogue:
         ref = ref.strip()
         entries = self.entries()
         if looks_like_signature(ref):
-            sig = parse_any(ref).snapshot_signature()
+            given = parse_any(ref)
+            sig = given.snapshot_signature()
             long = sig.format()
-            matches = [e for e in entries if e.signature == long]
             same = [e for e in entries if e.content_hash.startswith(sig.short_hash)]
+            matches = [e for e in same if e.signature == long or names_snapshot(given, Signature.parse(e.signature))]
             if not matches and same:
                 # The questions are here; another field of the signature was given otherwise.
                 raise NotFoundError(f"snapshot {same[0].name} has hash {sig.short_hash} but its signature differs "

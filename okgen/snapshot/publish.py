@@ -239,14 +239,25 @@ def _public_from_private(private: Path, tmpdir: Path) -> Path:
     return pub
 
 
+def _names(given: Any, text: Any) -> bool:
+    from okgen.errors import OkgenError
+    from okgen.signature import Signature, names_snapshot
+
+    try:
+        return isinstance(text, str) and names_snapshot(given, Signature.parse(text))
+    except OkgenError:
+        return False  # an index entry of another okgen: compared as text only
+
+
 def find_entry(index: dict[str, Any], ref: str, prefer_text: bool = True) -> dict[str, Any]:
     """Find the index entry for a signature, short signature, hash prefix, name or date (the
     newest snapshot of that day)."""
     ref = ref.strip()
     entries = index.get("snapshots", [])
     if looks_like_signature(ref):
-        long = parse_any(ref).snapshot_signature().format()
-        matches = [e for e in entries if e.get("signature") == long]
+        given = parse_any(ref)
+        long = given.snapshot_signature().format()
+        matches = [e for e in entries if e.get("signature") == long or _names(given, e.get("signature"))]
     elif DATE_REF.match(ref):
         day = sorted((e for e in entries if e.get("date") == ref), key=lambda e: str(e.get("name", "")))
         matches = [e for e in day if e.get("name") == day[-1].get("name")] if day else []

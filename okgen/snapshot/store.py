@@ -152,10 +152,10 @@ def resolve(ref: str, ws: Workspace | None = None, *, extract: bool = True) -> S
 
 
 def _same_signature(snap: Snapshot, ref: str) -> bool:
-    from okgen.signature import parse_any
+    from okgen.signature import names_snapshot, parse_any
 
     try:
-        return snap.signature == parse_any(ref).snapshot_signature()
+        return names_snapshot(parse_any(ref), snap.signature)
     except OkgenError:
         return False
 
