@@ -69,14 +69,30 @@ class LogBar(tqdm):
     def __init__(self, *args: Any, logger: logging.Logger = log, interval: float = LOG_EVERY,
                  clock: Callable[[], float] | None = None, **kw: Any):
         self._logger, self._logged_n, self._lines = logger, None, 0
+        # smoothing 0: the rate is the average so far; tqdm's moving average moves only when a
+        # line is due, so a job whose first item was slow kept that item's rate to its last line.
         kw.update(file=io.StringIO(), mininterval=interval, maxinterval=max(interval, kw.get("maxinterval", 10.0)),
-                  miniters=1, delay=0, leave=True, dynamic_ncols=False)
+                  miniters=1, delay=0, leave=True, dynamic_ncols=False, smoothing=0)
         self._booting, self._closing = True, False
         super().__init__(*args, **kw)
         self._booting = False
         if clock is not None:
             self._time = clock
             self.start_t = self.last_print_t = clock()
+        self._interval, self._line_t = interval, getattr(self, "start_t", 0.0)  # a disabled bar has no start
+        self._stop = threading.Event()
+        if not self.disable and clock is None and interval > 0:  # a fake clock's test calls beat() itself
+            threading.Thread(target=self._beats, name="okgen-progress", daemon=True).start()
+
+    def _beats(self) -> None:
+        while not self._stop.wait(self._interval):
+            self.beat()
+
+    def beat(self) -> None:
+        """Log the line when none came for an interval: a step that takes minutes (a model's
+        first batch) still shows the job alive, at 0 done too."""
+        if not (self._closing or self.disable) and self._time() - self._line_t >= self._interval:
+            self._log()
 
     def line(self) -> str:
         """The progress line for the current state."""
@@ -87,14 +103,18 @@ class LogBar(tqdm):
     def display(self, msg: str | None = None, pos: int | None = None) -> bool:
         if self._booting or self._closing or self.n == self._logged_n or self.n == 0:
             return True
-        self._logged_n = self.n
+        self._log()
+        return True
+
+    def _log(self) -> None:
+        self._logged_n, self._line_t = self.n, self._time()
         self._lines += 1
         self._logger.info("%s", self.line())
-        return True
 
     def close(self) -> None:
         if self.disable:
             return
+        self._stop.set()
         if self._lines and self.n != self._logged_n:  # a long job: say where it ended
             self.display()
         self._lines, self._closing = 0, True  # tqdm's close redraws: nothing to draw here

@@ -109,3 +109,45 @@ def test_okgen_generate_with_an_hf_generator_and_validator(tiny, workspace, caps
     mode = "guided" if importlib.util.find_spec("lmformatenforcer") else "text"
     assert f["output_modes"] == {"generator": mode, "validator": mode}
     assert data["generator"]["model"] == f"hf/{tiny}" and f["kept"] == 0
+
+
+def test_cancelling_stops_a_running_generation_at_its_next_token(tiny):
+    # Ctrl-C cancels the awaiting task, but a thread runs on: the event loop then waited out the
+    # whole generation (minutes on a CPU) before okgen could exit.
+    import asyncio
+    import threading
+
+    model, _ = chat_model(f"hf/{tiny},device=cpu")
+    started, steps = threading.Event(), []
+    real = model._stopping
+
+    def stopping():
+        from transformers import StoppingCriteria
+
+        class Watch(StoppingCriteria):
+            def __call__(self, input_ids, scores, **kw):
+                steps.append(1)
+                started.set()
+                return model.torch.zeros(input_ids.shape[0], dtype=model.torch.bool)
+
+        return [Watch(), *real()]
+
+    model._stopping = stopping
+    model.eos = set()  # the tiny model may end early by chance: it may not here
+
+    async def run():
+        task = asyncio.ensure_future(model.achat(req("Where is Gdansk?", max_tokens=5000), use_cache=False))
+        await asyncio.get_running_loop().run_in_executor(None, started.wait)
+        task.cancel()
+        return await asyncio.gather(task, return_exceptions=True)
+
+    lm_eos = model.lm.generation_config.eos_token_id
+    model.lm.generation_config.eos_token_id = None
+    try:
+        (got,) = asyncio.run(run())
+    finally:
+        model.lm.generation_config.eos_token_id = lm_eos
+    assert isinstance(got, asyncio.CancelledError)
+    assert len(steps) < 5000 and model._stop.is_set()  # stopped at a token, not at the limit
+    ok = model.chat(req("Where is Gdansk?", max_tokens=4))  # the next batch runs as usual
+    assert ok.ok and ok.completion_tokens <= 4

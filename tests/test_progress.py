@@ -55,6 +55,21 @@ def test_a_short_job_logs_nothing_and_a_long_one_says_where_it_ended(lines):
     assert [m.split(",")[0] for m in lines()] == ["slow: 4/10 (40%)", "slow: 6/10 (60%)"]
 
 
+def test_the_rate_is_the_average_so_far_not_the_first_items(lines):
+    # A slow first item (a model loading), then 29 quick ones within the same interval: the last
+    # line said "11.00s/article", the first item's rate.
+    clock = Clock()
+    with progress.bar(total=30, desc="parse", unit="article", clock=clock) as pb:
+        clock.t += 11
+        pb.update(1)
+        for _ in range(29):
+            clock.t += 0.1
+            pb.update(1)
+    got = lines()
+    assert got[0].startswith("parse: 1/30 (3%), 11.00s/article")
+    assert got[-1].startswith("parse: 30/30 (100%), 2.16article/s"), got[-1]  # 30 in 13.9 s
+
+
 def test_quiet_silences_lines_and_bars(lines, monkeypatch):
     clock = Clock()
     monkeypatch.setenv("OKGEN_QUIET", "1")
@@ -128,3 +143,22 @@ def test_quiet_silences_the_ticker(lines, monkeypatch):
     with progress.ticker("work") as t:
         assert not any(th.name == "okgen-ticker" for th in threading.enumerate())  # no thread started
     assert t.lines == 0 and lines() == []
+
+
+def test_a_step_that_takes_minutes_still_shows_the_job_alive(lines):
+    # A model's first batch can take minutes: no step done, and no line said the job was running.
+    clock = Clock()
+    with progress.bar(total=3, desc="generate 2026-11-21", unit="article", clock=clock) as pb:
+        clock.t += 4
+        pb.beat()  # the heartbeat thread's call, every interval
+        assert lines() == []  # nothing for 4 s
+        clock.t += 7
+        pb.beat()
+        clock.t += 3
+        pb.beat()  # a line came 3 s ago: not yet another
+        clock.t += 8
+        pb.beat()
+        pb.update(1)
+    got = lines()
+    assert got[:2] == ["generate 2026-11-21: 0/3 (0%), ?article/s, elapsed 00:11, ETA ?",
+                       "generate 2026-11-21: 0/3 (0%), ?article/s, elapsed 00:22, ETA ?"], got

@@ -259,6 +259,38 @@ def test_hydrate_offline_says_no_network(make_snapshot, workspace, tmp_path, mon
     assert r.exception is not None and "no network?" in str(r.exception) and "\n" not in str(r.exception)
 
 
+def test_hydrate_offline_stops_asking_once_no_host_resolves(make_snapshot, workspace, tmp_path, monkeypatch):
+    # 570 pages at ~5/s took two minutes to say "no network?": after the first answers all fail
+    # at DNS, the rest are not asked for.
+    import okgen.snapshot.hydrate as hydrate_mod
+    from okgen.errors import OkgenError
+    from okgen.ingest.fetch import Fetcher, FetchResult
+    from okgen.snapshot.hydrate import hydrate
+
+    snap = make_snapshot()
+    publish(snap, "memory://okgen-test-dns", workspace, no_text=True)
+    ws2 = Workspace(tmp_path / "w2")
+    notext = pull(snap.signature.short, "memory://okgen-test-dns", ws2, prefer_text=False)
+    asked: list[str] = []
+
+    async def no_dns(self, url, kind="article", **kw):
+        asked.append(url)
+        return FetchResult(url, kind, error="dns_error")
+
+    monkeypatch.setattr(Fetcher, "fetch", no_dns)
+    monkeypatch.setattr(hydrate_mod, "OFFLINE_AFTER", 3)
+    n = len(snap.corpus)
+    assert n > 6
+    _, report = hydrate(notext, ws2)
+    assert 3 <= len(asked) < n and len(report.unreachable) == n  # the rest "not fetched", still unreachable
+    from click.testing import CliRunner
+
+    from okgen.cli.main import cli
+
+    r = CliRunner().invoke(cli, ["--home", str(ws2.home), "hydrate", snap.signature.short])
+    assert isinstance(r.exception, OkgenError) and "no host name resolved: no network?" in str(r.exception)
+
+
 def test_the_catalogue_records_a_folder_as_an_absolute_path(make_snapshot, workspace, tmp_path, monkeypatch, caplog):
     from okgen.snapshot.store import catalogue
 

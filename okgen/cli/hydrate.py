@@ -48,8 +48,9 @@ def hydrate(ref: str, json_out: bool) -> None:
         hints = []
         if report.refused:
             hints.append("refused fetches follow [ingest] allow_networks and robots.txt: change the settings and rerun")
-        if report.unreachable and all(u["reason"] == "dns_error" for u in report.unreachable) \
-                and len(report.unreachable) == missing:
+        if report.unreachable and all(u["reason"] in ("dns_error", "not fetched") for u in report.unreachable) \
+                and any(u["reason"] == "dns_error" for u in report.unreachable) and len(report.unreachable) == missing:
+            # "not fetched": the pages after the first 20 that all failed at DNS were not asked for
             hints.append("no host name resolved: no network? set HTTPS_PROXY/HTTP_PROXY (and NO_PROXY) for a proxy, "
                          "then rerun")
         elif report.unreachable:

@@ -268,6 +268,11 @@ class InProcessBatches:
     def _batch_key(self, r: ChatRequest) -> Any:
         return (r.temperature, r.top_p, r.max_tokens, r.seed, r.stop)
 
+    def cancel(self) -> None:
+        """Ask a batch running in the worker thread to stop soon (a backend that can: at its next
+        token). Cancelling the awaiting task does not stop a thread, and the event loop waits for
+        its threads before it closes: without this, Ctrl-C would wait out minutes of generation."""
+
     async def _send(self, req: ChatRequest) -> dict[str, Any]:
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._queue = self._queue or []
@@ -284,6 +289,9 @@ class InProcessBatches:
             self._queue = [x for x in self._queue if all(x is not b for b in batch)]
             try:
                 outs: list[Any] = await asyncio.to_thread(self.generate, [r for r, _ in batch])
+            except asyncio.CancelledError:
+                self.cancel()
+                raise
             except Exception as e:  # noqa: BLE001 - one failed batch fails its requests, not the run
                 outs = [CallError("internal", f"generation failed: {type(e).__name__}: {e}")] * len(batch)
             for (_, fut), out in zip(batch, outs):

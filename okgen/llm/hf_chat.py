@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import threading
 from typing import Any
 
 from okgen.errors import ConfigError
@@ -45,6 +46,22 @@ class HFChat(InProcessBatches, ChatModel):
         self.eos = set(eos if isinstance(eos, list | tuple) else [eos])
         self.mode = "guided" if importlib.util.find_spec("lmformatenforcer") else "text"
         self._vocab: Any = None  # lm-format-enforcer's view of the tokenizer, built on first use
+        self._stop = threading.Event()  # set by cancel(): the running batch stops at its next token
+
+    def cancel(self) -> None:
+        self._stop.set()
+
+    def _stopping(self) -> list[Any]:
+        """transformers' stopping criteria: stop every row once :meth:`cancel` was called."""
+        from transformers import StoppingCriteria
+
+        stop, torch = self._stop, self.torch
+
+        class Cancelled(StoppingCriteria):
+            def __call__(self, input_ids: Any, scores: Any, **kw: Any) -> Any:
+                return torch.full((input_ids.shape[0],), stop.is_set(), dtype=torch.bool, device=input_ids.device)
+
+        return [Cancelled()]
 
     def _batch_key(self, r: ChatRequest) -> Any:
         return (*super()._batch_key(r), r.schema)
@@ -81,8 +98,16 @@ class HFChat(InProcessBatches, ChatModel):
             torch.manual_seed(r0.seed if r0.seed is not None else 0)
         else:
             gen.update(temperature=None, top_p=None, top_k=None)
+        from transformers import StoppingCriteriaList
+
+        self._stop.clear()
         with torch.inference_mode():
-            out = self.lm.generate(input_ids=ids, attention_mask=mask, **gen)
+            out = self.lm.generate(input_ids=ids, attention_mask=mask, stopping_criteria=StoppingCriteriaList(self._stopping()),
+                                   **gen)
+        if self._stop.is_set():  # cut short by cancel(): no reply is whole
+            from okgen.llm.base import CallError
+
+            return [CallError("internal", "generation cancelled")] * len(reqs)
         replies = []
         for i, row in enumerate(out[:, ids.shape[1]:].tolist()):
             end = next((j for j, t in enumerate(row) if t in self.eos), len(row))

@@ -105,6 +105,9 @@ def hydrate(snapshot: Snapshot, workspace: Workspace, *, config: Any = None, pro
     return snap, report
 
 
+OFFLINE_AFTER = 20  # the first this many pages all failing at DNS: the rest are not asked for
+
+
 async def _fetch_all(articles: list[Article], cfg: Any, progress: bool) -> dict[str, dict[str, Any]]:
     from okgen.ingest.extract import ExtractOptions, Extractor, strip_title
     from okgen.ingest.fetch import Fetcher
@@ -114,11 +117,20 @@ async def _fetch_all(articles: list[Article], cfg: Any, progress: bool) -> dict[
     opts = ExtractOptions(cfg.favor_precision, cfg.favor_recall, cfg.include_tables, False, cfg.num_perm, cfg.shingle_size)
     out: dict[str, dict[str, Any]] = {}
     pbar = bar(total=len(articles), desc="hydrate", unit="page") if progress else None
+    slots = asyncio.Semaphore(cfg.concurrency)
+    answers = {"dns": 0, "other": 0}  # the first answers: every one a DNS failure means no network
     with Extractor(cfg.extract_workers, opts) as extractor:
         async with Fetcher(cfg) as fetcher:
 
             async def one(a: Article) -> None:
-                r = await fetcher.fetch(a.url, "article")
+                async with slots:
+                    if answers["dns"] >= OFFLINE_AFTER and not answers["other"]:
+                        out[a.id] = {"error": "not fetched"}  # no host resolved: asking 500 more takes minutes
+                        if pbar is not None:
+                            pbar.update(1)
+                        return
+                    r = await fetcher.fetch(a.url, "article")
+                answers["dns" if r.error == "dns_error" else "other"] += 1
                 if not r.ok:
                     out[a.id] = {"error": r.error or f"http_{r.status}"}
                 else:
