@@ -218,19 +218,10 @@ def test_the_signature_covers_the_quality_evidence(make_snapshot, workspace, tmp
     # A review recorded after the release is the reviewers' word: the signature stops covering it.
     sheet_dir = tmp_path / "rev"
     assert cli("review", got.name, "--sample", "3", "--out", str(sheet_dir), home=ws2.home).returncode == 0
-    sheet = next(sheet_dir.glob("*.csv"))
-    import csv
+    from okgen.testing.review import fill
 
-    from okgen.generate.review import COLUMNS, CRITERIA
-
-    rows = list(csv.DictReader(sheet.open(encoding="utf-8")))
-    for r in rows:
-        r.update({c: "1" for c in CRITERIA}, reviewer="ana")
-    with sheet.open("w", encoding="utf-8", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
-        w.writeheader()
-        w.writerows(rows)
-    assert cli("review", "import", str(sheet), home=ws2.home).returncode == 0
+    fill(next(sheet_dir.glob("*.csv")), "ana")
+    assert cli("review", "import", str(next(sheet_dir.glob("*.csv"))), home=ws2.home).returncode == 0
     assert not quality_signed(got.path) and verify_manifest_signature(got.path, pub)
     ok = cli("snapshot", "verify", str(got.path), "--pubkey", str(pub), home=ws2.home)
     assert ok.returncode == 0 and "quality.json not covered by it" in ok.stdout, ok.stdout

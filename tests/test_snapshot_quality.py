@@ -13,6 +13,7 @@ from okgen.cli.main import main
 from okgen.generate.review import COLUMNS, CRITERIA
 from okgen.snapshot.quality import QUALITY, QualityEvidence, compute_quality, load_quality
 from okgen.snapshot.verify import verify_folder
+from okgen.testing.review import fill, write_rows
 
 pytest.importorskip("spacy")
 
@@ -106,19 +107,6 @@ def test_the_same_snapshot_gives_the_same_sample(make_snapshot, workspace, tmp_p
     assert first.sample == second.sample and first.sample_seed == 13
 
 
-def fill(path, reviewer: str, publishable) -> None:
-    rows = list(csv.DictReader(path.open(encoding="utf-8")))
-    for i, r in enumerate(rows):
-        for c in CRITERIA:
-            r[c] = "1"
-        r["publishable"] = str(publishable(i))
-        r["reviewer"] = reviewer
-    with path.open("w", encoding="utf-8", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
-        w.writeheader()
-        w.writerows(rows)
-
-
 def test_review_sheet_round_trip_with_two_reviewers(make_snapshot, tmp_path, capsys):
     from scipy.stats import binomtest
 
@@ -181,10 +169,7 @@ def test_bad_sheets_are_one_line_errors_and_write_nothing(make_snapshot, tmp_pat
     sheet = next(tmp_path.glob("review-*.csv"))
     fill(sheet, "ana", lambda i: 1)
     rows = breakage(list(csv.DictReader(sheet.open(encoding="utf-8"))))
-    with sheet.open("w", encoding="utf-8", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(sheet, rows, list(rows[0]))
     before = (snap.path / QUALITY).read_bytes()
     code, out, err = run_cli(capsys, "review", "import", str(sheet))
     assert code == 1 and message in err and len(err.strip().splitlines()) == 1
@@ -216,20 +201,14 @@ def test_unrated_rows_are_skipped_and_spreadsheet_forms_read(make_snapshot, tmp_
     rows = list(csv.DictReader(sheet.open(encoding="utf-8")))
     for i, r in enumerate(rows[:4]):  # two rows left blank: questions this reviewer did not rate
         r.update({c: "1.0" for c in CRITERIA}, reviewer="Ana " if i % 2 else "ana")  # a spreadsheet's "1.0"
-    with sheet.open("w", encoding="utf-8", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(sheet, rows)
     code, out, err = run_cli(capsys, "review", "import", str(sheet))
     assert code == 0, err
     r = load_quality(snap.path, snap.manifest.content_hash).review
     assert r.items == 4 and r.usable == 4 and r.reviewers == ("ana",)  # "Ana " is ana
     for row in rows:
         row.update({c: "" for c in CRITERIA}, reviewer="")
-    with sheet.open("w", encoding="utf-8", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
-        w.writeheader()
-        w.writerows(rows)
+    write_rows(sheet, rows)
     code, _, err = run_cli(capsys, "review", "import", str(sheet))
     assert code == 1 and "no row is rated" in err
 
