@@ -11,8 +11,9 @@ Library code calls :func:`bar` (a ``tqdm`` object: iterate it or ``update`` it):
 Work inside a library that reports no steps (colbert-ai's k-means and compression) runs under
 :func:`ticker`: a line every :data:`LOG_EVERY` seconds saying what runs and for how long.
 
-The log lines come from a tqdm subclass, so rate and ETA are tqdm's own (smoothed) figures;
-its clock can be replaced (``clock=``) for tests.
+The log lines come from a tqdm subclass: the rate is the average so far and the ETA follows
+from it; a line also comes every interval while a step runs (a first model batch that takes
+minutes). Its clock can be replaced (``clock=``) for tests, which then call ``beat()`` themselves.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import logging
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -64,7 +66,7 @@ class LogBar(tqdm):
         clock: a ``time.time``-like function (tests pass a fake one).
     """
 
-    monitor_interval = 0  # no tqdm monitor thread: lines are written from update()
+    monitor_interval = 0  # no tqdm monitor thread: lines come from update() and the heartbeat (beat())
 
     def __init__(self, *args: Any, logger: logging.Logger = log, interval: float = LOG_EVERY,
                  clock: Callable[[], float] | None = None, **kw: Any):
@@ -79,20 +81,18 @@ class LogBar(tqdm):
         if clock is not None:
             self._time = clock
             self.start_t = self.last_print_t = clock()
-        self._interval, self._line_t = interval, getattr(self, "start_t", 0.0)  # a disabled bar has no start
+        self._interval, self._line_t = interval or LOG_EVERY, getattr(self, "start_t", 0.0)  # a disabled bar has no start
         self._stop = threading.Event()
-        if not self.disable and clock is None and interval > 0:  # a fake clock's test calls beat() itself
-            threading.Thread(target=self._beats, name="okgen-progress", daemon=True).start()
-
-    def _beats(self) -> None:
-        while not self._stop.wait(self._interval):
-            self.beat()
+        if not self.disable and clock is None:  # a fake clock's test calls beat() itself
+            threading.Thread(target=_beats, args=(weakref.ref(self), self._stop, self._interval),
+                             name="okgen-progress", daemon=True).start()
 
     def beat(self) -> None:
         """Log the line when none came for an interval: a step that takes minutes (a model's
         first batch) still shows the job alive, at 0 done too."""
-        if not (self._closing or self.disable) and self._time() - self._line_t >= self._interval:
-            self._log()
+        with self.get_lock():
+            if not (self._closing or self.disable) and self._time() - self._line_t >= self._interval:
+                self._log()
 
     def line(self) -> str:
         """The progress line for the current state."""
@@ -119,6 +119,17 @@ class LogBar(tqdm):
             self.display()
         self._lines, self._closing = 0, True  # tqdm's close redraws: nothing to draw here
         super().close()
+
+
+def _beats(ref: Any, stop: threading.Event, every: float) -> None:
+    """The heartbeat thread of a :class:`LogBar`: it holds the bar weakly, so a bar dropped
+    without ``close()`` (an error escaping the loop) ends its thread instead of logging on."""
+    while not stop.wait(every):
+        pb = ref()
+        if pb is None:
+            return
+        pb.beat()
+        del pb
 
 
 def bar(iterable: Iterable[T] | None = None, *, total: int | None = None, desc: str = "", unit: str = "it",

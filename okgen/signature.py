@@ -447,6 +447,15 @@ def names_snapshot(ref: Signature, snap: Signature) -> bool:
     return snapshot_part(ref, snap) == snap
 
 
+def names_signed(ref: Signature, text: str) -> bool:
+    """:func:`names_snapshot` of a signature text from a record (False when this okgen cannot parse
+    it: a record of another okgen is compared as text only)."""
+    try:
+        return names_snapshot(ref, Signature.parse(text))
+    except OkgenError:
+        return False
+
+
 def expected_snapshot(ref: str, snap: Signature) -> Signature | None:
     """What the snapshot found for ``ref`` must be signed (None when ``ref`` is no signature)."""
     return snapshot_part(parse_any(ref), snap) if looks_like_signature(ref) else None

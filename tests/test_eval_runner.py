@@ -204,7 +204,7 @@ def test_a_limited_run_into_a_full_runs_folder_is_refused(env, tmp_path):
 
 def test_a_retrieval_run_of_no_passage_is_a_one_line_error(env, tmp_path):
     ws, snap, _ = env
-    with pytest.raises(ConfigError, match="retrieval setting needs k and rwin of at least 1"):
+    with pytest.raises(ConfigError, match="k \\(passages given\\) and the window must be >= 1"):
         run_eval(snap.name, "random/seed0", [RunSpec("retrieval", "bm25", 1, 0)], workspace=ws, out=tmp_path / "r")
 
 

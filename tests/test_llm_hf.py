@@ -137,7 +137,7 @@ def test_cancelling_stops_a_running_generation_at_its_next_token(tiny):
 
     async def run():
         task = asyncio.ensure_future(model.achat(req("Where is Gdansk?", max_tokens=5000), use_cache=False))
-        await asyncio.get_running_loop().run_in_executor(None, started.wait)
+        assert await asyncio.get_running_loop().run_in_executor(None, started.wait, 300)
         task.cancel()
         return await asyncio.gather(task, return_exceptions=True)
 

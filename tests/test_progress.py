@@ -162,3 +162,24 @@ def test_a_step_that_takes_minutes_still_shows_the_job_alive(lines):
     got = lines()
     assert got[:2] == ["generate 2026-11-21: 0/3 (0%), ?article/s, elapsed 00:11, ETA ?",
                        "generate 2026-11-21: 0/3 (0%), ?article/s, elapsed 00:22, ETA ?"], got
+
+
+def test_the_heartbeat_thread_ends_with_its_bar(lines, monkeypatch):
+    # A bar dropped without close() (an error escaping its loop) must not log on for ever.
+    import gc
+    import threading
+
+    monkeypatch.setenv("OKGEN_PROGRESS_SECONDS", "3600")
+    before = {t for t in threading.enumerate() if t.name == "okgen-progress"}
+    pb = progress.bar(total=3, desc="x")
+    assert isinstance(pb, progress.LogBar)
+    mine = [t for t in threading.enumerate() if t.name == "okgen-progress" and t not in before]
+    assert len(mine) == 1
+    pb.close()  # close stops it at once
+    mine[0].join(timeout=60)
+    assert not mine[0].is_alive()
+    pb = progress.bar(total=3, desc="y")
+    ref = __import__("weakref").ref(pb)
+    del pb
+    gc.collect()
+    assert ref() is None  # the thread does not keep the bar alive

@@ -251,8 +251,11 @@ def test_hydrate_offline_says_no_network(make_snapshot, workspace, tmp_path, mon
 
 
 def test_hydrate_offline_stops_asking_once_no_host_resolves(make_snapshot, workspace, tmp_path, monkeypatch):
-    # 570 pages at ~5/s took two minutes to say "no network?": after the first answers all fail
-    # at DNS, the rest are not asked for.
+    # 570 pages at ~5/s took two minutes to say "no network?": one page of each host is asked
+    # first, and when every host failed at DNS the rest are not asked for. A dead host among
+    # live ones stops nothing.
+    from urllib.parse import urlsplit
+
     import okgen.snapshot.hydrate as hydrate_mod
     from okgen.errors import OkgenError
     from okgen.ingest.fetch import Fetcher, FetchResult
@@ -262,24 +265,43 @@ def test_hydrate_offline_stops_asking_once_no_host_resolves(make_snapshot, works
     publish(snap, "memory://okgen-test-dns", workspace, no_text=True)
     ws2 = Workspace(tmp_path / "w2")
     notext = pull(snap.signature.short, "memory://okgen-test-dns", ws2, prefer_text=False)
+    hosts = {urlsplit(a.url).hostname for a in snap.corpus}
+    assert len(snap.corpus) > len(hosts)
+    monkeypatch.setattr(hydrate_mod, "OFFLINE_HOSTS", 1)  # the fixture's news is of one host
     asked: list[str] = []
+    dead: set[str] = set(hosts)
 
-    async def no_dns(self, url, kind="article", **kw):
+    async def fetch(self, url, kind="article", **kw):
         asked.append(url)
-        return FetchResult(url, kind, error="dns_error")
+        if urlsplit(url).hostname in dead:
+            return FetchResult(url, kind, error="dns_error")
+        return FetchResult(url, kind, status=404, error="http_404")
 
-    monkeypatch.setattr(Fetcher, "fetch", no_dns)
-    monkeypatch.setattr(hydrate_mod, "OFFLINE_AFTER", 3)
-    n = len(snap.corpus)
-    assert n > 6
+    monkeypatch.setattr(Fetcher, "fetch", fetch)
     _, report = hydrate(notext, ws2)
-    assert 3 <= len(asked) < n and len(report.unreachable) == n  # the rest "not fetched", still unreachable
+    assert len(asked) == len(hosts) and len(report.unreachable) == len(snap.corpus)  # the rest "not fetched"
     from click.testing import CliRunner
 
     from okgen.cli.main import cli
 
     r = CliRunner().invoke(cli, ["--home", str(ws2.home), "hydrate", snap.signature.short])
     assert isinstance(r.exception, OkgenError) and "no host name resolved: no network?" in str(r.exception)
+    # One host dead, the others answering (later, as a live host does): every page is asked for.
+    import asyncio
+
+    from okgen.ingest.config import config_for
+
+    pages = [(a, h) for a in snap.corpus for h in ("rivertown", "lakeport", "orbis")]
+    many = [a.model_copy(update={"id": f"{n:016x}", "url": f"https://{h}.example/{n}"}) for n, (a, h) in enumerate(pages)]
+    asked.clear()
+    dead = {"rivertown.example"}
+    asyncio.run(hydrate_mod._fetch_all(many, config_for(ws2), False))
+    assert len(asked) == len(many)
+    asked.clear()
+    dead = {"rivertown.example", "lakeport.example", "orbis.example"}  # offline: each host fails
+    monkeypatch.setattr(hydrate_mod, "OFFLINE_HOSTS", 3)
+    got = asyncio.run(hydrate_mod._fetch_all(many, config_for(ws2), False))
+    assert len(asked) == 3 and sum(v["error"] == "not fetched" for v in got.values()) == len(many) - 3
 
 
 def test_the_catalogue_records_a_folder_as_an_absolute_path(make_snapshot, workspace, tmp_path, monkeypatch, caplog):

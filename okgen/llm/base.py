@@ -273,6 +273,11 @@ class InProcessBatches:
         token). Cancelling the awaiting task does not stop a thread, and the event loop waits for
         its threads before it closes: without this, Ctrl-C would wait out minutes of generation."""
 
+    def begin(self) -> None:
+        """Called in the event loop before each batch goes to the worker thread (a backend that
+        can cancel clears its flag here, never in the thread: a cancel while the thread prepares
+        the batch must hold)."""
+
     async def _send(self, req: ChatRequest) -> dict[str, Any]:
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._queue = self._queue or []
@@ -287,10 +292,14 @@ class InProcessBatches:
             head = self._batch_key(self._queue[0][0])
             batch = [x for x in self._queue if self._batch_key(x[0]) == head][: self.concurrency]
             self._queue = [x for x in self._queue if all(x is not b for b in batch)]
+            self.begin()
             try:
                 outs: list[Any] = await asyncio.to_thread(self.generate, [r for r, _ in batch])
             except asyncio.CancelledError:
                 self.cancel()
+                for _, fut in [*batch, *(self._queue or [])]:  # nobody is left to answer: none runs later
+                    fut.cancel()
+                self._queue = []
                 raise
             except Exception as e:  # noqa: BLE001 - one failed batch fails its requests, not the run
                 outs = [CallError("internal", f"generation failed: {type(e).__name__}: {e}")] * len(batch)

@@ -51,6 +51,9 @@ class HFChat(InProcessBatches, ChatModel):
     def cancel(self) -> None:
         self._stop.set()
 
+    def begin(self) -> None:
+        self._stop.clear()
+
     def _stopping(self) -> list[Any]:
         """transformers' stopping criteria: stop every row once :meth:`cancel` was called."""
         from transformers import StoppingCriteria
@@ -100,7 +103,10 @@ class HFChat(InProcessBatches, ChatModel):
             gen.update(temperature=None, top_p=None, top_k=None)
         from transformers import StoppingCriteriaList
 
-        self._stop.clear()
+        if self._stop.is_set():  # cancelled while the batch was prepared
+            from okgen.llm.base import CallError
+
+            return [CallError("internal", "generation cancelled")] * len(reqs)
         with torch.inference_mode():
             out = self.lm.generate(input_ids=ids, attention_mask=mask, stopping_criteria=StoppingCriteriaList(self._stopping()),
                                    **gen)

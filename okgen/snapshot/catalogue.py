@@ -18,15 +18,22 @@ from okgen.errors import NotFoundError, OkgenError
 from okgen.files import atomic_write_text, pretty_json, read_model_json
 from okgen.schema import Record, utcnow
 from okgen.signature import (
-    Signature,
     looks_like_signature,
-    names_snapshot,
+    names_signed,
     parse_any,
     signature_diff,
 )
 
 HEX_PREFIX = re.compile(r"^[0-9a-f]{6,64}$")
 DATE_REF = re.compile(r"^\d{4}-\d{2}-\d{2}$")  # a date picks the newest snapshot of that day
+
+
+def _parses(text: str) -> bool:
+    try:
+        parse_any(text)
+    except OkgenError:
+        return False
+    return True
 
 
 class CatalogueEntry(Record):
@@ -119,11 +126,13 @@ class Catalogue:
             sig = given.snapshot_signature()
             long = sig.format()
             same = [e for e in entries if e.content_hash.startswith(sig.short_hash)]
-            matches = [e for e in same if e.signature == long or names_snapshot(given, Signature.parse(e.signature))]
+            matches = [e for e in same if e.signature == long or names_signed(given, e.signature)]
             if not matches and same:
-                # The questions are here; another field of the signature was given otherwise.
-                raise NotFoundError(f"snapshot {same[0].name} has hash {sig.short_hash} but its signature differs "
-                                    f"from the one given in {signature_diff(same[0].signature, long, 'given')}")
+                # The questions are here; another field of the signature was given otherwise (named
+                # against a record this okgen reads, where there is one).
+                near = next((e for e in same if looks_like_signature(e.signature) and _parses(e.signature)), same[0])
+                raise NotFoundError(f"snapshot {near.name} has hash {sig.short_hash} but its signature differs "
+                                    f"from the one given in {signature_diff(near.signature, long, 'given')}")
             if not matches:
                 raise NotFoundError(
                     f"no snapshot with signature hash {sig.short_hash} in {self.folder} "

@@ -105,10 +105,13 @@ def hydrate(snapshot: Snapshot, workspace: Workspace, *, config: Any = None, pro
     return snap, report
 
 
-OFFLINE_AFTER = 20  # the first this many pages all failing at DNS: the rest are not asked for
+PROBE_HOSTS = 20  # one page of each of the first this many hosts is fetched first ...
+OFFLINE_HOSTS = 3  # ... and when every one (of at least this many hosts) failed at DNS, no other is asked for
 
 
 async def _fetch_all(articles: list[Article], cfg: Any, progress: bool) -> dict[str, dict[str, Any]]:
+    from urllib.parse import urlsplit
+
     from okgen.ingest.extract import ExtractOptions, Extractor, strip_title
     from okgen.ingest.fetch import Fetcher
     from okgen.ingest.netpolicy import charset_of
@@ -117,20 +120,21 @@ async def _fetch_all(articles: list[Article], cfg: Any, progress: bool) -> dict[
     opts = ExtractOptions(cfg.favor_precision, cfg.favor_recall, cfg.include_tables, False, cfg.num_perm, cfg.shingle_size)
     out: dict[str, dict[str, Any]] = {}
     pbar = bar(total=len(articles), desc="hydrate", unit="page") if progress else None
-    slots = asyncio.Semaphore(cfg.concurrency)
-    answers = {"dns": 0, "other": 0}  # the first answers: every one a DNS failure means no network
+    # An offline machine fails every host at DNS, and asking 500 pages takes minutes: one page of
+    # each of the first hosts is asked first, all answers awaited (a dead host among live ones
+    # answers first, the live ones later), and only a DNS failure from each of several hosts
+    # stops the rest ("not fetched": unreachable, a later run asks again).
+    probe, hosts = [], set()
+    for a in articles:
+        host = urlsplit(a.url).hostname or a.url
+        if host not in hosts and len(hosts) < PROBE_HOSTS:
+            hosts.add(host)
+            probe.append(a)
     with Extractor(cfg.extract_workers, opts) as extractor:
         async with Fetcher(cfg) as fetcher:
 
             async def one(a: Article) -> None:
-                async with slots:
-                    if answers["dns"] >= OFFLINE_AFTER and not answers["other"]:
-                        out[a.id] = {"error": "not fetched"}  # no host resolved: asking 500 more takes minutes
-                        if pbar is not None:
-                            pbar.update(1)
-                        return
-                    r = await fetcher.fetch(a.url, "article")
-                answers["dns" if r.error == "dns_error" else "other"] += 1
+                r = await fetcher.fetch(a.url, "article")
                 if not r.ok:
                     out[a.id] = {"error": r.error or f"http_{r.status}"}
                 else:
@@ -140,7 +144,14 @@ async def _fetch_all(articles: list[Article], cfg: Any, progress: bool) -> dict[
                 if pbar is not None:
                     pbar.update(1)
 
-            await asyncio.gather(*(one(a) for a in articles))
+            await asyncio.gather(*(one(a) for a in probe))
+            rest = [a for a in articles if a.id not in out]
+            if len(probe) >= OFFLINE_HOSTS and all(out[a.id].get("error") == "dns_error" for a in probe):
+                out.update({a.id: {"error": "not fetched"} for a in rest})
+                if pbar is not None:
+                    pbar.update(len(rest))
+            else:
+                await asyncio.gather(*(one(a) for a in rest))
     if pbar is not None:
         pbar.close()
     return out

@@ -28,7 +28,7 @@ from okgen.errors import ConfigError, IntegrityError, NotFoundError, OkgenError
 from okgen.hashing import sha256_file
 from okgen.schema import utcnow
 from okgen.settings import Workspace
-from okgen.signature import looks_like_signature, parse_any
+from okgen.signature import looks_like_signature, names_signed, parse_any
 from okgen.snapshot import layout
 from okgen.snapshot.archive import make_archive, safe_extract
 from okgen.snapshot.catalogue import DATE_REF, HEX_PREFIX
@@ -239,16 +239,6 @@ def _public_from_private(private: Path, tmpdir: Path) -> Path:
     return pub
 
 
-def _names(given: Any, text: Any) -> bool:
-    from okgen.errors import OkgenError
-    from okgen.signature import Signature, names_snapshot
-
-    try:
-        return isinstance(text, str) and names_snapshot(given, Signature.parse(text))
-    except OkgenError:
-        return False  # an index entry of another okgen: compared as text only
-
-
 def find_entry(index: dict[str, Any], ref: str, prefer_text: bool = True) -> dict[str, Any]:
     """Find the index entry for a signature, short signature, hash prefix, name or date (the
     newest snapshot of that day)."""
@@ -257,7 +247,8 @@ def find_entry(index: dict[str, Any], ref: str, prefer_text: bool = True) -> dic
     if looks_like_signature(ref):
         given = parse_any(ref)
         long = given.snapshot_signature().format()
-        matches = [e for e in entries if e.get("signature") == long or _names(given, e.get("signature"))]
+        matches = [e for e in entries if e.get("signature") == long
+                   or isinstance(e.get("signature"), str) and names_signed(given, e["signature"])]
     elif DATE_REF.match(ref):
         day = sorted((e for e in entries if e.get("date") == ref), key=lambda e: str(e.get("name", "")))
         matches = [e for e in day if e.get("name") == day[-1].get("name")] if day else []
