@@ -26,7 +26,7 @@ def gc(keep_days: int, articles: bool, dry_run: bool, force: bool, json_out: boo
     if rep.warning:
         from okgen.cli.common import warn
 
-        warn(rep.warning)
+        warn(f"okgen: warning: {rep.warning}")
     if want_json(json_out):
         echo_json(rep.to_dict())
         return

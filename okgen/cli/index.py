@@ -70,7 +70,7 @@ def build(ref: str, retrievers: tuple[str, ...], windows: tuple[str, ...], rebui
 
 
 def warn_short_windows(snap, windows: list[int]) -> None:
-    """One warning line per window holding fewer days of news than its length (a store that
+    """One warning line per window the stored news does not reach back through (a store that
     starts later): its index is not a w-day haystack, whatever its name says."""
     from okgen.retrieval.windows import window_coverage
 

@@ -191,7 +191,7 @@ class RetrievalReport:
         if short:
             lines.append("† the window holds fewer articles than k.")
         if any(c.short for c in self.coverage.values()):
-            lines.append("‡ the window holds fewer days of stored news than its length: its column is not a "
+            lines.append("‡ the stored news starts after the window's first day: its column is not a "
                          "full window.")
         errors = [c for c in self.cells if c.error]
         if errors:
@@ -210,7 +210,7 @@ class RetrievalReport:
         return "\n".join(lines)
 
     def _window_label(self, w: int) -> str:
-        """``10-day``, or ``10-day‡`` when the window holds fewer days of news than its length."""
+        """``10-day``, or ``10-day‡`` when the stored news starts after the window's first day."""
         cov = self.coverage.get(w)
         return f"{w}-day‡" if cov is not None and cov.short else f"{w}-day"
 
