@@ -4,6 +4,7 @@ sane one is not; oracle not above none is flagged; a failed run leaves no empty 
 from __future__ import annotations
 
 import collections
+import json
 import logging
 
 import pytest
@@ -71,14 +72,28 @@ def test_a_sane_baseline_is_not_flagged(env, tmp_path):
 
 
 def test_the_random_baseline_gets_no_oracle_warning(env, tmp_path, caplog):
-    # Its answers ignore the prompt: an oracle at or below none says nothing of it (seed 0 of the
-    # synthetic set: none 0.25, oracle 0.08).
+    # Its answers ignore the context: an oracle at or below none says nothing of it (the same
+    # draws in both settings: oracle equals none).
     ws, snap = env
     with caplog.at_level(logging.WARNING, logger="okgen.eval.runner"):
         none, oracle = run_eval(snap.name, "random/seed0", plan_runs(["none", "oracle"]), EvalOptions(), workspace=ws,
                                 out=tmp_path / "r")
     assert oracle.record.accuracy <= none.record.accuracy  # the case the warning is about
     assert oracle.warnings == [] and not any("not above" in r.getMessage() for r in caplog.records)
+
+
+def test_the_random_baseline_draws_the_same_answers_in_every_setting(env, tmp_path):
+    # Seeded by the question and its options, not the context: a chance line that moved between
+    # none and oracle would read as an effect of the article.
+    ws, snap = env
+    runs = run_eval(snap.name, "random/seed0", plan_runs(["none", "oracle"]), EvalOptions(), workspace=ws,
+                    out=tmp_path / "r")
+    picks = [{p["question_id"]: p["pred_index"] for p in map(json.loads, (r.path / "predictions.jsonl").open())}
+             for r in runs]
+    assert picks[0] == picks[1] and len(picks[0]) == len(snap.questions)
+    assert len(set(picks[0].values())) > 1  # still a random draw, not one letter
+    other = run_eval(snap.name, "random/seed1", plan_runs(["none"]), EvalOptions(), workspace=ws, out=tmp_path / "s")[0]
+    assert {p["question_id"]: p["pred_index"] for p in map(json.loads, (other.path / "predictions.jsonl").open())} != picks[0]
 
 
 def test_dominant_letter_needs_a_balanced_set(env):

@@ -10,6 +10,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from okgen.hashing import sha256_text  # noqa: E402
 from okgen.models.base import Prompt  # noqa: E402
 from okgen.models.registry import load_backend  # noqa: E402
 from okgen.testing.corpus import make_articles  # noqa: E402
@@ -118,7 +119,10 @@ def test_chat_template_is_used_when_the_tokenizer_has_one(gpt2, texts):
     want = [_hand_loglik(b.model, b.tokenizer, rendered[:-1], "\n" + lab) for lab in ("A", "B")]
     assert got.scores == pytest.approx(want, abs=1e-4)
     assert b.info()["conventions"]["target_delimiter"] == "" and b.info()["conventions"]["chat_template"]
-    assert not load_backend(f"hf/{gpt2},chat=no").chat
+    # Which template rendered the prompts, not only that one did.
+    assert b.info()["conventions"]["chat_template_hash"] == sha256_text(b.tokenizer.chat_template)[:12]
+    plain = load_backend(f"hf/{gpt2},chat=no")
+    assert not plain.chat and plain.info()["conventions"]["chat_template_hash"] is None
 
 
 def test_generation_is_greedy_and_deterministic(llama, texts):

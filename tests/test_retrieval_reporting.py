@@ -176,3 +176,36 @@ def test_index_ls_is_sorted_by_date_and_index_folders_follow_the_umask(capsys, w
 def test_one_question_is_not_questions(workspace, two_days):
     md = compare_retrievers(two_days, workspace, ["bm25"], [1], [1]).to_markdown()
     assert md.splitlines()[0].endswith(", 1 question")
+
+
+# ------------------------------------------------- per-question ranks, paired comparison
+def test_each_question_rank_is_kept_and_two_retrievers_are_compared_on_the_same_questions(workspace, two_days):
+    report = compare_retrievers(two_days, workspace, ["bm25", "bm25-passages"], [1], [1, 5])
+    q = two_days.questions[0]
+    for c in report.cells:
+        assert set(c.ranks) == {q.id} and c.ranks[q.id] is not None and c.hits[5] == (c.ranks[q.id] <= 5)
+    data = report.to_dict()
+    assert data["cells"][0]["ranks"] == report.cells[0].ranks
+    assert [(p["a"], p["b"], p["k"], p["n"]) for p in data["paired"]] == [("bm25", "bm25-passages", 1, 1),
+                                                                          ("bm25", "bm25-passages", 5, 1)]
+
+
+def test_the_paired_test_counts_the_questions_only_one_retriever_finds():
+    from okgen.retrieval.evaluate import Cell, RetrievalReport, score_cell
+
+    ids = [f"q{i}" for i in range(10)]
+    a = Cell("bm25", 1, ranks={i: 1 for i in ids})  # finds all ten at rank 1
+    b = Cell("dpr", 1, ranks={i: (1 if n < 4 else 3 if n < 6 else None) for n, i in enumerate(ids)})
+    broken = Cell("colbert", 1, error="missing extra")
+    for c in (a, b):
+        score_cell(c, list(c.ranks.values()), [1, 5])
+    rep = RetrievalReport(snapshot="s", snapshot_signature="sig", date="2026-03-12", n_questions=10,
+                          with_choices=False, retrievers=["bm25", "dpr", "colbert"], windows=[1], ks=[1, 5],
+                          cells=[a, b, broken])
+    got = {p["k"]: p for p in rep.paired()}
+    assert set(got) == {1, 5} and all(p["b"] == "dpr" for p in got.values())  # the failed cell is left out
+    assert (got[1]["a_only"], got[1]["b_only"], got[1]["both"]) == (6, 0, 4)
+    assert got[1]["p_value"] == pytest.approx(2 * 0.5 ** 6, abs=1e-4)  # exact two-sided McNemar
+    assert (got[5]["a_only"], got[5]["b_only"], got[5]["both"]) == (4, 0, 6)
+    assert got[5]["p_value"] == pytest.approx(2 * 0.5 ** 4, abs=1e-4)
+    assert "| 1-day | 1 | bm25 | dpr | 6 | 0 | 4 | 0.0312 |" in rep.to_markdown()

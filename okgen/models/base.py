@@ -22,6 +22,7 @@ results carry ``error`` instead.
 
 from __future__ import annotations
 
+import json
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from okgen.errors import ConfigError
+from okgen.hashing import sha256_text
 
 NEG_INF = float("-inf")
 
@@ -397,11 +399,22 @@ class LocalTokenizerMixin:
             "bos_token": getattr(self.tokenizer, "bos_token", None),
             "bos_added_to_plain_prompts": bool(ids) and bos_id is not None and ids[0] == bos_id,
             "chat_template": bool(self.chat),
+            "chat_template_hash": template_hash(self.tokenizer) if self.chat else None,
             "answer_prefix_in": "user turn" if self.chat else "prompt",
             "target_delimiter": self.target_delimiter,
             "truncation": getattr(self, "truncation", "left"),
             "reference": "lm-evaluation-harness 0.4 HFLM" + (" --apply_chat_template" if self.chat else ""),
         }
+
+
+def template_hash(tokenizer: Any) -> str | None:
+    """The first 12 hex digits of the SHA-256 of the tokenizer's chat template (a dict of named
+    templates as canonical JSON), so a run names the template that rendered its prompts, not only
+    that one did: a model repository's template can change under the same name."""
+    tpl = getattr(tokenizer, "chat_template", None)
+    if not tpl:
+        return None
+    return sha256_text(tpl if isinstance(tpl, str) else json.dumps(tpl, sort_keys=True))[:12]
 
 
 def bos_text(tokenizer: Any) -> str | None:

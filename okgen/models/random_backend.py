@@ -1,7 +1,10 @@
 """``random``: a seeded chance baseline, so every table has a chance line.
 
 Scores are drawn from a generator seeded by the spec's ``seed`` option and a hash of the
-prompt, so a question always gets the same answer whatever the batch, the order or a resume.
+question part of the prompt (from its last ``Question:`` on: the question and its options; the
+whole prompt when it has none), so a question always gets the same answer whatever the batch, the
+order, a resume or the setting: the chance line of ``none``, ``oracle`` and every retrieval
+setting is the same draw, and a difference between settings is never the baseline's noise.
 Spec: ``random/seedN`` (the seed in the name, so runs and reports tell baselines apart:
 ``random/seed0``, ``random/seed1``), or ``random/uniform[,seed=N]``.
 """
@@ -19,6 +22,7 @@ from okgen.models.base import Backend, Generated, ModelSpec, Prompt, Scored, est
 
 _OPTION_LINE = re.compile(r"^([A-J])\. ", re.MULTILINE)
 _SEED_NAME = re.compile(r"seed(\d+)")
+_QUESTION = "Question: "  # where the templates' question block starts (okgen.eval.templates)
 
 
 class RandomBackend(Backend):
@@ -40,7 +44,9 @@ class RandomBackend(Backend):
         self.seed = named if named is not None else (opt or 0)
 
     def _rng(self, prompt: Prompt) -> random.Random:
-        return random.Random(int(sha256_text(f"{self.seed}\n{prompt.plain()}")[:16], 16))
+        text = prompt.plain()
+        cut = text.rfind(_QUESTION)
+        return random.Random(int(sha256_text(f"{self.seed}\n{text[cut:] if cut >= 0 else text}")[:16], 16))
 
     def letter_logprobs(self, prompts: Sequence[Prompt], labels: Sequence[Sequence[str]]) -> list[Scored]:
         """Random scores per label."""

@@ -49,6 +49,9 @@ class Cell:
     build_seconds: float | None = None
     search_seconds: float | None = None
     error: str | None = None
+    ranks: dict[str, int | None] = field(default_factory=dict)
+    """Question id -> 1-based rank of its article in the top max(k) (None: not there), for paired
+    comparisons of two retrievers on the same questions."""
 
     def passages_text(self) -> str:
         """What the cell did with passage vectors: encoded and reused, or the whole index reused
@@ -95,6 +98,15 @@ def hit_interval(hits: int, n: int) -> tuple[float, float] | None:
         return None
     ci = stats.binomtest(int(hits), int(n)).proportion_ci(0.95, method="wilson")
     return (round(float(ci.low), 4), round(float(ci.high), 4))
+
+
+def paired_test(a_only: int, b_only: int) -> float:
+    """Two-sided exact McNemar p-value of two retrievers scored on the same questions: a binomial
+    test of the questions only one of them finds (1.0 when they find the same ones)."""
+    from scipy import stats
+
+    n = a_only + b_only
+    return 1.0 if n == 0 else float(stats.binomtest(a_only, n, 0.5).pvalue)
 
 
 def score_cell(cell: Cell, ranks: Sequence[int | None], ks: Sequence[int]) -> None:
@@ -146,15 +158,35 @@ class RetrievalReport:
                             "hit_rate_ci95": list(ci) if ci else None, "mrr": c.mrr[k], "error": None})
         return out
 
+    def paired(self) -> list[dict[str, Any]]:
+        """Each pair of retrievers that both ran on a window, at every k: the questions only the
+        first finds in its top k, only the second, both, and the exact McNemar p-value. Paired on
+        the same questions, this tells two retrievers apart where their Wilson intervals overlap."""
+        out = []
+        for w in self.windows:
+            ok = [c for c in self.cells if c.window == w and not c.error and c.ranks]
+            for i, a in enumerate(ok):
+                for b in ok[i + 1:]:
+                    qids = [q for q in a.ranks if q in b.ranks]
+                    for k in self.ks:
+                        hit_a = {q for q in qids if (r := a.ranks[q]) is not None and r <= k}
+                        hit_b = {q for q in qids if (r := b.ranks[q]) is not None and r <= k}
+                        a_only, b_only = len(hit_a - hit_b), len(hit_b - hit_a)
+                        out.append({"window": w, "k": k, "a": a.retriever, "b": b.retriever, "n": len(qids),
+                                    "a_only": a_only, "b_only": b_only, "both": len(hit_a & hit_b),
+                                    "p_value": round(paired_test(a_only, b_only), 4)})
+        return out
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict: metadata, the flat rows and the cells (timings, unit counts)."""
+        """JSON-ready dict: metadata, the flat rows, the paired comparisons and the cells (timings,
+        unit counts, each question's gold rank)."""
         return {
             "kind": "okgen-retrieval-eval", "schema_version": 1, "snapshot": self.snapshot,
             "snapshot_signature": self.snapshot_signature, "date": self.date, "n_questions": self.n_questions,
             "query": "question+choices" if self.with_choices else "question", "retrievers": self.retrievers,
             "windows": self.windows, "coverage": [self.coverage[w].to_dict() for w in self.windows if w in self.coverage],
             "ks": self.ks, "created_at": self.created_at, "okgen_version": self.okgen_version,
-            "rows": self.rows(), "cells": [asdict(c) for c in self.cells],
+            "rows": self.rows(), "paired": self.paired(), "cells": [asdict(c) for c in self.cells],
         }
 
     def to_markdown(self) -> str:
@@ -193,6 +225,13 @@ class RetrievalReport:
         if any(c.short for c in self.coverage.values()):
             lines.append("‡ the stored news starts after the window's first day: its column is not a "
                          "full window.")
+        pairs = self.paired()
+        if pairs:
+            lines += ["", "Paired on the same questions (exact McNemar test: questions only one retriever "
+                      "finds in its top k):", "", "| window | k | A | B | only A | only B | both | p |",
+                      "|---:|---:|---|---|---:|---:|---:|---:|"]
+            lines += [f"| {self._window_label(p['window'])} | {p['k']} | {p['a']} | {p['b']} | {p['a_only']} | "
+                      f"{p['b_only']} | {p['both']} | {p['p_value']:.3g} |" for p in pairs]
         errors = [c for c in self.cells if c.error]
         if errors:
             lines += ["", "Errors:"] + [f"- {c.retriever}, {c.window}-day: {c.error}" for c in errors]
@@ -302,6 +341,7 @@ def compare_retrievers(snapshot, workspace: Workspace, retrievers: list[str], wi
     queries = [question_query(q, with_choices) for q in questions]
     dates = [q.date for q in questions]
     gold = [q.article_id for q in questions]
+    ids = [q.id for q in questions]
     cells: list[Cell] = []
     coverage = window_coverage(snapshot, windows)
     pb = bar(total=len(retrievers) * len(windows), desc="retrieval-eval", unit="cell")
@@ -315,7 +355,7 @@ def compare_retrievers(snapshot, workspace: Workspace, retrievers: list[str], wi
                 pb.update(1)
                 continue
             try:
-                _run_cell(cell, snapshot, workspace, name, w, queries, dates, gold, ks, build)
+                _run_cell(cell, snapshot, workspace, name, w, queries, dates, gold, ks, build, ids)
             except (MissingExtraError, ConfigError) as e:
                 cell.error = fatal = str(e)
             except OkgenError as e:
@@ -335,7 +375,7 @@ def compare_retrievers(snapshot, workspace: Workspace, retrievers: list[str], wi
 
 
 def _run_cell(cell: Cell, snapshot, workspace: Workspace, name: str, window: int, queries: list[str], dates,
-              gold: list[str], ks: list[int], build: bool) -> None:
+              gold: list[str], ks: list[int], build: bool, ids: list[str]) -> None:
     from okgen.retrieval.index import open_index
     from okgen.retrieval.specs import load_spec
 
@@ -358,4 +398,6 @@ def _run_cell(cell: Cell, snapshot, workspace: Workspace, name: str, window: int
         cell.encoded_queries = idx.query_counts.encoded - before[0]
         cell.reused_queries = idx.query_counts.reused - before[1]
     cell.no_result_queries = sum(1 for r in results if not r)
-    score_cell(cell, gold_ranks(results, gold), ks)
+    ranks = gold_ranks(results, gold)
+    score_cell(cell, ranks, ks)
+    cell.ranks = dict(zip(ids, ranks))
