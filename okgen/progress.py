@@ -103,11 +103,14 @@ class LogBar(tqdm):
     def display(self, msg: str | None = None, pos: int | None = None) -> bool:
         if self._booting or self._closing or self.n == self._logged_n or self.n == 0:
             return True
+        if self._time() - self._line_t < self._interval:  # the heartbeat's line came less than an interval ago
+            return True
         self._log()
         return True
 
     def _log(self) -> None:
         self._logged_n, self._line_t = self.n, self._time()
+        self.last_print_n, self.last_print_t = self.n, self._line_t  # tqdm's next due line counts from this one
         self._lines += 1
         self._logger.info("%s", self.line())
 
@@ -116,7 +119,7 @@ class LogBar(tqdm):
             return
         self._stop.set()
         if self._lines and self.n != self._logged_n:  # a long job: say where it ended
-            self.display()
+            self._log()
         self._lines, self._closing = 0, True  # tqdm's close redraws: nothing to draw here
         super().close()
 

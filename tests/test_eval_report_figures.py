@@ -158,8 +158,12 @@ def test_a_bar_at_zero_is_still_drawn(report, tmp_path):
         plt.close(fig)
         return got
 
-    assert all(r["oracle"]["accuracy"] > 0 for r in report[0]["settings"]) and oracle_markers(report[0]) == []
-    rep = copy.deepcopy(report[0])
+    base = copy.deepcopy(report[0])
+    for r in base["settings"]:  # every oracle bar with a length: no marker
+        if r["oracle"]["accuracy"] == 0:
+            r["oracle"].update(accuracy=0.1, ci95=[0.02, 0.3])
+    assert oracle_markers(base) == []
+    rep = copy.deepcopy(base)
     rep["settings"][0]["oracle"].update(accuracy=0.0, ci95=[0.0, 0.2])
     # The top row's oracle bar has no length: a marker in the oracle series' colour at 0, drawn
     # over the axis (not clipped in half by it).

@@ -183,3 +183,21 @@ def test_the_heartbeat_thread_ends_with_its_bar(lines, monkeypatch):
     del pb
     gc.collect()
     assert ref() is None  # the thread does not keep the bar alive
+
+
+def test_an_update_right_after_the_heartbeats_line_logs_no_second_line(lines):
+    # The heartbeat logged "14/30" at 10 s; the update a moment later logged "15/30" in the same
+    # second: two lines where one interval should give one.
+    clock = Clock()
+    with progress.bar(total=30, desc="generate", unit="article", clock=clock) as pb:
+        for _ in range(14):
+            clock.t += 0.7
+            pb.update(1)
+        clock.t = 1010.0
+        pb.beat()
+        clock.t = 1010.05
+        pb.update(1)
+        assert len(lines()) == 1 and "14/30" in lines()[0]
+        clock.t = 1020.1
+        pb.update(1)  # an interval after the heartbeat's line: the next one
+        assert len(lines()) == 2 and "16/30" in lines()[1]

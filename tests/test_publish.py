@@ -52,7 +52,11 @@ def test_signed_round_trip_and_wrong_key(make_snapshot, workspace, tmp_path):
     assert verify_manifest_signature(got.path, pub) == entry["key_id"]
     with pytest.raises(IntegrityError, match="made with key"):
         pull(snap.signature.format(), str(dest), Workspace(tmp_path / "w3"), pubkey=other_pub)
-    assert not any((tmp_path / "w3" / "snapshots").glob("2026*"))
+    assert not (tmp_path / "w3" / "snapshots").exists()  # a failed first pull leaves no empty folder behind
+    ws2_before = sorted(p.name for p in ws2.snapshots_dir.iterdir())
+    with pytest.raises(IntegrityError, match="made with key"):  # nor removes a workspace's own snapshots
+        pull(snap.signature.format(), str(dest), Workspace(tmp_path / "w2"), pubkey=other_pub)
+    assert sorted(p.name for p in ws2.snapshots_dir.iterdir()) == ws2_before != []
     # CLI verify with the right and the wrong key.
     ok = cli("snapshot", "verify", str(got.path), "--pubkey", str(pub), home=ws2.home)
     assert ok.returncode == 0 and "manifest signature verified" in ok.stdout

@@ -52,9 +52,12 @@ def test_index_build_ls_search(capsys, workspace, snap):
                        "--window", "1", "-k", "3", q.question)
     hits = json.loads(out)
     assert code == 0 and [h["rank"] for h in hits] == [1, 2, 3] and hits[0]["article"] == q.article_id
-    code, out, _ = run(capsys, "index", "search", "--signature", ref, "--retriever", "bm25-passages", "--window", "1",
-                       "--passages", "--no-build", q.question)
+    code, out, err = run(capsys, "index", "search", "--signature", ref, "--retriever", "bm25-passages", "--window", "1",
+                         "--passages", "--no-build", q.question)
     assert code == 0 and q.article_id in out
+    # stderr names the index that answered: spec, window, snapshot.
+    assert f"okgen: bm25-passages (rspec {next(r['rspec'] for r in listed if r['retriever'] == 'bm25-passages')}), 1-day window of {snap.manifest.date} " in err
+    assert f"snapshot {snap.name}" in err
 
 
 def test_index_build_refuses_an_unknown_retriever_before_any_work(capsys, workspace, snap):

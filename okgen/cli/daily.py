@@ -118,9 +118,10 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
                                 validator=validator, probes=probes or None, per_article=per_article, max_cost=max_cost,
                                 publish_to=publish_to, sign_key=sign_key, no_text=no_text, retrievers=retrievers,
                                 windows=windows, use_cache=False if no_cache else None)
-    if not opts.llm_configured and not (force and not opts.generator_chosen):  # --force keeps the day's generator
-        note("okgen: no LLM endpoint configured: using the offline generator (gen:extractive-v2, spaCy); "
-             "set [generate] generator in okgen.toml or pass --generator openai/MODEL")
+    def offline_note(o) -> None:
+        if not o.llm_configured:
+            note("okgen: no LLM endpoint configured: using the offline generator (gen:extractive-v2, spaCy); "
+                 "set [generate] generator in okgen.toml or pass --generator openai/MODEL")
 
     def on_stage(stage, status, counts):
         note(f"okgen: {stage}: {status} ({_brief(stage, counts)})")
@@ -129,6 +130,8 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
         note(f"okgen: {r.date}: {_brief_result(r)}")
 
     if start is not None:
+        if not (force and not opts.generator_chosen):  # --force keeps each day's generator
+            offline_note(opts)
         results = run_range(start, end, ws, opts, force=force, progress=progress_enabled(), replay_dir=replay_dir,
                             on_result=on_result)
         if want_json(json_out):
@@ -142,7 +145,10 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
         return
     if opts.import_file and date_s is None:  # yesterday is no statement about the dump's undated records
         opts = dataclasses.replace(opts, import_undated=False)
-    result = run_daily(date, ws, opts, force=force, progress=progress_enabled(), on_stage=on_stage)
+    # Said once the lock is held and a rerun's or --force's models are known: a day begun with an
+    # LLM is resumed with it, and a run refused by the lock says only that.
+    result = run_daily(date, ws, opts, force=force, progress=progress_enabled(), on_stage=on_stage,
+                       on_options=offline_note)
     if want_json(json_out):
         echo_json(result.to_dict())
         return

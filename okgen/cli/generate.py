@@ -75,6 +75,7 @@ def generate(date: dt.date | str, generator: str | None, validator: str | None, 
     from okgen.daily.pipeline import check_model_specs
     from okgen.errors import BudgetExceeded, ConfigError, OkgenError
     from okgen.files import read_jsonl, write_jsonl
+    from okgen.generate.funnel import cause
     from okgen.generate.pipeline import DEFAULT_PER_ARTICLE, DEFAULT_SEED, run_generate
     from okgen.schema import Article
 
@@ -127,17 +128,10 @@ def generate(date: dt.date | str, generator: str | None, validator: str | None, 
     if not result.complete:
         reasons = ", ".join(f"{k} {v}" for k, v in a["pending_by_reason"].items())
         raise OkgenError(f"{a['pending']} of {a['total']} articles could not be processed ({reasons})"
-                         f"{_cause(a['pending_by_reason'], a, '; last {kind} error: {msg}')}; "
+                         f"{cause(a['pending_by_reason'], a, '; last {kind} error: {msg}')}; "
                          "finished ones are kept: rerun to retry the rest")
     if not result.questions and a["total"]:
         why = ", ".join(f"{k} {v}" for k, v in a["failed"].items()) or "every candidate was rejected"
         raise OkgenError(f"no question kept for {result.date} from {a['total']} articles: {why}"
-                         f"{_cause(a['failed'], a, ' ({kind}: {msg})')}; "
+                         f"{cause(a['failed'], a, ' ({kind}: {msg})')}; "
                          "see the funnel above, and `okgen generate --fresh` to redo the date")
-
-
-def _cause(counts: dict[str, int], articles: dict[str, Any], form: str) -> str:
-    """``form`` filled with the commonest kind of ``counts`` and its last message ("" without one)."""
-    kind = max(counts, key=counts.get, default=None)
-    msg = articles.get("errors", {}).get(kind) if kind else None
-    return form.format(kind=kind, msg=msg) if msg else ""

@@ -151,6 +151,9 @@ def search(ref: str, retriever: str, window: int, k: int, passages: bool, no_bui
     snap = resolve(ref, ws)
     idx = open_index(snap, retriever, window, ws, build=not no_build)
     titles = {a.id: a.title for a in snap.window(window)}
+    # Which index answered: a number read off a search is only worth the snapshot, window and spec.
+    note(f"okgen: {idx.name} (rspec {idx.spec_hash}), {window}-day window of {snap.manifest.date} "
+         f"({idx.num_docs} articles), snapshot {snap.name}")
     rows = []
     if passages:
         for qi, hits in enumerate(idx.search_units(list(queries), k)):

@@ -201,7 +201,8 @@ def default_date(tz: str = "UTC") -> dt.date:
 
 def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions | None = None, *,
               force: bool = False, progress: bool = False,
-              on_stage: Callable[[str, str, dict[str, Any]], None] | None = None) -> DailyResult:
+              on_stage: Callable[[str, str, dict[str, Any]], None] | None = None,
+              on_options: Callable[[DailyOptions], None] | None = None) -> DailyResult:
     """Run (or resume) every stage for one date.
 
     Args:
@@ -211,6 +212,8 @@ def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions 
         force: start a new run (new timestamp and signature) even if the date is done.
         progress: progress bars on stderr.
         on_stage: called as ``on_stage(stage, status, counts)`` after each stage.
+        on_options: called with the options the run goes on with (the lock held, a resumed or
+            forced run's models kept), before any stage.
 
     Raises:
         LockedError: another daily run holds the workspace lock.
@@ -219,9 +222,13 @@ def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions 
     opts = options or DailyOptions.resolve(workspace)
     date = date or default_date(opts.timezone)
     with RunLock(workspace.data_dir / "locks" / "daily.lock"), RunState(workspace.db_path) as state:
-        if force:
-            previous = state.last_done_config(date)
-            opts = _keep_source(_keep_generator(opts, previous, date), previous, date)
+        # A rebuild (--force) or a resumed run keeps what made the date's questions unless a flag
+        # or okgen.toml says otherwise: a day begun with an LLM is never finished by the offline
+        # generator because a rerun left out --generator.
+        previous = state.last_done_config(date) if force else state.latest_config(date)
+        opts = _keep_source(_keep_generator(opts, previous, date, force), previous, date, force)
+        if on_options is not None:
+            on_options(opts)
         run_id, resumed = state.start_or_resume(date, force=force, config=_public(opts))
         run = state.run(run_id)
         result = DailyResult(date=date, run_id=run_id, status="running", resumed=resumed)
@@ -335,23 +342,30 @@ def run_range(start: dt.date, end: dt.date, workspace: Workspace, options: Daily
     return out
 
 
-def _keep_generator(opts: DailyOptions, previous: dict[str, Any] | None, date: dt.date) -> DailyOptions:
-    """With ``force`` and no generator chosen, rebuild with the models the date was built with
-    (a day first made with an LLM is not silently rebuilt by the extractive generator)."""
-    if opts.generator_chosen or not previous or not previous.get("generator"):
+def _keep_generator(opts: DailyOptions, previous: dict[str, Any] | None, date: dt.date,
+                    force: bool = True) -> DailyOptions:
+    """With no generator chosen, rebuild (``force``) or resume with the models the date was
+    built or begun with (a day first made with an LLM is not silently made by the extractive
+    generator), and with its questions per article and seed unless given: these are in the
+    generation's run key, so a different value re-asks (and re-pays) every article."""
+    if not previous:
         return opts
-    kept = {k: previous[k] for k in ("generator", "validator") if k in previous}
-    kept["probes"] = tuple(previous.get("probes") or ())
-    if kept["generator"] != opts.generator:
-        log.warning("%s was built with generator %s: --force rebuilds with it (pass --generator to change)",
-                    date, kept["generator"])
+    kept: dict[str, Any] = {k: previous[k] for k in ("per_article", "seed")
+                            if getattr(opts, k) is None and previous.get(k) is not None}
+    if not opts.generator_chosen and previous.get("generator"):
+        kept.update({k: previous[k] for k in ("generator", "validator") if k in previous})
+        kept["probes"] = tuple(previous.get("probes") or ())
+        if kept["generator"] != opts.generator:
+            log.warning("%s was %s with generator %s: %s with it (pass --generator to change)", date,
+                        "built" if force else "begun", kept["generator"], "--force rebuilds" if force else "the rerun resumes")
     return replace(opts, **kept)
 
 
-def _keep_source(opts: DailyOptions, previous: dict[str, Any] | None, date: dt.date) -> DailyOptions:
-    """With ``force`` and no source given (no ``--import``, ``--replay`` or ``--feeds``), rebuild
-    from the news dump or capture the date was built from, when it is still there (a day first
-    made from a dump is not silently rebuilt from the live feeds)."""
+def _keep_source(opts: DailyOptions, previous: dict[str, Any] | None, date: dt.date,
+                 force: bool = True) -> DailyOptions:
+    """With no source given (no ``--import``, ``--replay`` or ``--feeds``), rebuild (``force``)
+    or resume from the news dump or capture the date was built from, when it is still there (a
+    day first made from a dump is not silently rebuilt from the live feeds)."""
     if not previous or opts.import_file or opts.replay or (opts.feeds and not opts.feeds_from_config):
         return opts
     for key, flag in (("import_file", "--import"), ("replay", "--replay")):
@@ -359,11 +373,12 @@ def _keep_source(opts: DailyOptions, previous: dict[str, Any] | None, date: dt.d
         if not path:
             continue
         if Path(path).is_file():
-            log.warning("%s was built with %s %s: --force re-reads it (pass --import, --replay or --feeds to change)",
-                        date, flag, path)
+            log.warning("%s was %s with %s %s: %s it (pass --import, --replay or --feeds to change)", date,
+                        "built" if force else "begun", flag, path, "--force re-reads" if force else "the rerun reads")
             # ... as it was read then: undated records of a dump taken as the date, or not.
             return replace(opts, **{key: str(path)}, import_undated=bool(previous.get("import_undated", True)))
-        log.warning("%s was built with %s %s, which is gone: --force reads the feeds", date, flag, path)
+        log.warning("%s was %s with %s %s, which is gone: %s the feeds", date, "built" if force else "begun", flag,
+                    path, "--force reads" if force else "the rerun reads")
     return opts
 
 
@@ -408,7 +423,13 @@ class _RunContext:
             raise OkgenError(f"the --max-cost budget was reached with {res.pending} article(s) unfinished; "
                              "finished ones are kept: rerun (with a larger budget) to continue")
         if not res.complete:
-            raise OkgenError(f"{res.pending} article(s) could not be finished ({res.stopped or 'errors'}); rerun to retry them")
+            from okgen.generate.funnel import cause
+
+            a = f["articles"]
+            kinds = ", ".join(f"{k} {v}" for k, v in a.get("pending_by_reason", {}).items()) or res.stopped or "errors"
+            raise OkgenError(f"{res.pending} article(s) could not be finished ({kinds})"
+                             f"{cause(a.get('pending_by_reason', {}), a, '; last {kind} error: {msg}')}; "
+                             "rerun to retry them")
         # A quiet day (no candidate survives the checks) is no failure: the day is done, with no
         # snapshot, and the later stages say why; a rerun does not retry it (--force does).
         return "done", {"kept": len(res.questions), "candidates": f.get("candidates"), "articles": f.get("articles"),

@@ -204,6 +204,12 @@ class RunState:
                               r["finished_at"], r["signature"], r["error"], bool(r["forced"]), stages))
         return out
 
+    def latest_config(self, date: dt.date) -> dict[str, Any] | None:
+        """The options recorded by the latest run of ``date``, finished or not (None when there is none)."""
+        row = self.conn.execute("SELECT config FROM daily_runs WHERE date = ? ORDER BY run_id DESC LIMIT 1",
+                                (str(date),)).fetchone()
+        return None if row is None else json.loads(row["config"] or "{}")
+
     def last_done_config(self, date: dt.date) -> dict[str, Any] | None:
         """The options recorded by the latest finished run of ``date`` (None when there is none)."""
         row = self.conn.execute("SELECT config FROM daily_runs WHERE date = ? AND status = 'done' "

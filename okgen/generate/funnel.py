@@ -206,3 +206,11 @@ def render_funnel(f: dict[str, Any]) -> str:
 
 def _kv(d: dict[str, Any]) -> str:
     return ", ".join(f"{k} {v}" for k, v in d.items())
+
+
+def cause(counts: dict[str, int], articles: dict[str, Any], form: str) -> str:
+    """``form`` filled with the commonest kind of ``counts`` (a funnel's ``pending_by_reason`` or
+    ``failed``) and its last server message from ``articles["errors"]`` ("" without one)."""
+    kind = max(counts, key=counts.get, default=None)
+    msg = articles.get("errors", {}).get(kind) if kind else None
+    return form.format(kind=kind, msg=msg) if msg else ""

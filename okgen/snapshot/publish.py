@@ -282,7 +282,18 @@ def pull(ref: str, src: str, workspace: Workspace, *, pubkey: str | Path | None 
                             "check --from")
     entry = find_entry(index, ref, prefer_text)
     ws = workspace
+    made = not ws.snapshots_dir.exists()
     ws.snapshots_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        return _pull_into(entry, src, ws, pubkey)
+    except BaseException:
+        if made and not any(ws.snapshots_dir.iterdir()):  # a failed first pull leaves the workspace as it was
+            ws.snapshots_dir.rmdir()
+        raise
+
+
+def _pull_into(entry: dict, src: str, ws: Workspace, pubkey: str | Path | None) -> Snapshot:
+    """Download, verify and move one published entry into ``ws.snapshots_dir`` (see :func:`pull`)."""
     with tempfile.TemporaryDirectory(prefix=".pull-", dir=ws.snapshots_dir) as tmpdir:
         local_archive = fetch_archive(entry, src, Path(tmpdir), "archives")
         folder = safe_extract(local_archive, Path(tmpdir) / "x", verify=False)  # verified just below
