@@ -361,6 +361,8 @@ def test_snapshot_build_takes_up_the_finished_run_and_calls_no_model(workspace, 
         assert code == 0, err
         calls = len(seen)
         assert "prober" in seen
+        # One probe drops a quarter of good questions by chance: said once.
+        assert err.count("one freshness probe drops every question it answers right") == 1
         # The build names only the generator (by model name): the run with its probe and its two
         # questions per article is taken up, and no model is called again.
         code, stdout, err = run_cli(capsys, "snapshot", "build", "--date", str(DAY), "--generator", "openai/writer")

@@ -420,7 +420,9 @@ class _RunContext:
         res = self._generate()
         f = res.funnel
         if res.stopped == "budget":
-            raise OkgenError(f"the --max-cost budget was reached with {res.pending} article(s) unfinished; "
+            spent = (f.get("usage") or {}).get("this_run_cost_usd", 0.0)
+            raise OkgenError(f"the budget of ${self.opts.max_cost} (--max-cost or [generate] max_cost) was reached "
+                             f"(${spent:.4f} spent by this run) with {res.pending} article(s) unfinished; "
                              "finished ones are kept: rerun (with a larger budget) to continue")
         if not res.complete:
             from okgen.generate.funnel import cause

@@ -193,6 +193,10 @@ def run_generate(
                               f"{'has' if len(unpriced) == 1 else 'have'} none: add "
                               f"[prices.\"{unpriced[0]}\"] input/output (USD per 1M tokens) to okgen.toml or a "
                               "--prices file (0 for a free local server)")
+    if len(agents.probes) == 1 and agents.drop_known:
+        # A probe that knows nothing still picks the right letter 1 time in 4.
+        log.warning("one freshness probe drops every question it answers right, about 1 good question in 4 "
+                    "by chance alone: use two or more probes to drop, or --flag-known to only flag")
     gates_on = bool(gcfg.get("quality_gates", quality_gates.DEFAULT_ON))
     gen_info = agents.generator.info
     val_info = agents.validator.info if agents.validator else None
