@@ -152,6 +152,8 @@ def test_interrupted_runs_record_what_stopped_them(tmp_path, stages, capsys):
         st.finish_run(old, "interrupted", error="_Terminated: ")
     assert runs[DAY].error == "terminated (SIGTERM)" and runs[DAY].status == "interrupted"
     assert {s.stage: s.error for s in runs[DAY].stages}["generate"] == "terminated (SIGTERM)"
+    # The stage says what the run says: interrupted, not failed.
+    assert {s.stage: s.status for s in runs[DAY].stages}["generate"] == "interrupted"
     assert runs[DAY - dt.timedelta(days=1)].error == "interrupted (Ctrl-C)"
     code, out, _ = cli(capsys, "--home", str(tmp_path), "status")
     assert "_Terminated" not in out and "KeyboardInterrupt" not in out

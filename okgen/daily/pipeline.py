@@ -253,7 +253,8 @@ def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions 
                 try:
                     status, counts = getattr(ctx, f"stage_{stage}")()
                 except BaseException as e:
-                    state.end_stage(run_id, stage, "failed", error=describe_error(e))
+                    state.end_stage(run_id, stage, "interrupted" if isinstance(e, KeyboardInterrupt) else "failed",
+                                    error=describe_error(e))
                     raise
                 counts["seconds"] = round(time.perf_counter() - t0, 3)
                 ctx.counts[stage] = counts
