@@ -59,3 +59,19 @@ def test_archive_json_and_published_files_have_normal_modes(make_snapshot, works
     assert mode(data["archive"]) == 0o644
     assert mode(snap.path) == 0o755
     assert {mode(p) for p in snap.path.iterdir()} == {0o644}
+
+
+def test_a_released_snapshots_funnel_has_no_this_run_line():
+    # `snapshot show` reads a funnel from a release: "this run 0 calls" means nothing there.
+    from okgen.generate.funnel import render_funnel
+
+    f = {"date": "2026-11-21", "candidates": 4, "kept": 2, "answer_positions": {"A": 1, "C": 1},
+         "articles": {"total": 2, "generated": 2, "resumed": 0, "failed": {}, "pending": 0, "pending_by_reason": {},
+                      "short": 0, "truncated": 0},
+         "checks": {"passed": 2, "rejected": {}}, "validator": {"ran": False}, "probes": {"models": 0},
+         "dedup": {"near_duplicate": 0}, "balance": {},
+         "usage": {"calls": 3, "cached_calls": 0, "retries": 0, "prompt_tokens": 900, "completion_tokens": 300,
+                   "cost_usd": 0.01, "this_run_calls": 0, "this_run_cost_usd": 0.0}}
+    assert "this run" in render_funnel(f)  # a run's own output: it made none of the 3 calls
+    shown = render_funnel(f, this_run=False)
+    assert "this run" not in shown and "usage         3 calls" in shown

@@ -95,7 +95,7 @@ def show(ref: str, json_out: bool) -> None:
         from okgen.generate.funnel import render_funnel
 
         try:  # the generation funnel, as okgen generate printed it (validator, probes, usage and cost too)
-            lines = render_funnel(m.funnel).splitlines()[1:]
+            lines = render_funnel(m.funnel, this_run=False).splitlines()[1:]
         except (KeyError, TypeError, ValueError):  # an imported set's own record
             lines = [f"  {k}: {v}" for k, v in m.funnel.items() if not isinstance(v, dict | list) and v is not None]
         click.echo("funnel:")

@@ -141,8 +141,9 @@ def _ordered(counts: Counter, order: Sequence[str]) -> dict[str, int]:
     return out
 
 
-def render_funnel(f: dict[str, Any]) -> str:
-    """A readable, indented rendering of a funnel for the terminal."""
+def render_funnel(f: dict[str, Any], this_run: bool = True) -> str:
+    """A readable, indented rendering of a funnel for the terminal; ``this_run`` False leaves out
+    the line about the run that wrote it (a released snapshot's record: no run is going on)."""
     a = f["articles"]
     lines = [f"funnel for {f['date']}"]
     extra = []
@@ -194,7 +195,7 @@ def render_funnel(f: dict[str, Any]) -> str:
                      f"{u['prompt_tokens']:,} prompt + {u['completion_tokens']:,} completion tokens, ${u['cost_usd']:.4f}"
                      + (f" (+${u['cached_cost_usd']:.4f} of cached replies, at current prices)"
                         if u.get("cached_cost_usd") else ""))
-    if (u["calls"] or u.get("this_run_calls")) and u.get("this_run_calls", 0) != u["calls"]:
+    if this_run and (u["calls"] or u.get("this_run_calls")) and u.get("this_run_calls", 0) != u["calls"]:
         # The usage line covers every stored result (earlier runs included); this one's own calls,
         # also those spent on articles it left unfinished, follow.
         lines.append(f"  this run      {u['this_run_calls']} calls ({u.get('this_run_cached_calls', 0)} cached, "
