@@ -103,7 +103,7 @@ class LogBar(tqdm):
     def display(self, msg: str | None = None, pos: int | None = None) -> bool:
         if self._booting or self._closing or self.n == self._logged_n or self.n == 0:
             return True
-        if self._time() - self._line_t < self._interval:  # the heartbeat's line came less than an interval ago
+        if self._time() - self._line_t < self.mininterval:  # the heartbeat's line came less than an interval ago
             return True
         self._log()
         return True

@@ -146,3 +146,17 @@ def test_data_parallel_pool_drains_every_rank_before_failing():
     pool.outq.put((0, "ok", [{"text": "a"}]))
     assert [r["text"] for r in pool.run([[1], [2]], [{}, {}])] == ["a", "b"]
     assert [len(q.get_nowait()[0]) for q in pool.inqs] == [1, 1] and all(q.qsize() == 1 for q in pool.inqs)
+
+
+def test_the_random_baseline_draws_by_what_is_asked_not_by_the_context():
+    from okgen.streams.evaluate import render
+
+    b = load_backend("random/seed0")
+    q, opts = "Who chairs the Rivertown harbour board?", ["Ada Lind", "Bo Norvik", "Cy Orbis", "Di Lakeport"]
+    # One interval: the same draw with or without news in the prompt (the settings of one interval).
+    bare, with_news = render(q, opts, "2026-03-02", []), render(q, opts, "2026-03-02", ["Lakeport news ..."])
+    assert b.letter_logprobs([bare], [list("ABCD")])[0].scores == b.letter_logprobs([with_news], [list("ABCD")])[0].scores
+    # A stream asks the question anew at each interval: a chance answerer draws anew, not one letter for ever.
+    days = [render(q, opts, f"2026-03-{d:02d}", []) for d in range(1, 21)]
+    picks = {argmax(s.scores) for s in b.letter_logprobs(days, [list("ABCD")] * len(days))}
+    assert len(picks) > 1

@@ -90,7 +90,8 @@ class Template:
         body = self.context_block(passages, setting) + self.instruction + "\n\nQuestion: " + question.question
         if self.format == "mc":
             body += "\n" + "\n".join(f"{LETTERS[i]}. {c}" for i, c in enumerate(question.choices))
-        return Prompt(messages=({"role": "user", "content": body},), answer_prefix=ANSWER_PREFIX, group=group)
+        return Prompt(messages=({"role": "user", "content": body},), answer_prefix=ANSWER_PREFIX, group=group,
+                      key=question.id)
 
 
 def _titled(p: Passage) -> str:

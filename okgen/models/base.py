@@ -150,11 +150,15 @@ class Prompt:
         messages: chat messages (``{"role": "system"|"user", "content": ...}``).
         answer_prefix: text the answer follows (``"Answer:"``), opening the assistant turn.
         group: key of a prefix shared with other prompts (the oracle article), or None.
+        key: what the prompt asks, apart from its context (a question's id; a stream question's
+            text, options and interval), or None: a seeded baseline draws its answer by it, so
+            it answers a question the same in every setting and anew at every interval.
     """
 
     messages: tuple[dict[str, str], ...]
     answer_prefix: str = ""
     group: str | None = None
+    key: str | None = None
 
     def plain(self, with_prefix: bool = True) -> str:
         """The prompt as plain text: message contents, then the answer prefix on its own line."""

@@ -1,10 +1,12 @@
 """``random``: a seeded chance baseline, so every table has a chance line.
 
-Scores are drawn from a generator seeded by the spec's ``seed`` option and a hash of the
-question part of the prompt (from its last ``Question:`` on: the question and its options; the
-whole prompt when it has none), so a question always gets the same answer whatever the batch, the
-order, a resume or the setting: the chance line of ``none``, ``oracle`` and every retrieval
-setting is the same draw, and a difference between settings is never the baseline's noise.
+Scores are drawn from a generator seeded by the spec's ``seed`` option and the prompt's ``key``
+(what it asks apart from its context: the question's id; a stream question's text, options and
+interval), else the question part of the prompt (from its last ``Question:`` on), so a question
+always gets the same answer whatever the batch, the order, a resume or the setting: the chance
+line of ``none``, ``oracle`` and every retrieval setting is the same draw, and a difference
+between settings is never the baseline's noise. A stream asks a question anew at each interval,
+and gets a new draw there.
 Spec: ``random/seedN`` (the seed in the name, so runs and reports tell baselines apart:
 ``random/seed0``, ``random/seed1``), or ``random/uniform[,seed=N]``.
 """
@@ -44,9 +46,13 @@ class RandomBackend(Backend):
         self.seed = named if named is not None else (opt or 0)
 
     def _rng(self, prompt: Prompt) -> random.Random:
-        text = prompt.plain()
-        cut = text.rfind(_QUESTION)
-        return random.Random(int(sha256_text(f"{self.seed}\n{text[cut:] if cut >= 0 else text}")[:16], 16))
+        if prompt.key is not None:
+            what = f"key\n{prompt.key}"
+        else:
+            text = prompt.plain()
+            cut = text.rfind(_QUESTION)
+            what = text[cut:] if cut >= 0 else text
+        return random.Random(int(sha256_text(f"{self.seed}\n{what}")[:16], 16))
 
     def letter_logprobs(self, prompts: Sequence[Prompt], labels: Sequence[Sequence[str]]) -> list[Scored]:
         """Random scores per label."""

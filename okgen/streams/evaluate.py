@@ -182,7 +182,8 @@ def render(question: str, choices: Sequence[str], when: str, passages: Sequence[
     ctx = ("News so far:\n" + "\n\n".join(passages) + "\n\n") if passages else ""
     body = (ctx + INSTRUCTION.format(when=when) + "\n\nQuestion: " + question + "\n"
             + "\n".join(f"{LETTERS[i]}. {c}" for i, c in enumerate(choices)))
-    return Prompt(messages=({"role": "user", "content": body},), answer_prefix=ANSWER_PREFIX)
+    return Prompt(messages=({"role": "user", "content": body},), answer_prefix=ANSWER_PREFIX,
+                  key="\n".join((when, question, *choices)))
 
 
 def fit_prompt(be: Any, question: str, choices: Sequence[str], when: str, passages: Sequence[str],
