@@ -106,6 +106,80 @@ def test_evidence_with_ellipsis_and_normalised_matching():
     assert c.kept  # "1800" matches "1,800"; fragments around the ellipsis are each found
 
 
+LAKEPORT = ("Lakeport's council said on Monday that seven ferries will serve the harbour from June, up from three, "
+            "and that fares will rise by 25 percent, or 125% of last year's level for day passes.")
+
+
+@pytest.mark.parametrize("choices", [
+    ["Three", "Nine", "Seven", "7"],                      # a number word and its digits: two right options
+    ["twenty-five", "25", "thirty", "forty"],
+    ["125%", "125 percent", "100%", "150%"],
+    ["125 per cent", "125%", "100%", "150%"],
+    ["one hundred ferries", "100 ferries", "ten ferries", "twelve ferries"],
+    ["2 million", "two million", "3 million", "4 million"],
+])
+def test_number_words_and_digits_are_one_choice(choices):
+    c = good(question="How many ferries did Lakeport's council say on May 4, 2026 will serve the harbour from June?",
+             choices=choices, answer=choices[2] if choices[0] == "Three" else choices[0], short_answer="seven",
+             evidence="seven ferries will serve the harbour from June")
+    check_candidate(c, normalize(LAKEPORT))
+    assert c.rejected_by == "four_distinct_choices"
+
+
+def test_distinct_numbers_in_words_and_digits_stay_distinct():
+    c = good(question="How many ferries did Lakeport's council say on May 4, 2026 will serve the harbour from June?",
+             choices=["Seven", "3", "Nine", "twenty-five"], answer="Seven", short_answer="seven",
+             evidence="seven ferries will serve the harbour from June")
+    check_candidate(c, normalize(LAKEPORT))
+    assert c.kept, c.rejected_by
+
+
+@pytest.mark.parametrize("answer", ["nine", " NINE ", "9"])
+def test_an_answer_written_otherwise_than_its_choice_is_that_choice(answer):
+    article = "Orbis Rail said on Tuesday it will open nine new stations in Norvik next year."
+    c = good(question="How many new stations did Orbis Rail say on May 5, 2026 it will open in Norvik?",
+             choices=["Four", "Nine", "Twelve", "Six"], answer=answer, short_answer="nine",
+             evidence="it will open nine new stations in Norvik")
+    check_candidate(c, normalize(article))
+    assert c.kept, c.rejected_by
+    assert c.answer == "Nine" and c.distractors() == ["Four", "Twelve", "Six"]  # the choice as written
+
+
+def test_choice_keys_read_numbers_as_written():
+    from okgen.generate.checks import choice_key
+
+    assert choice_key("Seven") == choice_key("7") and choice_key("twenty-five") == choice_key("25")
+    assert choice_key("125%") == choice_key("125 percent") == choice_key("125 per cent")
+    assert choice_key("one hundred and five") == choice_key("105")
+    assert choice_key("$2.3 billion") == choice_key("$2,300,000,000")
+    # Two numbers in a row stay two; a name with a number word is that name, only its number unified.
+    assert choice_key("twenty twenty") == " 20 20 " and choice_key("five and six") == " 5 and 6 "
+    assert choice_key("One Nation") == choice_key("1 Nation") != choice_key("Nation")
+
+
+def test_the_validator_judges_the_review_rubrics_criteria():
+    # A user walkthrough found background questions and wrong-kind options passing the validator:
+    # it judges REVIEW.md's day_news, distractors_ok and no_giveaway too, and each one drops.
+    from okgen.generate.agents import load_agent, packaged_agents_dir
+    from okgen.generate.validator import LLMValidator
+    from okgen.llm import ChatResult
+    from okgen.schema import Decoding
+
+    spec = load_agent("validator", packaged_agents_dir())
+    val = LLMValidator(spec, None, Decoding())  # type: ignore[arg-type]  # no call is made
+    names = [n for n, _ in val.criteria]
+    assert {"day_news", "distractors_ok", "no_giveaway"} <= set(names) and len(set(names)) == len(names)
+    assert set(val.schema.model_fields) == set(names)
+    prompt = spec.render("system", **val._fixed)
+    assert all(f"- {n}: " in prompt and f'"{n}"' in prompt for n in ("day_news", "distractors_ok", "no_giveaway"))
+    for failing in ("day_news", "distractors_ok", "no_giveaway"):
+        c = good()
+        parsed = val.schema(**{n: {"reason": "background" if n == failing else "fine", "passed": n != failing}
+                               for n in names})
+        val.apply(c, ChatResult(text="{}", parsed=parsed))
+        assert c.rejected_by == failing and c.rejected_stage == "validator"
+
+
 def test_schema_failures_skip_content_checks():
     c = Candidate(article_id="a", index=0)
     c.add("schema", False, reason="choices: field required")

@@ -904,6 +904,49 @@ def test_gates_version_9_rules(nlp):
     assert "headline piece" in failed(c)["fluency"]
 
 
+LABEL = dict(choices=["Harbour Records", "Lakeport Sound", "Orbis Music", "Norvik Tapes"], answer="Harbour Records",
+             answer_type="ORG", evidence="Harbour Records released the album on Friday.")
+
+
+@pytest.mark.parametrize("question", [
+    # Words of a title, quoted (straight or curly, single or double) or capitalised, point at nothing.
+    "Which label released Marta Lindqvist's 'Imagine That: The Lost Pier Recordings (1954-1963)' on November 20, 2026?",
+    "Which label released Marta Lindqvist's \u2018Imagine That: The Lost Pier Recordings\u2019 on November 20, 2026?",
+    "Which label released Marta Lindqvist's \u201cImagine That: The Lost Pier Recordings\u201d on November 20, 2026?",
+    'Which label released Marta Lindqvist\'s "Imagine That: The Lost Pier Recordings" on November 20, 2026?',
+    "Which label released Imagine That, Marta Lindqvist's lost pier recordings, on November 20, 2026?",
+    "Which label released \u2018Tell Him Now\u2019 on November 20, 2026?",
+    "Which label released the album 'They Said' on November 20, 2026?",
+    "Which label will release the players' album 'Whatever That Means' on November 20, 2026?",
+    "\u2018This Is Lakeport\u2019 was released by which label on November 20, 2026?",
+])
+def test_words_of_a_title_are_no_references(nlp, question):
+    c = gate(nlp, question=question, **LABEL)
+    assert "self_contained" not in failed(c), failed(c)
+
+
+@pytest.mark.parametrize("question", [
+    "Who is the military leader seeking a seven-year term in Norvik's presidential election held on April 12, 2026?",
+    "On April 12, 2026, who was the minister who resigned over the Lakeport ferry contract?",
+])
+def test_the_person_a_who_is_question_asks_for_is_no_reference(nlp, question):
+    c = gate(nlp, question=question, **PERSON, evidence="Marta Lindqvist resigned over the Lakeport ferry contract.")
+    assert "self_contained" not in failed(c), failed(c)
+
+
+@pytest.mark.parametrize("question, reason", [
+    ("What did the company announce on November 20, 2026 about its Rotterdam port?", "'the company' with no org"),
+    ("Who did the military leader appoint to run Norvik's election on April 12, 2026?", "'the military leader' with no"),
+    ("Who is the company's chief executive, as reported on April 12, 2026?", "'the company' with no org"),
+    ("Which label did he say on November 20, 2026 would release the album?", "'he' refers to no one"),
+    ("Which label released the album after that?", "'that' points at nothing"),
+    ('Which label released this record from Marta Lindqvist in November 2026: "It\'s now out"?', "opens with the pronoun"),
+])
+def test_references_outside_titles_are_still_caught(nlp, question, reason):
+    c = gate(nlp, question=question, **LABEL)
+    assert reason in failed(c)["self_contained"]
+
+
 def test_an_author_bio_line_needs_a_name_and_the_articles_end(nlp):
     from okgen.generate.gates import furniture_around
 

@@ -157,3 +157,23 @@ def test_a_series_eval_whose_model_fails_to_load_leaves_no_empty_folder(workspac
     with pytest.raises(OkgenError, match="cannot load"):
         run_series_eval("march", f"hf/{tmp_path}/no-such-model", [RunSpec("none")], workspace=workspace)
     assert mine.is_dir() and not any(mine.iterdir())
+
+
+def test_outcomes_of_another_snapshot_of_the_day_are_not_taken_as_done(workspace, series, tmp_path):
+    # The series was rebuilt (--overwrite) after a day was rebuilt: the day folder's outcomes are
+    # of the old snapshot, and reusing them ("done before") would report questions never scored.
+    out = tmp_path / "runs"
+    run_series_eval("march", "random/seed0", [RunSpec("none")], workspace=workspace, out=out)
+    day = out / str(D0 + dt.timedelta(days=1)) / "none" / "outcomes.json"
+    doc = json.loads(day.read_text())
+    current = doc["snapshot_signature"]
+    doc["snapshot_signature"] = current.replace("ts:20260302T060000Z", "ts:20260302T050000Z")
+    assert doc["snapshot_signature"] != current
+    day.write_text(json.dumps(doc))
+    with pytest.raises(ConfigError, match=r"another snapshot of 2026-03-02 \(ts: 2026-03-02 05:00:00\+00:00 \(now "
+                                          r"2026-03-02 06:00:00\+00:00\)\).*--overwrite"):
+        run_series_eval("march", "random/seed0", [RunSpec("none")], workspace=workspace, out=out)
+    res = run_series_eval("march", "random/seed0", [RunSpec("none")], EvalOptions(overwrite=True), workspace=workspace,
+                          out=out)
+    assert all(not d["done_before"] for d in res.days)
+    assert json.loads(day.read_text())["snapshot_signature"] == current

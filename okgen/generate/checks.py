@@ -4,8 +4,10 @@ Verdict names (stage ``check``), in the order they are applied:
 
 * ``schema``: the generator's item had the required fields (set by the generator parser);
 * ``question_count``: the item was beyond the number of questions asked for;
-* ``four_distinct_choices``: exactly four non-empty choices, no two the same after normalising;
-* ``answer_in_choices``: the answer is one of the choices;
+* ``four_distinct_choices``: exactly four non-empty choices, no two the same after normalising
+  (:func:`choice_key`: case, punctuation, number words and digits, "%" and "percent");
+* ``answer_in_choices``: the answer is one of the choices, compared as the choices are (an
+  answer "nine" is the choice "Nine", and is then written as that choice);
 * ``answer_in_article``: the answer is found in the article (normalised match), or as written in
   the evidence where extraction glued it to a word ("fromPersuader");
 * ``evidence_in_article``: the evidence quote is found in the article (fragments around
@@ -60,9 +62,10 @@ ARTICLE_REF = re.compile(
     re.IGNORECASE)
 
 
-# Bumped when a check drops what it did not before (2: a choice of more than 15 words); part of
+# Bumped when a check drops what it did not before (2: a choice of more than 15 words; 3: choices
+# equal with number words as digits, an answer matched to its choice by normalised text); part of
 # a generate run's key, with the gates' version, so a resumed run never mixes two versions.
-CHECKS_VERSION = 2
+CHECKS_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -98,10 +101,14 @@ def check_candidate(c: Candidate, article_norm: str, limits: Limits = Limits()) 
     if c.rejected_by in ("schema", "question_count"):
         return
     choices = [x.strip() for x in c.choices]
-    norms = [normalize(x) for x in choices]
-    distinct = len(choices) == 4 and all(x for x in choices) and len(set(norms)) == 4
+    keys = [choice_key(x) for x in choices]
+    distinct = len(choices) == 4 and all(x for x in choices) and len(set(keys)) == 4
     c.add("four_distinct_choices", distinct,
-          reason=None if distinct else f"{len(choices)} choices, {len(set(n for n in norms if n.strip()))} distinct non-empty")
+          reason=None if distinct else f"{len(choices)} choices, {len(set(k for k in keys if k.strip()))} distinct non-empty")
+    # An answer written otherwise than its choice ("nine" for "Nine", "9" for "Nine") is that
+    # choice, as written, so later stages find it among the choices.
+    if c.answer.strip() not in choices and (key := choice_key(c.answer)).strip() and key in keys:
+        c.answer = c.choices[keys.index(key)]
     in_choices = c.answer.strip() in choices
     c.add("answer_in_choices", in_choices, reason=None if in_choices else f"answer {c.answer!r} is not a choice")
     ev = fragments_found(article_norm, c.evidence)
@@ -128,6 +135,73 @@ def check_candidate(c: Candidate, article_norm: str, limits: Limits = Limits()) 
         kind = kind_of_choice(c.answer)
         lone = all(kind_of_choice(x) != kind for x in others)
         c.add("giveaway_type", not lone, reason=f"the answer is the only {kind} among the choices" if lone else None)
+
+
+_NUMBER_WORDS = {w: i for i, w in enumerate(
+    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+     "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
+_NUMBER_WORDS.update({w: 10 * i for i, w in enumerate(["thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"], 3)})
+_SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000,
+           "trillion": 1_000_000_000_000}
+# "2.3 billion", "$2,300 million": a figure with its scale word, as digits ("2300000000").
+_SCALED = re.compile(r"(\d+(?:,\d{3})*(?:\.\d+)?)\s*(hundred|thousand|million|billion|trillion)\b", re.IGNORECASE)
+_PER_CENT = re.compile(r" per ?cent ")
+
+
+def _scaled(m: re.Match[str]) -> str:
+    value = float(m.group(1).replace(",", "")) * _SCALES[m.group(2).lower()]
+    return str(int(value)) if value == int(value) else m.group(0)
+
+
+def _continues(current: int, value: int) -> bool:
+    """Whether a number word of ``value`` goes on a number read so far as ``current``: "five"
+    after "twenty", anything after "hundred"; not "twenty" after "twenty"."""
+    rest = current % 100
+    return current == 0 or rest == 0 or (rest >= 20 and rest % 10 == 0 and value < 10)
+
+
+def _words_to_digits(tokens: list[str]) -> list[str]:
+    """Runs of number words as digits: "twenty five" is "25", "one hundred and five" "105"."""
+    out: list[str] = []
+    total = current = 0
+    run = False
+    for i, w in enumerate(tokens):
+        and_inside = (w == "and" and run and current % 100 == 0 and i + 1 < len(tokens)
+                      and tokens[i + 1] in _NUMBER_WORDS)  # "one hundred and five", not "five and six"
+        if run and w in _NUMBER_WORDS and not _continues(current, _NUMBER_WORDS[w]):
+            out.append(str(total + current))  # "twenty twenty", "nineteen eighty": two numbers
+            total = current = 0
+        if w in _NUMBER_WORDS or (w in _SCALES and run) or and_inside:
+            run = True
+            if w in _NUMBER_WORDS:
+                current += _NUMBER_WORDS[w]
+            elif w == "hundred":
+                current = (current or 1) * 100
+            elif w in _SCALES:
+                total, current = total + (current or 1) * _SCALES[w], 0
+            continue
+        if run:
+            out.append(str(total + current))
+            total = current = 0
+            run = False
+        out.append(w)
+    if run:
+        out.append(str(total + current))
+    return out
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def choice_key(text: str) -> str:
+    """What two choices are compared by: :func:`~okgen.generate.text.normalize`, with numbers
+    written one way: number words as digits ("Seven" is "7", "twenty-five" "25", "two million"
+    and "2 million" "2000000") and "%", "percent" and "per cent" alike ("125%" is "125 percent").
+    Padded with spaces, like ``normalize``."""
+    t = _SCALED.sub(_scaled, _PERCENT.sub(" percent", text or ""))
+    n = normalize(t)
+    words = n.split()
+    if any(w in _NUMBER_WORDS for w in words):
+        n = " " + " ".join(_words_to_digits(words)) + " "
+    return _PER_CENT.sub(" percent ", n)
 
 
 def _length_problems(c: Candidate, choices: Sequence[str], limits: Limits) -> list[str]:

@@ -18,7 +18,8 @@ candidate of one article, so the funnel counts each gate's failures. Gates, in o
 * ``self_contained``: no unresolved pronoun (a stem opening with "He"/"It"/"This", a
   he/she/they with no name before it, an object him/her with nobody named before it nor a
   person named in full after it) and no bare definite description ("the company",
-  "the minister") in a stem that names no one;
+  "the minister") in a stem that names no one; words of a title (quoted, or a capitalised
+  "That" in "Imagine That") and the person a "Who is the ...?" question asks for are none;
 * ``one_answer``: the stem asks who took a stance others share ("Who called for an
   investigation into ...?", "Which country welcomed ...?"): more than one option may be right;
 * ``stem_overlap``: the stem shares at most :data:`~okgen.generate.overlap.MAX_SHARED_RUN`
@@ -52,7 +53,7 @@ from okgen.generate.text import DATE_RE
 from okgen.schema import Article
 
 GATES = ("boilerplate", "fluency", "giveaway", "type_agreement", "self_contained", "one_answer", "stem_overlap")
-GATES_VERSION = 12
+GATES_VERSION = 13
 """Bumped when a gate changes what it drops (part of the generation run key)."""
 DEFAULT_ON = True
 """Whether runs apply the gates when ``[generate] quality_gates`` is not set."""
@@ -562,14 +563,60 @@ def city_for_country(stem: str, answer: str, doc: Any = None) -> str | None:
     return None
 
 
+# A quoted title, straight or curly, single or double ("'Imagine That: The Lost Recordings'"):
+# a straight single quote opens after no letter and closes before none (not "Cline's", "players'").
+_QUOTED = re.compile(r"(?<![\w'])'(?=\S)[^'\n]{1,160}?(?<=\S)'(?!\w)|\u2018[^\u2018\n]{1,160}?\u2019(?!\w)"
+                     r"|\"[^\"\n]{1,160}\"|\u201c[^\u201c\u201d\n]{1,160}\u201d")
+# A quote right after a colon is a statement quoted ("...: \"It's now ____\""), not a title: its
+# pronouns are the speaker's and still need a referent.
+_STATEMENT = re.compile(r":\s*$")
+_TITLE_WORD = re.compile(r"\b(?:This|That|These|Those|He|She|They|It|Him|Her|His|Their|Them|Its)\b")
+_CAPITALISED = re.compile(r"[A-Z]")
+# "Who is the military leader seeking ...?": the description is what is asked for, not a reference.
+_WHO_IS = re.compile(r"^\W*(?:(?:on|as of|in|by|after|before|following|during)\b[^?]{0,80}?,\s*)?"
+                     r"who\s+(?:is|was|are|were)\s+(?=the\b)", re.IGNORECASE)
+
+
+def hide_titles(stem: str) -> tuple[str, list[tuple[int, int]]]:
+    """The stem with the words of titles blanked out (same length, so offsets still hold), and
+    the quoted titles' spans: quoted text (not a statement quoted after a colon), and a pronoun
+    or demonstrative written capitalised inside a run of capitalised words ("Imagine That",
+    "Call Her Home"). Their "That" or "Her" points at nothing outside the title."""
+    out = list(stem)
+    titles: list[tuple[int, int]] = []
+    for m in _QUOTED.finditer(stem):
+        if _STATEMENT.search(stem[:m.start()]):
+            continue
+        titles.append(m.span())
+        for i in range(m.start() + 1, m.end() - 1):
+            if stem[i].isalnum():
+                out[i] = "x"
+    first = re.match(r"\W*\w+", stem)
+    for m in _TITLE_WORD.finditer(stem):
+        if first is not None and m.start() < first.end():
+            continue  # the stem's first word is capitalised anyway
+        before = re.search(r"([\w'\u2019-]+)[ \t]+$", stem[:m.start()])
+        after = re.match(r"[ \t]+([\w'\u2019-]+)", stem[m.end():])
+        prev_cap = before is not None and _CAPITALISED.match(before.group(1)) is not None and (
+            first is None or before.start(1) >= first.end())  # "Which That ...": the question word is no title
+        next_cap = after is not None and _CAPITALISED.match(after.group(1)) is not None
+        if prev_cap or next_cap:
+            out[m.start():m.end()] = "x" * (m.end() - m.start())
+    return "".join(out), titles
+
+
 def unresolved_reference(stem: str, doc: Any) -> str | None:
-    """Why the stem cannot stand alone (None: it can)."""
+    """Why the stem cannot stand alone (None: it can). Words of a title (:func:`hide_titles`)
+    are not read as references, and a quoted title is a name."""
+    written = stem
+    stem, titles = hide_titles(stem)
     body = _META_THIS.sub("", stem)
     m = _PRONOUN_START.search(body)
     if m:
         return f"opens with the pronoun {m.group(0).strip()!r}"
     names = [(e.start_char, e.end_char) for e in getattr(doc, "ents", ()) if e.label_ in _NAME_LABELS]
     names += [(t.idx, t.idx + len(t)) for t in (doc if doc is not None else ()) if is_name_token(t) and t.i > 0]
+    names += [(a, b) for a, b in titles if re.match(r"\W*[A-Z0-9]", written[a + 1:b])]  # 'Whatever That Means'
     dangling = _DANGLING.search(body)
     if dangling:
         return f"{dangling.group(0).strip(' ,?.!;:')!r} points at nothing in the question"
@@ -588,7 +635,8 @@ def unresolved_reference(stem: str, doc: Any) -> str | None:
     for t in doc if doc is not None else ():
         # "Who helped him into the green jacket?": an object is not the one asked for (that is
         # "himself"), so it is someone the question has to name before it.
-        if t.lower_ in ("him", "her") and t.tag_ == "PRP" and not any(start < t.idx for start, _ in names) \
+        if t.lower_ in ("him", "her") and t.tag_ == "PRP" and stem[t.idx:t.idx + len(t)] == t.text \
+                and not any(start < t.idx for start, _ in names) \
                 and not any(e.label_ == "PERSON" and len(e) >= 2 and e.start > t.i for e in ents):
             # A person named in full after it may be its referent ("Which club signed her on
             # loan, according to Jane Doe?"); one word is not enough (the small model tags
@@ -598,6 +646,9 @@ def unresolved_reference(stem: str, doc: Any) -> str | None:
         kind = next(k for k in ("person", "org", "place") if d.group(k))
         if d.group(kind)[:1].isupper() and re.match(r"\s+[A-Z]", stem[d.end():]):
             continue  # "the Surf City El Salvador Pro": the role word is inside a name ("the President" is none)
+        who = _WHO_IS.match(stem)
+        if kind == "person" and who is not None and who.end() == d.start() and not re.match(r"['\u2019]s\b", stem[d.end():]):
+            continue  # "Who is the military leader seeking ...?" asks who he is ("Who is the minister's aide?" does not)
         # What it refers to is named before it, or right after it ("the carmaker Nissan", "the
         # carmaker, Nissan,"): "the parent company" before "the British government" is not the government.
         if not any(e.label_ in _ROLE_LABELS[kind] and e.start_char <= d.end() + 2 for e in ents):

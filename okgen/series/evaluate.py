@@ -126,7 +126,7 @@ def run_series_eval(ref: str, model: str | ModelSpec, runs: Sequence[RunSpec], o
                     rs = RunSpec(rs.setting, rs.retriever, snap.signature.window, rs.k)
                 run_dir = root / str(snap.manifest.date) / rs.slug()
                 if (run_dir / OUTCOMES).is_file() and not opts.overwrite:
-                    done = _check_same_run(run_dir / OUTCOMES, ident)
+                    done = _check_same_run(run_dir / OUTCOMES, ident, snap.manifest.signature)
                     result.days.append({"date": str(snap.manifest.date), "run": rs.slug(), "scored_now": 0, "done_before": True,
                                         "accuracy": done.get("accuracy"), "n": len(done.get("rows") or [])})
                     continue
@@ -180,17 +180,27 @@ def _prune_empty(root: Path, before: set[Path], top: Path | None) -> None:
         d = d.parent
 
 
-def _check_same_run(path: Path, ident: dict[str, Any]) -> dict[str, Any]:
-    """A finished day-run is reused only for the same model and options; returns its outcomes.
+def _check_same_run(path: Path, ident: dict[str, Any], snapshot_signature: str | None = None) -> dict[str, Any]:
+    """A finished day-run is reused only for the same model and options, and for the snapshot
+    the series now has for that day; returns its outcomes.
 
     Raises:
-        ConfigError: the folder holds a run with other options (they are named).
+        ConfigError: the folder holds a run with other options (they are named), or outcomes of
+            another snapshot of the day (a series rebuilt with ``--overwrite`` after the day was
+            rebuilt or imported anew: its old outcomes would stand for questions never scored).
     """
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
         stored = doc.get("options", {})
     except (OSError, ValueError, AttributeError):
         raise ConfigError(f"{path}: corrupted; use --overwrite to score that day again") from None
+    old = doc.get("snapshot_signature")
+    if snapshot_signature is not None and old and old != snapshot_signature:
+        from okgen.signature import signature_diff
+
+        raise ConfigError(f"{path.parent} holds outcomes of another snapshot of {doc.get('snapshot_date')} "
+                          f"({signature_diff(old, snapshot_signature)}): the series' member changed; use "
+                          "--overwrite to score the new one, or another --out to keep both")
     diff = sorted(k for k in ident if stored.get(k) != ident[k])
     if diff:
         raise ConfigError(f"{path.parent} holds a run with other options (differs in {', '.join(diff)}); "
