@@ -66,3 +66,28 @@ def test_soft_scores_that_do_not_move_are_flagged():
     (tl,) = build_timelines(docs(soft_flat=True), bucket="day", estimate=True, n_boot=300)
     assert tl.cutoff.hard.identified and not tl.cutoff.soft.identified
     assert tl.cutoff.disagree and "disagree" in tl.cutoff.notes[0]
+
+
+def test_the_gap_pairs_the_questions_both_runs_scored():
+    # none scored 4 of a day's 9 questions (--limit 4), oracle all 9: the gap is over those 4.
+    day = str(START)
+    def doc(run, correct):
+        rows = [{"question_id": f"q{i}", "date": day, "correct": c, "n_choices": 4, "soft_gold": None,
+                 "probe_known": False, "source": "x", "error": None} for i, c in enumerate(correct)]
+        return {"kind": "okgen-series-outcomes", "model": "hf/m", "run": run, "eval_date": "2026-11-25",
+                "snapshot_date": day, "rows": rows}
+    none = doc("none", [False] * 4)  # 0/4
+    oracle = doc("oracle", [False] * 4 + [True] * 2 + [False] * 3)  # 0/4 on those four, 2/9 in all
+    tls = {t.run: t for t in build_timelines([none, oracle], bucket="day")}
+    row = tls["none"].rows[0]
+    assert tls["oracle"].rows[0]["accuracy"] == pytest.approx(2 / 9)  # unpaired, the gap would read 0.222
+    assert row["gap_oracle_minus_none"] == 0.0 and row["gap_questions"] == 4
+    md = to_markdown(table_rows(list(tls.values())), list(tls.values()))
+    assert "| 0.0000 (4) |" not in md  # n = 4 = the paired count: nothing to mark
+    # Paired but fewer than the bucket's n: the count is shown beside the gap.
+    none9 = doc("none", [False] * 9)
+    oracle4 = {**oracle, "rows": oracle["rows"][:4]}
+    tls = {t.run: t for t in build_timelines([none9, oracle4], bucket="day")}
+    assert tls["none"].rows[0]["gap_questions"] == 4
+    md = to_markdown(table_rows(list(tls.values())), list(tls.values()))
+    assert "0.0000 (4)" in md and "gap (k)" in md

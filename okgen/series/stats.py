@@ -146,7 +146,15 @@ def bucket_rows(t: DayTable, bucket: str, *, ma_window: int = MA_WINDOW, n_boot:
     return rows
 
 
-def knowledge_gap(oracle: list[dict], none: list[dict]) -> dict[str, float]:
-    """Oracle minus no-context accuracy per bucket present in both."""
-    o = {r["bucket"]: r["accuracy"] for r in oracle}
-    return {r["bucket"]: o[r["bucket"]] - r["accuracy"] for r in none if r["bucket"] in o}
+def knowledge_gap(oracle: dict[str, dict], none: dict[str, dict], bucket: str) -> dict[str, tuple[float, int]]:
+    """Oracle minus no-context accuracy per bucket, **paired**: over the questions both runs
+    scored (outcome rows by question id), so a ``--limit`` or an unfinished day on one side does
+    not compare two different sets of questions. Per bucket: (gap, questions paired); a bucket
+    with none paired is left out."""
+    sums: dict[str, list[int]] = {}
+    for qid in oracle.keys() & none.keys():
+        b = str(bucket_key(dt.date.fromisoformat(none[qid]["date"]), bucket))
+        s = sums.setdefault(b, [0, 0])
+        s[0] += int(bool(oracle[qid]["correct"])) - int(bool(none[qid]["correct"]))
+        s[1] += 1
+    return {b: (d / n, n) for b, (d, n) in sums.items() if n}
