@@ -145,6 +145,13 @@ def test_eval_stream_cli_json_report_and_plot(tmp_path):
     report = (run / "report.md").read_text()
     assert all(f"| {st} " in report for st in ("ctx:latest", "none", "full", "window:1", "retrieval:2")), report
     assert "with 4 setting(s) of earlier runs" in r.stderr
+    # A run of another --limit is not put beside them: its accuracy is over other questions.
+    r = CliRunner().invoke(cli, ["--home", str(ws.home), "eval", "--stream", "t01", "-m", "random/seed0",
+                                 "--setting", "window:2", "--limit", "1"])
+    assert r.exit_code == 0, r.output
+    report = (run / "report.md").read_text()
+    assert "| window:2 " in report and "| none " not in report and "| ctx:latest " not in report
+    assert "not in it: " in r.stderr and "ctx:latest" in r.stderr.split("not in it: ")[1]
 
 
 def test_eval_stream_reports_progress_off_a_terminal(tmp_path, caplog, monkeypatch):

@@ -33,7 +33,8 @@ def echo_stream_eval(ref: str, model: str, settings: list[str], limit: int | Non
     finally:
         backend.close()
     parent = Path(results[0]["path"]).parent
-    every = report.with_earlier_settings(results, parent)
+    left_out: list[str] = []
+    every = report.with_earlier_settings(results, parent, left_out)
     atomic_write_text(parent / "report.md", report.markdown(every))
     png = report.plot_accuracy(every, parent / "accuracy.png")
     for r in results:
@@ -50,4 +51,6 @@ def echo_stream_eval(ref: str, model: str, settings: list[str], limit: int | Non
     echo_table(report.dated_rows(results), title="stale and future answers, gold evidence: rate (pairs)")
     earlier = len(every) - len(results)
     click.echo(f"report: {parent / 'report.md'}, plot: {png}"
-               + (f" (with {earlier} setting(s) of earlier runs of this model)" if earlier else ""), err=True)
+               + (f" (with {earlier} setting(s) of earlier runs of this model)" if earlier else "")
+               + (f"; not in it: {', '.join(left_out)} (run with another --limit, --context-chars or template)"
+                  if left_out else ""), err=True)

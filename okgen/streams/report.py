@@ -59,10 +59,18 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def with_earlier_settings(results: Sequence[dict[str, Any]], parent: Path) -> list[dict[str, Any]]:
+COMPARABLE = ("signature", "model", "limit", "budget_chars", "template_hash")
+"""What two stream runs share to stand side by side in one report: the stream, the model, the
+questions scored (``--limit``), the context budget and the prompt template."""
+
+
+def with_earlier_settings(results: Sequence[dict[str, Any]], parent: Path,
+                          left_out: list[str] | None = None) -> list[dict[str, Any]]:
     """``results`` and, after them, the finished runs of other settings beside them in ``parent``
-    (the model's folder of the stream) with the same stream signature and model, so the report
-    covers every setting run so far, not only the last command's."""
+    (the model's folder of the stream) with the same :data:`COMPARABLE` fields, so the report
+    covers every setting run so far, not only the last command's. A run of another ``--limit``,
+    ``--context-chars`` or template is not put beside them (2 questions' accuracy next to 9's
+    read as a better setting); its setting goes to ``left_out``."""
     import json
 
     have = {r["setting"] for r in results}
@@ -72,10 +80,15 @@ def with_earlier_settings(results: Sequence[dict[str, Any]], parent: Path) -> li
             r = json.loads(f.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if isinstance(r, dict) and r.get("kind") == "okgen-stream-eval" and r.get("setting") not in have \
-                and r.get("signature") == results[0]["signature"] and r.get("model") == results[0]["model"]:
-            have.add(r["setting"])
-            out.append({**r, "path": str(f.parent)})
+        if not (isinstance(r, dict) and r.get("kind") == "okgen-stream-eval" and r.get("setting") not in have
+                and r.get("signature") == results[0]["signature"] and r.get("model") == results[0]["model"]):
+            continue
+        if any(r.get(k) != results[0].get(k) for k in COMPARABLE):
+            if left_out is not None:
+                left_out.append(str(r.get("setting")))
+            continue
+        have.add(r["setting"])
+        out.append({**r, "path": str(f.parent)})
     return out
 
 
