@@ -180,3 +180,31 @@ def test_name_spellings_are_one_value_and_never_distractors():
         pool.add("person", n, f"art{i}")
     q = make_question(t, pool=pool, seed=1, year=2026)
     assert "Sergei Lavrov" not in q.choices and "Olga Petrov" not in q.choices and len(q.choices) >= 6
+
+
+def test_a_stream_whose_only_changes_are_first_values_says_what_it_measures(tmp_path, caplog, monkeypatch):
+    import logging
+
+    import okgen.streams.build as sb
+    from okgen.settings import Workspace
+
+    ws = Workspace(tmp_path / "ws")
+    story_series(ws, days=2)
+    with caplog.at_level(logging.WARNING, logger="okgen.streams.build"):
+        m = build_stream(ws, "two-days", "story", min_changes=1)
+    # Two days: one question changes value (the death toll), two only get their first value.
+    assert (m.counts["questions"], m.counts["questions_changing_value"]) == (3, 1)
+    assert not any("first report" in r.getMessage() for r in caplog.records)
+    # Keep only the tracks whose one change is a first value: the stream says what it measures.
+    real = sb.build_tracks
+
+    def first_values_only(*a, **kw):
+        return [t if not any(d.status == "changes" for d in t.days) else t.model_copy(update={"excluded": "held out"})
+                for t in real(*a, **kw)]
+
+    monkeypatch.setattr(sb, "build_tracks", first_values_only)
+    with caplog.at_level(logging.WARNING, logger="okgen.streams.build"):
+        m = build_stream(ws, "first-only", "story", min_changes=1)
+    assert m.counts["questions"] == 2 and m.counts["questions_changing_value"] == 0
+    assert any("none of the 2 streamed question(s) changes value after its first report" in r.getMessage()
+               for r in caplog.records)

@@ -116,8 +116,16 @@ def build_stream(ws: Workspace, name: str, series_ref: str, *, min_changes: int 
     documents = [StreamDocument(id=a.id, interval=dates.index(a.date), outlet=a.source, title=a.title, text=a.text)
                  for a in sorted(by_id.values(), key=lambda a: (a.date, a.id)) if a.id in cited]
     reasons = Counter(_reason(t.excluded) for t in final if t.excluded)
+    streamed = [t for t in final if t.excluded is None]
+    moving = sum(1 for t in streamed if any(d.status == "changes" for d in t.days))
+    if not moving:
+        # `not known yet` -> a first value is each question's only change: what such a stream
+        # measures is when a fact was first reported in the news read, not a model following it.
+        log.warning("none of the %d streamed question(s) changes value after its first report: the stream asks "
+                    "when each fact was first reported, not how a model follows a change (a longer series, "
+                    "or --min-changes 2, gives changes of value)", len(questions))
     counts = {"facts": sum(map(len, facts)), "tracks": len(final), "transitions": sum(transitions(t) for t in final),
-              "questions": len(questions), "documents": len(documents),
+              "questions": len(questions), "questions_changing_value": moving, "documents": len(documents),
               **{f"excluded_{k}": v for k, v in sorted(reasons.items())},
               **({"transitions_by_validator": sum(1 for t in final for d in t.days if d.rule == "validator"),
                   **judge.counts()} if judge is not None else {})}
