@@ -173,7 +173,7 @@ def test_ask_at_end_measures_retention(tmp_path):
 
 
 def test_bad_settings_are_refused(tmp_path):
-    with pytest.raises(ConfigError, match="unknown stream setting"):
+    with pytest.raises(ConfigError, match="unknown memory eval setting"):
         run_stream(stream(), "ctx:nearest", FirstArticleBackend(), tmp_path)
     with pytest.raises(ConfigError, match="unknown memory 'nope'"):
         run_stream(stream(), "mem:nope", FirstArticleBackend(), tmp_path / "x")

@@ -91,3 +91,19 @@ def test_the_gap_pairs_the_questions_both_runs_scored():
     assert tls["none"].rows[0]["gap_questions"] == 4
     md = to_markdown(table_rows(list(tls.values())), list(tls.values()))
     assert "0.0000 (4)" in md and "gap (k)" in md
+
+
+def test_points_at_0_and_1_are_drawn_whole():
+    import matplotlib.pyplot as plt
+
+    from okgen.series.timeline import draw
+
+    day = str(START)
+    rows = [{"question_id": f"q{i}", "date": day, "correct": True, "n_choices": 4, "soft_gold": None,
+             "probe_known": False, "source": "x", "error": None} for i in range(3)]
+    tls = build_timelines([{"kind": "okgen-series-outcomes", "model": "hf/m", "run": "oracle", "eval_date": "2026-11-25",
+                            "snapshot_date": day, "rows": rows}], bucket="day")
+    fig = draw(tls, bucket="day")
+    lo, hi = fig.axes[0].get_ylim()
+    plt.close(fig)
+    assert lo < 0 and hi > 1  # accuracy 1.0 sits inside the axes, its marker not cut by the frame

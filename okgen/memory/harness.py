@@ -113,7 +113,7 @@ def parse_setting(setting: str) -> tuple[str, str | None]:
         return "dated", None
     if setting.startswith("mem:") and len(setting) > 4:
         return "memory", setting[4:]
-    raise ConfigError(f"unknown stream setting {setting!r}; known: none, {', '.join(DATED_SETTINGS)}, mem:NAME")
+    raise ConfigError(f"unknown memory eval setting {setting!r}; known: none, {', '.join(DATED_SETTINGS)}, mem:NAME")
 
 
 def schedule(days: Sequence[StreamDay], ask: str, limit: int | None) -> dict[dt.date, list[Question]]:

@@ -291,7 +291,7 @@ def draw(timelines: Sequence[Timeline], *, title: str = "Accuracy over time", bu
     if timelines:
         chance = sum(float(tl.days.chance.sum()) for tl in timelines) / sum(float(tl.days.n.sum()) for tl in timelines)
         ax.axhline(chance, color="black", ls="-.", lw=1, label=f"chance ({chance:.2f})")
-    ax.set_ylim(0, 1)
+    ax.set_ylim(-0.03, 1.03)  # a point at 0 or 1 drawn whole, not cut in half by the axis
     ax.set_ylabel("accuracy")
     ax.set_xlabel(f"question date ({bucket} buckets)")
     ax.set_title(title)
