@@ -110,6 +110,7 @@ def test_cli_eval_series_then_timeline(workspace, series, tmp_path):
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)
     assert got["scored_now"] == sum(len(s.questions) for s in series) * 2
+    assert got["series_signature"].startswith("series:march|") and all(d["eval_signature"] for d in got["days"])
     r = cli("eval", "-m", "random/seed0", home=workspace.home)
     assert r.returncode == 2 and "exactly one of --signature and --series" in r.stderr
     rep = tmp_path / "rep"
@@ -127,6 +128,12 @@ def test_cli_eval_series_then_timeline(workspace, series, tmp_path):
     assert b["gap_oracle_minus_none"] == pytest.approx(tls["oracle"]["buckets"][0]["accuracy"] - b["accuracy"])
     for name in ("timeline.md", "timeline.csv", "timeline.json", "timeline.png"):
         assert (rep / name).stat().st_size > 0
+    # What the numbers were scored on travels with them: the series, and each day-run's eval signature.
+    from okgen.series.store import resolve_series
+
+    sig = resolve_series("march", workspace)[0].signature
+    assert tls["none"]["series_signatures"] == [sig] and len(tls["none"]["eval_signatures"]) == DAYS
+    assert f"- `{sig}`" in (rep / "timeline.md").read_text()
     assert (rep / "timeline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (rep / "timeline.csv").read_text().splitlines()[0].startswith("model,run,bucket")
     r = cli("timeline", str(out), "--claimed", "other/model=2024-06", home=workspace.home)

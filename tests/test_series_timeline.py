@@ -107,3 +107,21 @@ def test_points_at_0_and_1_are_drawn_whole():
     lo, hi = fig.axes[0].get_ylim()
     plt.close(fig)
     assert lo < 0 and hi > 1  # accuracy 1.0 sits inside the axes, its marker not cut by the frame
+
+
+def test_merging_runs_of_other_eval_options_is_said(caplog):
+    import logging
+
+    a, b = docs(days=3), docs(days=6)[3:]
+    for d in a:
+        d["options"] = {"model": "hf/m", "seed": 0, "limit": None}
+    for d in b:
+        d["options"] = {"model": "hf/m", "seed": 7, "limit": 5}
+    with caplog.at_level(logging.WARNING, logger="okgen.series.timeline"):
+        build_timelines(a + b, bucket="day")
+    got = [r.getMessage() for r in caplog.records]
+    assert len(got) == 1 and "hf/m / none: merging runs scored with other options (seed differ)" in got[0]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="okgen.series.timeline"):
+        build_timelines(a, bucket="day")  # one set of options: nothing to say
+    assert caplog.records == []

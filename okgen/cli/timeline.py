@@ -124,8 +124,8 @@ def echo_series_eval(ref: str, model: str, runs: list, opts: Any, ws: Any, out: 
 
     res = run_series_eval(ref, model, runs, opts, workspace=ws, out=out)
     if as_json:
-        echo_json({"path": str(res.path), "series": res.series, "model": res.model, "scored_now": res.scored_now,
-                   "days": res.days, "missing": res.missing})
+        echo_json({"path": str(res.path), "series": res.series, "series_signature": res.series_signature,
+                   "model": res.model, "scored_now": res.scored_now, "days": res.days, "missing": res.missing})
         return
     echo_table([{"date": d["date"], "run": d["run"], "n": d.get("n", ""),
                  "accuracy": "" if d.get("accuracy") is None else f"{d['accuracy']:.4f}",
@@ -134,4 +134,5 @@ def echo_series_eval(ref: str, model: str, runs: list, opts: Any, ws: Any, out: 
     if res.missing:
         click.echo(f"no snapshot in the series for {', '.join(res.missing)} (recorded as missing when it was built)",
                    err=True)
+    click.echo(f"series signature: {res.series_signature}", err=True)  # each day's eval signature: outcomes.json, --json
     click.echo(f"runs in {res.path}; next: okgen timeline {res.path}", err=True)

@@ -49,6 +49,8 @@ class SeriesEvalOutcome:
     days: list[dict[str, Any]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     """The days in the series' range without a snapshot (``--allow-gaps``)."""
+    series_signature: str = ""
+    """The series' signature: with each day's ``eval_signature``, what determined the numbers."""
 
     @property
     def scored_now(self) -> int:
@@ -113,7 +115,8 @@ def run_series_eval(ref: str, model: str | ModelSpec, runs: Sequence[RunSpec], o
     before = {p for p in root.rglob("*") if p.is_dir()} if root.exists() else set()
     created = not root.exists()
     root.mkdir(parents=True, exist_ok=True)
-    result = SeriesEvalOutcome(root, manifest.name, spec.text, missing=[str(d) for d in manifest.missing_days])
+    result = SeriesEvalOutcome(root, manifest.name, spec.text, missing=[str(d) for d in manifest.missing_days],
+                               series_signature=manifest.signature)
     model_options = {k: v for k, v in sorted(spec.options.items()) if k not in SPEED_OPTIONS}
     ident = {"model": spec.name, "model_options": model_options, "scoring": opts.scoring, "format": opts.fmt, "template": opts.template,
              "limit": opts.limit, "seed": opts.seed, "temperature": opts.temperature, "max_tokens": opts.max_tokens,
@@ -128,7 +131,8 @@ def run_series_eval(ref: str, model: str | ModelSpec, runs: Sequence[RunSpec], o
                 if (run_dir / OUTCOMES).is_file() and not opts.overwrite:
                     done = _check_same_run(run_dir / OUTCOMES, ident, snap.manifest.signature)
                     result.days.append({"date": str(snap.manifest.date), "run": rs.slug(), "scored_now": 0, "done_before": True,
-                                        "accuracy": done.get("accuracy"), "n": len(done.get("rows") or [])})
+                                        "accuracy": done.get("accuracy"), "n": len(done.get("rows") or []),
+                                        "eval_signature": done.get("eval_signature")})
                     continue
                 if backend is None:
                     from okgen.models.registry import load_backend
@@ -147,7 +151,7 @@ def run_series_eval(ref: str, model: str | ModelSpec, runs: Sequence[RunSpec], o
                 atomic_write_text(run_dir / OUTCOMES, pretty_json(doc))
                 result.days.append({"date": str(snap.manifest.date), "run": rs.slug(), "scored_now": o.scored_now,
                                     "resumed": o.resumed, "accuracy": o.record.accuracy, "n": o.record.n,
-                                    "done_before": False})
+                                    "done_before": False, "eval_signature": o.record.signature})
     except BaseException:
         _prune_empty(root, before, top if created else None)  # a failed run leaves no empty folder of its own
         raise

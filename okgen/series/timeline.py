@@ -7,6 +7,7 @@ import csv
 import datetime as dt
 import io
 import json
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 COLUMNS = ("model", "run", "bucket", "days", "n", "accuracy", "ci_low", "ci_high", "ci_method", "moving_average", "chance",
            "chance_corrected", "soft_gold", "gap_oracle_minus_none", "gap_questions", "probe_known", "partial_days")
 
+log = logging.getLogger(__name__)
+
 
 @dataclass
 class Timeline:
@@ -46,6 +49,10 @@ class Timeline:
     eval_dates: list[str] = field(default_factory=list)
     partial: list[dict[str, Any]] = field(default_factory=list)
     """Day-runs that scored fewer questions than their snapshot holds (``--limit``)."""
+    series: list[str] = field(default_factory=list)
+    """The series signatures its outcome files were scored under (one, unless folders were merged)."""
+    eval_signatures: list[str] = field(default_factory=list)
+    """The eval signature of every day-run it counts: what determined each day's number."""
 
 
 def parse_claimed(values: Sequence[str]) -> dict[str, dt.date]:
@@ -110,10 +117,22 @@ def build_timelines(docs: Sequence[dict[str, Any]], *, bucket: str = "month", ma
         partial.setdefault((p["model"], p["run"]), []).append(p)
     groups: dict[tuple[str, str], dict[str, dict]] = {}
     evals: dict[tuple[str, str], set[str]] = {}
+    series: dict[tuple[str, str], set[str]] = {}
+    sigs: dict[tuple[str, str], set[str]] = {}
+    options: dict[tuple[str, str], dict[str, Any]] = {}
     for d in docs:
         key = (d["model"], d["run"])
         seen = groups.setdefault(key, {})
         evals.setdefault(key, set()).add(d.get("eval_date", ""))
+        series.setdefault(key, set()).update([d["series_signature"]] if d.get("series_signature") else [])
+        sigs.setdefault(key, set()).update([d["eval_signature"]] if d.get("eval_signature") else [])
+        opts = {k: v for k, v in (d.get("options") or {}).items() if k != "limit"}  # a limit is marked partial
+        first = options.setdefault(key, opts)
+        if opts != first:
+            differ = sorted(k for k in opts.keys() | first.keys() if opts.get(k) != first.get(k))
+            log.warning("%s / %s: merging runs scored with other options (%s differ): their numbers are not "
+                        "one measurement; give the run folders apart", key[0], key[1], ", ".join(differ))
+            options[key] = opts
         for r in d["rows"]:
             if since is not None and dt.date.fromisoformat(r["date"]) < since:
                 continue
@@ -127,7 +146,8 @@ def build_timelines(docs: Sequence[dict[str, Any]], *, bucket: str = "month", ma
         t = day_table(rows.values())
         tl = Timeline(model, run, t, bucket_rows(t, bucket, ma_window=ma_window, n_boot=n_boot, seed=seed),
                       claimed=(claimed or {}).get(model), eval_dates=sorted(evals[(model, run)]),
-                      partial=partial.get((model, run), []))
+                      partial=partial.get((model, run), []), series=sorted(series[(model, run)]),
+                      eval_signatures=sorted(sigs[(model, run)]))
         pdays = {dt.date.fromisoformat(x) for p in tl.partial for x in p["dates"]} & set(t.dates)
         for r in tl.rows:
             r["partial_days"] = sum(1 for d in pdays if str(bucket_key(d, bucket)) == r["bucket"])
@@ -196,6 +216,9 @@ def to_markdown(rows: Sequence[dict[str, Any]], timelines: Sequence[Timeline]) -
         if tl.cutoff is not None:
             lines.append("")
             lines.append(f"- {tl.model} / {tl.run}: {describe_cutoff(tl.cutoff)}")
+    series = sorted({s for tl in timelines for s in tl.series})
+    if series:  # what the numbers were scored on (each day-run's eval signature is in timeline.json)
+        lines += ["", "Series:", ""] + [f"- `{s}`" for s in series]
     return "\n".join(lines) + "\n"
 
 
@@ -230,7 +253,7 @@ def to_json(timelines: Sequence[Timeline], settings: dict[str, Any]) -> dict[str
     """Every number: per-day sums, bucket rows, partial runs and cutoff fits (NaN as null)."""
     return _finite({"kind": "okgen-timeline", "schema_version": 1, "settings": settings, "timelines": [
         {"model": tl.model, "run": tl.run, "claimed_cutoff": None if tl.claimed is None else str(tl.claimed),
-         "eval_dates": tl.eval_dates,
+         "eval_dates": tl.eval_dates, "series_signatures": tl.series, "eval_signatures": tl.eval_signatures,
          "days": [{"date": str(d), "n": int(n), "correct": int(k)} for d, n, k in zip(tl.days.dates, tl.days.n, tl.days.correct)],
          "buckets": tl.rows, "partial_runs": [{k: v for k, v in p.items() if k != "dates"} for p in tl.partial],
          "cutoff": None if tl.cutoff is None else tl.cutoff.to_dict()} for tl in timelines]})
