@@ -148,12 +148,34 @@ def test_4xx_is_not_retried(server):
     server.script(Reply(status=400, error="This model's maximum context length is 2048 tokens"))
     res = client(server).chat(req())
     assert res.error_kind == "too_long" and not res.transient
-    for status, msg in ((400, "max_tokens must be at most 1024"), (401, "Incorrect API key provided"),
-                        (404, "The model `gpt-4.1-mnii` does not exist")):
+    # Not retried now; a plain 400 may be a setup mistake (a parameter the model refuses), as a
+    # wrong key or model name is: the article waits for a rerun once it is fixed. (What is known
+    # to be about the article, too long or blocked by a content filter, is final.)
+    for status, msg, transient in ((400, "max_tokens must be at most 1024", True),
+                                   (401, "Incorrect API key provided", True),
+                                   (404, "The model `gpt-4.1-mnii` does not exist", True)):
         server.script(Reply(status=status, error=msg))
         res = client(server).chat(req())
-        assert res.error_kind == f"http_{status}" and res.transient and msg in res.error
+        assert res.error_kind == f"http_{status}" and res.transient is transient and msg in res.error
     assert server.calls["chat"] == 4
+
+
+def test_a_content_filter_refusal_is_final(server):
+    # What Azure OpenAI answers when its content filter blocks the prompt.
+    body = {"error": {"message": "The response was filtered due to the prompt triggering Azure OpenAI's content "
+                                 "management policy.", "type": None, "param": "prompt", "code": "content_filter",
+                      "status": 400, "innererror": {"code": "ResponsibleAIPolicyViolation"}}}
+    server.script(Reply(status=400, raw=json.dumps(body)), "never asked")
+    res = client(server).chat(req())
+    assert res.error_kind == "content_filter" and not res.transient and "content management policy" in res.error
+    assert server.calls["chat"] == 1 and res.retries == 0
+
+
+def test_408_and_409_are_retried(server):
+    server.script(Reply(status=408, error="request timeout"), Reply(status=409, error="conflict"), "fine")
+    clock = FakeClock()
+    res = client(server, sleep=clock).chat(req())
+    assert res.ok and res.retries == 2 and len(clock.waits) == 2 and server.calls["chat"] == 3
 
 
 def test_a_dropped_connection_is_never_sent_twice():
@@ -171,10 +193,30 @@ def test_a_read_timeout_is_not_sent_again(server):
     assert res.error_kind == "timeout" and res.transient and server.calls["chat"] == 1
 
 
-def test_a_refused_connection_is_retried():
+def test_an_endpoint_that_never_answered_fails_fast(caplog):
+    # Nothing listens there: a couple of quick retries (no warning lines), then one error naming
+    # the base URL and the fix; the model's later calls fail at once instead of each retrying.
     clock = FakeClock()
-    res = client("http://127.0.0.1:9/v1", max_retries=2, sleep=clock).chat(req())
-    assert res.error_kind == "connection" and res.retries == 2 and len(clock.waits) == 2
+    c = client("http://127.0.0.1:9/v1", sleep=clock)  # max_retries 6
+    with caplog.at_level("WARNING", logger="okgen.llm"):
+        res = c.chat(req())
+        assert res.error_kind == "unreachable" and res.transient and res.retries == 2 and len(clock.waits) == 2
+        assert "http://127.0.0.1:9/v1" in res.error and "base_url" in res.error
+        again = c.chat(req("other"))
+    assert again.error_kind == "unreachable" and again.retries == 0 and len(clock.waits) == 2
+    assert all(w < 10 for w in clock.waits) and not [r for r in caplog.records if "waiting" in r.getMessage()]
+
+
+def test_a_refused_connection_to_a_live_server_is_retried():
+    clock = FakeClock()
+    srv = OpenAIServer(responder=lambda p, e: "fine").start()
+    c = client(srv, max_retries=4, sleep=clock)
+    try:
+        assert c.chat(req()).ok  # the server answered once: a refused connection is a hiccup
+    finally:
+        srv.stop()
+    res = c.chat(req("again"))
+    assert res.error_kind == "connection" and res.retries == 4 and len(clock.waits) == 4
 
 
 @pytest.mark.parametrize("body", [
@@ -223,13 +265,27 @@ def test_cache_key_covers_parameters_and_server():
 
 def test_budget_and_costs(server):
     server.responder = lambda p, e: Reply(content="x", usage={"prompt_tokens": 1000, "completion_tokens": 0})
-    b = Budget(0.0035)  # $0.001 per call
+    b = Budget(0.0035)  # $0.001 per call, $0.00104 reserved (16 prompt tokens and 512 completion tokens)
     c = client(server, concurrency=1, budget=b)
     res = c.chat_many([req(f"q{i}") for i in range(8)])
-    assert sum(r.ok for r in res) == 4 and all(r.error_kind == "budget" for r in res if not r.ok)
-    assert server.calls["chat"] == 4 and b.spent == pytest.approx(0.004) and b.exhausted
+    assert sum(r.ok for r in res) == 3 and all(r.error_kind == "budget" for r in res if not r.ok)
+    assert server.calls["chat"] == 3 and b.spent == pytest.approx(0.003) and not b.exhausted  # a 4th might pass it
+    assert "$0.0030 of $0.0035 spent" in res[-1].error
     server.script(Reply(content="x", usage={"prompt_tokens": 10, "completion_tokens": 10, "cost": 0.25}))
     assert OpenAIChat("unpriced", base_url=server.base_url).chat(req()).cost == 0.25  # the server's own figure
+
+
+def test_a_budget_is_spent_at_concurrency_not_reserved_away(server):
+    # Each call reserves $0.0082 (4096 completion tokens at $2 per million) and costs $0.002: eight
+    # calls in flight reserve more than a $0.05 budget holds. Calls that do not fit wait for those
+    # in flight, and the budget is spent up to the last call that fits, never past it.
+    server.web.latency = 0.02
+    server.responder = lambda p, e: Reply(content="x", usage={"prompt_tokens": 1000, "completion_tokens": 500})
+    b = Budget(0.05)
+    c = client(server, concurrency=8, budget=b)
+    res = c.chat_many([req(f"q{i}", max_tokens=4096) for i in range(40)])
+    assert server.max_active > 1 and b.in_flight == 0
+    assert 0.05 - 0.0083 < b.spent <= 0.05 and sum(r.ok for r in res) == server.calls["chat"] == round(b.spent / 0.002)
 
 
 def test_concurrency_limit_order_and_a_shared_run_limit(server):

@@ -223,7 +223,9 @@ async def process_articles(articles: Sequence[Article], agents: Agents, *, n: in
     into starting new ones the budget may leave unfinished.
 
     Articles left unfinished (transient errors, budget, an early stop) are counted in
-    ``state.pending`` by reason; ``state.stopped`` says why the run stopped early.
+    ``state.pending`` by reason; ``state.stopped`` says why the run stopped early: ``budget`` (a
+    call did not fit the budget with no other call in flight: see :class:`okgen.llm.Budget`) or
+    ``errors`` (``breaker`` articles in a row left unfinished, or a model's server never answered).
     """
     limiter = PriorityLimiter(concurrency)
     gen_priority = 1 if finish_first else 0
@@ -263,11 +265,21 @@ async def process_articles(articles: Sequence[Article], agents: Agents, *, n: in
                 kind = transient or "unknown"
                 state.pending[kind] = state.pending.get(kind, 0) + 1
                 state.consecutive_failures += 1
-                if kind == "budget" and state.stopped is None:
+                if state.stopped is not None:
+                    return
+                if kind == "budget":
                     state.stopped = "budget"
-                    log.warning("budget reached: no new calls; finished articles are kept")
-                elif state.consecutive_failures >= breaker and state.stopped is None:
+                    budget = next((c.budget for c in agents.clients), None)
+                    log.warning("budget reached%s: no new calls; finished articles are kept",
+                                f" ({budget.describe()})" if budget is not None else "")
+                elif kind == "unreachable":  # a wrong base_url or a server not started: every call would fail
                     state.stopped = "errors"
+                    state.last_error["errors"] = state.last_error.get(kind, "")
+                    log.error("stopping: a model's server never answered (the articles are left for a rerun)")
+                elif state.consecutive_failures >= breaker:
+                    state.stopped = "errors"
+                    state.last_error["errors"] = (f"{state.consecutive_failures} articles in a row failed, the last "
+                                                  f"with {kind}: {state.last_error.get(kind, '')}")
                     log.error("%d articles in a row failed (last: %s); stopping", state.consecutive_failures, kind)
                 return
             state.consecutive_failures = 0
@@ -313,7 +325,7 @@ async def _article(a: Article, agents: Agents, *, n: int, seed: int, use_cache: 
     if agents.validator is not None and alive:
         res = await asyncio.gather(*(agents.validator.ajudge(a, c, seed, use_cache=use_cache, limiter=limiter.at(1 - gen_priority)) for c in alive))
         usage = _usage(res, state)
-        bad = next((r for r in res if r.transient), None)
+        bad = next((r for r in res if _unfinished(r)), None)
         if bad is not None:
             return _leave(state, bad.error_kind, f"validator: {bad.error}")
         for c, r in zip(alive, res):
@@ -324,7 +336,7 @@ async def _article(a: Article, agents: Agents, *, n: int, seed: int, use_cache: 
         asks = [p.aask(c, seed, use_cache=use_cache, limiter=limiter.at(1 - gen_priority)) for c in alive for p in agents.probes]
         outs = await asyncio.gather(*asks)
         usage = _usage([r for r, _ in outs], state)
-        bad = next((r for r, _ in outs if r.transient), None)
+        bad = next((r for r, _ in outs if _unfinished(r)), None)
         if bad is not None:
             return _leave(state, bad.error_kind, f"probe: {bad.error}")
         k = len(agents.probes)
@@ -332,6 +344,15 @@ async def _article(a: Article, agents: Agents, *, n: int, seed: int, use_cache: 
             apply_probes(c, agents.probes, outs[i * k:(i + 1) * k], agents.drop_known)
         result.usage["probe"] = usage
     return result, None
+
+
+def _unfinished(res: ChatResult) -> bool:
+    """True when a validator or probe call leaves its article for a rerun: a transient failure, or
+    any HTTP error. The validator's and probes' requests are okgen's own, the same for every
+    article: an HTTP 400 there ("max_tokens must be at most 8") is a setup problem that would
+    otherwise reject every candidate, or pass every probe, for good. (A generator's content-filter
+    block is about its article's text: that article is recorded failed.)"""
+    return res.transient or (res.error_kind or "").startswith("http_")
 
 
 def _leave(state: RunState, kind: str | None, message: str) -> tuple[None, str | None]:

@@ -25,8 +25,11 @@ from okgen.models.cache import ResponseCache, request_key_and_text
 
 log = logging.getLogger(__name__)
 
-# Error kinds a retry (now or in a later run) may cure; every ``http_*`` kind too.
-TRANSIENT_KINDS = frozenset({"rate_limit", "timeout", "connection", "bad_response", "budget", "internal"})
+# Error kinds a later run may cure (a call is retried at once only for the kinds openai_chat says);
+# every ``http_*`` kind too: a plain 400 may be a setup mistake (a parameter the model refuses)
+# that would otherwise fail every article for good. What is known to be about the article itself
+# is final: ``content_filter`` (a 400 with that code) and ``too_long``.
+TRANSIENT_KINDS = frozenset({"rate_limit", "timeout", "connection", "unreachable", "bad_response", "budget", "internal"})
 DEFAULT_COMPLETION_ESTIMATE = 512  # completion tokens reserved from the budget when a request sets no limit
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
@@ -199,11 +202,10 @@ class ChatModel:
             self._sem = (asyncio.get_running_loop(), asyncio.Semaphore(self.concurrency))
         estimate = self._estimate(req)
         async with self._sem[1]:
-            if limiter is not None:
-                await limiter.__aenter__()
-            try:  # the budget is checked once the slot is held and charged before it is given back
-                if not self.budget.try_reserve(estimate):
-                    return ChatResult(error=f"budget of ${self.budget.limit:.2f} reached", error_kind="budget")
+            if not await self._reserve(estimate, limiter):
+                return ChatResult(error=f"budget reached: {self.budget.describe()}, and the next call may cost "
+                                        f"up to ${estimate:.4f}", error_kind="budget")
+            try:  # the budget is charged before the slot is given back
                 cost = 0.0
                 try:
                     raw = await self._send(req)
@@ -221,6 +223,23 @@ class ChatModel:
         res = self._finish(req, raw, cached=False)
         res.cost, res.retries = cost, retries
         return res
+
+    async def _reserve(self, estimate: float, limiter: Any) -> bool:
+        """Hold a slot of ``limiter`` and a reservation of the budget (True), or neither (False: the
+        budget is reached). A call that does not fit the budget while others are in flight gives its
+        slot back while it waits for them to settle: other calls (validation of started articles)
+        may fit meanwhile."""
+        while True:
+            if limiter is not None:
+                await limiter.__aenter__()
+            got = self.budget.poll(estimate)
+            if got is True:
+                return True
+            if limiter is not None:
+                await limiter.__aexit__(None, None, None)
+            if got is False:
+                return False
+            await got
 
     def _cache_request(self, req: ChatRequest) -> dict[str, Any]:
         return {"backend": self.backend, "server": self.endpoint, "model": self.model, "messages": list(req.messages),

@@ -6,10 +6,14 @@ request and the prompt (``json``), else the schema in the prompt only (``text``)
 tolerantly. The mode is learnt from the first refusal naming the response format (HTTP 400, 422
 or 500, as llama.cpp answers) and remembered per endpoint for the process.
 
-Retries (``tenacity``; the SDK's own are off): HTTP 429 and 5xx, and connections that could not
-be opened, after the server's ``Retry-After`` or a jittered exponential backoff. A request that
-may have been processed (a read timeout, a connection dropped while waiting, a broken reply) is
-never sent again: the caller leaves it for a later run.
+Retries (``tenacity``; the SDK's own are off): HTTP 408, 409, 429 and 5xx, and connections that
+could not be opened, after the server's ``Retry-After`` or a jittered exponential backoff. Other
+4xx answers are final for the call (an HTTP 400 with the code ``content_filter``, Azure OpenAI's
+content filter, is the kind ``content_filter``). A request that may have been processed (a read
+timeout, a connection dropped while waiting, a broken reply) is never sent again: the caller
+leaves it for a later run. An endpoint that has never answered (nothing listens there, a wrong
+host) gets :data:`UNREACHABLE_RETRIES` quick retries, then the kind ``unreachable``, and the
+model's later calls fail at once: a wrong ``base_url`` costs seconds, not minutes of backoff.
 """
 
 from __future__ import annotations
@@ -34,18 +38,21 @@ log = logging.getLogger(__name__)
 MODES = ("structured", "json", "text")  # strongest first
 MAX_WAIT = 60.0  # the longest backoff; a server's Retry-After is followed up to 10 times this
 LONG_WAIT = 10.0  # a wait at least this long is announced (a warning line)
+UNREACHABLE_RETRIES = 2  # retries of a connection refused by an endpoint that has never answered
+RETRIED_STATUS = (408, 409, 429)  # and every 5xx
 _LEARNT: dict[tuple[str, str], str] = {}  # (endpoint, model) -> the mode learnt in this process
 _FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|structured output|guided", re.IGNORECASE)
 _TOO_LONG = re.compile(r"context length|context window|maximum context|too long|too many tokens|"
                        r"prompt is too|reduce the length|input tokens exceed", re.IGNORECASE)
 _NOT_SENT = {"ConnectError", "ConnectTimeout", "PoolTimeout"}  # failed before the request left: safe to resend
+_NO_CONNECTION = {"ConnectError", "ConnectTimeout"}  # the server could not be reached at all
 _backoff = tenacity.wait_random_exponential(multiplier=0.5, max=MAX_WAIT)
 
 
 class _Retry(CallError):
-    def __init__(self, kind: str, message: str, wait: float | None = None):
+    def __init__(self, kind: str, message: str, wait: float | None = None, no_connection: bool = False):
         super().__init__(kind, message)
-        self.wait = wait
+        self.wait, self.no_connection = wait, no_connection
 
 
 class _Unsupported(Exception):
@@ -81,6 +88,8 @@ class OpenAIChat(ChatModel):
         self._asked = {"auto": "structured", "json": "json", "text": "text"}[structured]
         self._sleep = {"sleep": sleep} if sleep else {}
         self._client: tuple[Any, openai.AsyncOpenAI] | None = None  # (event loop, the SDK's client)
+        self._answered = False  # the endpoint has answered (any HTTP status) since this model was made
+        self._unreachable: str | None = None  # why it is given up on, when it never answered
 
     @property
     def endpoint(self) -> str:  # type: ignore[override]
@@ -127,7 +136,10 @@ class OpenAIChat(ChatModel):
         Raises:
             CallError: the request failed (``kind`` says how) and is not sent again.
         """
-        retrying = tenacity.AsyncRetrying(stop=tenacity.stop_after_attempt(self.max_retries + 1), wait=_wait,
+        if self._unreachable is not None and not self._answered:
+            raise CallError("unreachable", self._unreachable)
+        stop = tenacity.stop_any(tenacity.stop_after_attempt(self.max_retries + 1), self._stop_unreachable)
+        retrying = tenacity.AsyncRetrying(stop=stop, wait=_wait,
                                           retry=tenacity.retry_if_exception_type(_Retry), reraise=True,
                                           before_sleep=self._say_long_wait, **self._sleep)
         async def attempt() -> Any:  # ``send`` may be a lambda returning an awaitable: tenacity would not await it
@@ -137,8 +149,22 @@ class OpenAIChat(ChatModel):
             out = await retrying(attempt)
         except _Retry as e:
             n = retrying.statistics.get("attempt_number", 1) - 1
+            if e.no_connection and not self._answered:
+                if self._unreachable is None:
+                    self._unreachable = (f"{e}: no server answered there (after {n} "
+                                         f"{'retry' if n == 1 else 'retries'}); start the server, or fix base_url "
+                                         "in the model spec (e.g. openai/MODEL,base_url=http://127.0.0.1:8000/v1)")
+                    log.error("%s: %s", self.model, self._unreachable)
+                raise CallError("unreachable", self._unreachable, retries=n) from None
             raise CallError(e.kind, f"{e} (after {n} {'retry' if n == 1 else 'retries'})", retries=n) from None
         return out, retrying.statistics["attempt_number"] - 1
+
+    def _stop_unreachable(self, state: Any) -> bool:
+        """Stop retrying a connection to an endpoint that has never answered, after a few quick tries
+        (another call getting an answer meanwhile lifts this: the endpoint is up, retry as usual)."""
+        exc = state.outcome.exception() if state.outcome is not None else None
+        return (getattr(exc, "no_connection", False) and not self._answered
+                and (state.attempt_number > UNREACHABLE_RETRIES or self._unreachable is not None))
 
     def _say_long_wait(self, state: Any) -> None:
         """A wait the user would otherwise sit through in silence (a long Retry-After) is said."""
@@ -180,14 +206,19 @@ class OpenAIChat(ChatModel):
     async def raw(self, call: Awaitable[Any], mode: str = "text") -> Any:
         """The JSON body of one SDK ``with_raw_response`` call, its failures sorted for :meth:`call`."""
         try:
-            return (await call).http_response.json()
+            response = await call
+            self._answered = True
+            return response.http_response.json()
         except openai.APIStatusError as e:
+            self._answered = True
             status, msg = e.status_code, (e.message.partition(" - ")[2] or str(e.body or e.message))[:300]
             if status in (400, 422, 500) and mode != "text" and _FORMAT_WORDS.search(msg):
                 raise _Unsupported(msg) from None
-            if status == 429 or status >= 500:
+            if status in RETRIED_STATUS or status >= 500:
                 raise _Retry("rate_limit" if status == 429 else f"http_{status}", f"HTTP {status}: {msg}",
                              retry_after(e.response.headers)) from None
+            if status == 400 and getattr(e, "code", None) == "content_filter":
+                raise CallError("content_filter", f"HTTP 400, blocked by the content filter: {msg}") from None
             kind = "too_long" if status in (400, 413, 422) and _TOO_LONG.search(msg) else f"http_{status}"
             raise CallError(kind, f"HTTP {status}: {msg}") from None
         except openai.APIConnectionError as e:  # APITimeoutError is one too
@@ -195,7 +226,7 @@ class OpenAIChat(ChatModel):
             kind = "timeout" if timeout else "connection"
             msg = f"timed out after {self.timeout:g}s" if timeout else f"cannot reach {self.endpoint}: {e.__cause__ or e}"
             if type(e.__cause__).__name__ in _NOT_SENT:
-                raise _Retry(kind, msg) from None
+                raise _Retry(kind, msg, no_connection=type(e.__cause__).__name__ in _NO_CONNECTION) from None
             raise CallError(kind, f"{msg} (the request may have been processed: not sent again)") from None
         except ValueError as e:  # a 200 whose body is not JSON
             raise CallError("bad_response", f"unreadable response body ({e})") from None

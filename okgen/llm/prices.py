@@ -102,31 +102,84 @@ def _local(endpoint: str | None) -> bool:
 class Budget:
     """A spending limit in USD (None: none, only counting) shared by every model of a run.
 
-    A call starts only while ``spent + reserved < limit``, reserving an estimate until it is charged
-    its real cost, so the overshoot is bounded by the calls in flight. Thread-safe.
+    A call starts only when its estimate (an upper bound of its cost: the prompt and the longest
+    answer allowed) fits: ``spent + reserved + estimate <= limit``. It reserves the estimate until
+    it is charged its real cost, so the limit is not passed while estimates hold. A call that does
+    not fit while others are in flight waits for them to settle (their real cost, usually far below
+    their reservation, frees room); it is refused only when nothing is in flight. A run therefore
+    spends close to its limit, whatever its concurrency. Thread-safe; waiting is for asyncio tasks.
     """
 
     def __init__(self, limit: float | None = None):
         if limit is not None and not (isinstance(limit, int | float) and math.isfinite(limit) and limit >= 0):
             raise ConfigError(f"a budget must be a number >= 0 USD, got {limit!r}")
-        self.limit, self.spent, self.reserved, self.refused = limit, 0.0, 0.0, 0
+        self.limit, self.spent, self.reserved, self.refused, self.in_flight = limit, 0.0, 0.0, 0, 0
         self._lock = threading.Lock()
+        self._waiters: list[tuple[Any, Any]] = []  # (event loop, future) of calls waiting for room
+
+    def _fits(self, estimate: float) -> bool:
+        return self.limit is None or self.spent + self.reserved + estimate <= self.limit * (1 + 1e-9)  # float sums
 
     def try_reserve(self, estimate: float) -> bool:
-        """Reserve ``estimate`` USD for a call; False (and nothing reserved) when exhausted."""
+        """Reserve ``estimate`` USD for a call if it fits now; False (and nothing reserved) if not."""
         with self._lock:
-            if self.limit is not None and self.spent + self.reserved >= self.limit:
+            if not self._fits(estimate):
                 self.refused += 1
                 return False
             self.reserved += estimate
+            self.in_flight += 1
             return True
 
+    def poll(self, estimate: float) -> bool | Any:
+        """Reserve ``estimate`` USD if it fits now (True); False (nothing reserved) when it does not
+        fit with nothing in flight: the budget is reached; else a future of the running event loop
+        that is done when a call in flight settles (then ask again)."""
+        import asyncio
+
+        with self._lock:
+            if self._fits(estimate):
+                self.reserved += estimate
+                self.in_flight += 1
+                return True
+            if self.in_flight == 0:
+                self.refused += 1
+                return False
+            loop = asyncio.get_running_loop()
+            fut = loop.create_future()
+            self._waiters.append((loop, fut))
+            return fut
+
+    async def reserve(self, estimate: float) -> bool:
+        """Reserve ``estimate`` USD for a call, waiting while calls in flight may free room; False
+        (nothing reserved) when it does not fit with nothing in flight: the budget is reached."""
+        while not isinstance(got := self.poll(estimate), bool):
+            await got
+        return got
+
     def settle(self, estimate: float, actual: float) -> None:
-        """Release a reservation and charge the call's real cost."""
+        """Release a reservation and charge the call's real cost (waking the calls waiting for room)."""
         with self._lock:
             self.reserved = max(0.0, self.reserved - estimate)
+            self.in_flight = max(0, self.in_flight - 1)
+            if self.in_flight == 0:
+                self.reserved = 0.0  # no float residue left behind
             self.spent += actual
+            waiters, self._waiters = self._waiters, []
+        for loop, fut in waiters:
+            try:
+                loop.call_soon_threadsafe(_wake, fut)
+            except RuntimeError:  # its event loop is closed: nobody waits there any more
+                pass
 
     @property
     def exhausted(self) -> bool:
         return self.limit is not None and self.spent >= self.limit
+
+    def describe(self) -> str:
+        """What was spent of the limit, for messages ("$0.0049 of $0.05 spent")."""
+        return f"${self.spent:.4f} of ${self.limit:g} spent" if self.limit is not None else f"${self.spent:.4f} spent"
+
+
+def _wake(fut: Any) -> None:
+    if not fut.done():
+        fut.set_result(None)
