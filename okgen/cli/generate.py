@@ -122,7 +122,8 @@ def generate(date: dt.date | str, generator: str | None, validator: str | None, 
             click.echo(f"wrote {len(result.questions)} questions to {out}")
     a = result.funnel["articles"]
     if result.stopped == "budget":
-        raise BudgetExceeded(f"budget of ${g.max_cost} reached: "
+        spent = (result.funnel.get("usage") or {}).get("this_run_cost_usd", 0.0)
+        raise BudgetExceeded(f"budget of ${g.max_cost} reached (${spent:.4f} spent by this run): "
                              f"{a['generated'] + sum(a['failed'].values())} of {a['total']} articles finished and kept; "
                              "rerun with a higher --max-cost to finish the rest")
     if not result.complete:
