@@ -182,3 +182,24 @@ def test_the_structured_memory_reads_the_llm_extractors_facts():
     got = m.retrieve("What is the tariff rate on goods from Brazil?", DAY, 5)
     assert len(got) == 1 and "25%" in got[0].text and "30%" not in got[0].text and "50%" not in got[0].text
     assert m.retrieve("What is the tariff rate on goods from Brazil?", DAYS[2], 5) == []  # dated after DAYS[2]
+
+
+def test_llm_extraction_shows_its_progress_off_a_terminal(tmp_path, caplog, monkeypatch):
+    # A model on a CPU takes minutes an article: a run printed nothing for 3 minutes.
+    import logging
+
+    from okgen import progress
+
+    monkeypatch.delenv("OKGEN_QUIET", raising=False)
+    monkeypatch.setenv("OKGEN_PROGRESS_SECONDS", "0")  # a line per article instead of every 10 s
+    monkeypatch.setattr(progress.log, "level", logging.INFO)
+    caplog.set_level(logging.INFO, logger=progress.LOGGER)
+    ws = Workspace(tmp_path)
+    with OpenAIServer(responder=responder()) as srv:
+        ex = LLMExtractor.from_spec(spec(srv), ws)
+        try:
+            extract_day(ws, DAY, extractor=ex, articles=story_articles())
+        finally:
+            ex.close()
+    got = [r.getMessage() for r in caplog.records if r.name == progress.LOGGER]
+    assert any(m.startswith(f"facts {DAY}: 3/3 (100%)") for m in got), got

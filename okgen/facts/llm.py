@@ -184,8 +184,14 @@ class LLMExtractor:
             BudgetExceeded: the budget stopped some calls (nothing to write; rerun with more).
             OkgenError: transient failures left articles unread (rerun: answers are cached).
         """
+        from okgen.progress import bar
+
         ordered = sorted(articles, key=lambda a: (a.date, a.id))
-        results = self.client.chat_many([self.request(a) for a in ordered])
+        # A model on a CPU takes minutes an article: the job shows it is alive and how far it is.
+        dates = sorted({a.date for a in ordered})
+        desc = f"facts {dates[0]}" if len(dates) == 1 else f"facts of {len(dates)} days"
+        with bar(total=len(ordered), desc=desc, unit="article") as pb:
+            results = self.client.chat_many([self.request(a) for a in ordered], on_done=lambda _: pb.update(1))
         if self.cache is not None:
             self.cache.flush()
         pending = [(a, r) for a, r in zip(ordered, results) if r.transient]

@@ -147,11 +147,19 @@ class ChatModel:
         res = await self.achat(ChatRequest(messages=tuple(messages), schema=schema, **decoding))
         return (res.parsed if schema is not None else res.text) if res.ok else None, res
 
-    def chat_many(self, requests: Sequence[ChatRequest], *, use_cache: bool = True) -> list[ChatResult]:
-        """Run requests from sync code, at most ``concurrency`` at once; results in request order."""
+    def chat_many(self, requests: Sequence[ChatRequest], *, use_cache: bool = True,
+                  on_done: Callable[[ChatResult], None] | None = None) -> list[ChatResult]:
+        """Run requests from sync code, at most ``concurrency`` at once; results in request order.
+        ``on_done`` is called with each result as it comes (progress)."""
+        async def one(r: ChatRequest) -> ChatResult:
+            res = await self.achat(r, use_cache=use_cache)
+            if on_done is not None:
+                on_done(res)
+            return res
+
         async def run() -> list[ChatResult]:
             try:
-                return list(await asyncio.gather(*(self.achat(r, use_cache=use_cache) for r in requests)))
+                return list(await asyncio.gather(*(one(r) for r in requests)))
             finally:
                 await self.aclose()
                 if self.cache is not None:
