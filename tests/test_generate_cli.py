@@ -357,13 +357,17 @@ def test_snapshot_build_takes_up_the_finished_run_and_calls_no_model(workspace, 
 
     with OpenAIServer(responder=counted) as srv:
         gen, probe = f"openai/writer,base_url={srv.base_url}", f"openai/prober,base_url={srv.base_url}"
-        code, _, err = run_cli(capsys, "--json", "generate", "--date", str(DAY), "--generator", gen, "--probe", probe,
-                               "--per-article", "2")
+        code, stdout, err = run_cli(capsys, "--json", "generate", "--date", str(DAY), "--generator", gen, "--probe",
+                                    probe, "--per-article", "2")
         assert code == 0, err
         calls = len(seen)
         assert "prober" in seen
         # One probe drops a quarter of good questions by chance: said once.
         assert err.count("one freshness probe drops every question it answers right") == 1
+        # What the server says answered is recorded, by role (an alias is re-pointed over time).
+        served = json.loads(stdout)["funnel"]["served_models"]
+        assert set(served) == {"generator", "probe0"} and set(served["generator"]) == {"writer"}
+        assert served["probe0"] == {"prober": seen.count("prober")}
         # The build names only the generator (by model name): the run with its probe and its two
         # questions per article is taken up, and no model is called again.
         code, stdout, err = run_cli(capsys, "snapshot", "build", "--date", str(DAY), "--generator", "openai/writer")

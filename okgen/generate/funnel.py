@@ -200,6 +200,9 @@ def render_funnel(f: dict[str, Any], this_run: bool = True) -> str:
         # also those spent on articles it left unfinished, follow.
         lines.append(f"  this run      {u['this_run_calls']} calls ({u.get('this_run_cached_calls', 0)} cached, "
                      f"{u.get('this_run_retries', 0)} retries), ${u['this_run_cost_usd']:.4f}")
+    if f.get("served_models"):  # what the servers said answered, where they said
+        lines.append("  served by     " + "; ".join(f"{role} {', '.join(f'{m} ({n})' for m, n in models.items())}"
+                                                   for role, models in f["served_models"].items()))
     if f.get("stopped"):
         lines.append(f"  stopped early: {f['stopped']}")
     return "\n".join(lines)
