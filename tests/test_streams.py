@@ -120,8 +120,10 @@ def test_cli_build_show_verify(tmp_path):
     r = run.invoke(cli, ["--home", str(tmp_path), "stream", "build", "st", "--series", "story"])
     assert r.exit_code == 0, r.output
     assert r.stdout.startswith("stream:st|origin:series|")
+    sig = r.stdout.strip()
     r = run.invoke(cli, ["--home", str(tmp_path), "--json", "stream", "ls"])
-    assert json.loads(r.stdout)[0]["questions"] == 3
+    row = json.loads(r.stdout)[0]
+    assert row["questions"] == 3 and row["signature"] == sig and isinstance(row["tracks"], int)
     r = run.invoke(cli, ["--home", str(tmp_path), "stream", "show", "st", "--tracks"])
     assert r.exit_code == 0 and "not known yet | 10% | 10% | 25% | 40%" in r.stdout
     r = run.invoke(cli, ["--home", str(tmp_path), "stream", "verify", "st"])

@@ -66,13 +66,14 @@ def ls(json_out: bool) -> None:
     from okgen.streams.store import list_streams
 
     rows = [{"name": m.name, "origin": m.origin, "intervals": len(m.intervals), "questions": m.counts.get("questions", 0),
-             "tracks": m.counts.get("tracks", ""), "hash": m.content_hash[:12]} for m in list_streams(get_ctx().workspace)]
+             "tracks": m.counts.get("tracks"), "hash": m.content_hash[:12], "signature": m.signature}
+            for m in list_streams(get_ctx().workspace)]
     if want_json(json_out):
-        echo_json(rows)
+        echo_json(rows)  # an imported stream has no tracks: null, not ""
     elif not rows:
         click.echo("no streams (okgen stream build NAME --series S makes one)", err=True)
     else:
-        echo_table(rows)
+        echo_table([{k: ("" if v is None else v) for k, v in r.items() if k != "signature"} for r in rows])
 
 
 @stream.command("show")
