@@ -56,6 +56,12 @@ def test_round_trip(tmp_path):
     r = CliRunner().invoke(__import__("okgen.cli.main", fromlist=["cli"]).cli,
                            ["--home", str(ws.home), "stream", "export", "t01", "--format", "oaks"])
     assert r.exit_code == 0 and json.loads(r.stdout) == [DOC]
+    # An okgen export imported again is exported under its own signature, naming its source.
+    tagged = {**DOC, "meta": {**DOC["meta"], "bid": "T02", "okgen_signature": "stream:april-facts|origin:series"}}
+    (m2,) = import_oaks(ws, write(tmp_path, [tagged]), "t02")
+    meta = export_oaks(open_stream(streams_dir(ws) / "t02"))["meta"]
+    assert meta["okgen_signature"] == m2.signature != tagged["meta"]["okgen_signature"]
+    assert meta["okgen_source_signature"] == "stream:april-facts|origin:series"
 
 
 def test_several_documents_and_oaks_b_answers(tmp_path):

@@ -59,6 +59,10 @@ def export_oaks(stream: Stream) -> dict[str, Any]:
     meta.update({"bid": meta.get("bid", m.name), "num_chunks": len(m.intervals), "num_qas": len(qas)})
     if m.origin != "oaks":
         meta["okgen_signature"] = m.signature
+    elif meta.get("okgen_signature") not in (None, m.signature):
+        # An okgen export imported again: the file names this stream, and the one it came from.
+        meta["okgen_source_signature"] = meta["okgen_signature"]
+        meta["okgen_signature"] = m.signature
     return {"meta": meta, "data": {"chunks": {k: "\n\n".join(v) for k, v in chunks.items()}, "qas": qas}}
 
 
