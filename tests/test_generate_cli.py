@@ -366,8 +366,8 @@ def test_snapshot_build_takes_up_the_finished_run_and_calls_no_model(workspace, 
         assert err.count("one freshness probe drops every question it answers right") == 1
         # What the server says answered is recorded, by role (an alias is re-pointed over time).
         served = json.loads(stdout)["funnel"]["served_models"]
-        assert set(served) == {"generator", "probe0"} and set(served["generator"]) == {"writer"}
-        assert served["probe0"] == {"prober": seen.count("prober")}
+        assert set(served) == {"generator", "probe"} and set(served["generator"]) == {"writer"}
+        assert served["probe"] == {"prober": seen.count("prober")}
         # The build names only the generator (by model name): the run with its probe and its two
         # questions per article is taken up, and no model is called again.
         code, stdout, err = run_cli(capsys, "snapshot", "build", "--date", str(DAY), "--generator", "openai/writer")
@@ -380,6 +380,8 @@ def test_snapshot_build_takes_up_the_finished_run_and_calls_no_model(workspace, 
 
     snap = resolve(Signature.parse(stdout.strip().splitlines()[-1]).short, workspace)
     assert [p.model for p in snap.manifest.probes] == ["openai/prober"]
+    # Built from the store with no call: the snapshot still names what answered, for every article.
+    assert snap.manifest.funnel["served_models"] == served
     # Nothing finished by another generator: it says it generates, with the settings it uses.
     code, _, err = run_cli(capsys, "snapshot", "build", "--date", str(DAY), "--generator", "extractive")
     assert code == 0 and "no finished generation of 2026-11-21 by extractive: generating now" in err

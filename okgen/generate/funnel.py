@@ -132,6 +132,9 @@ def build_funnel(date: dt.date, total_articles: int, results: Sequence[ArticleRe
             "this_run_retries": run_usage.retries if run_usage else 0,
         },
         "stopped": stopped,
+        # What the servers said answered, by agent, over every finished article (resumed ones too).
+        **({"served_models": {k: dict(sorted(v.served.items())) for k, v in sorted(usage.items()) if v.served}}
+           if any(v.served for v in usage.values()) else {}),
     }
 
 

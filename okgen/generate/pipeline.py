@@ -287,8 +287,6 @@ def run_generate(
                 funnel["extractive_reasons"] = dict(ext_pool.reasons.most_common())
             if agents.clients:  # the structured-output mode each model ended on (learnt from its server)
                 funnel["output_modes"] = agents.output_modes()
-                if served := agents.served_models():  # what the servers say answered, by role
-                    funnel["served_models"] = served
             if funnel["articles"]["pending"] == 0:
                 store.save_assembly(run_key, fingerprint, _QUESTIONS.dump_json(questions).decode(), funnel)
     finally:

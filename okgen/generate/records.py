@@ -85,6 +85,8 @@ class Usage(BaseModel):
     cached_cost_usd: float = 0.0
     """What the replies served from the cache cost when first made (not spent again)."""
     errors: dict[str, int] = Field(default_factory=dict)
+    served: dict[str, int] = Field(default_factory=dict)
+    """Calls by the model the server said answered (:func:`okgen.llm.base.served_model`)."""
 
     def add_result(self, res: Any) -> None:
         """Add a :class:`~okgen.llm.ChatResult` (one refused by the budget was never
@@ -101,6 +103,8 @@ class Usage(BaseModel):
         self.cached_cost_usd += getattr(res, "cached_cost", 0.0)
         if res.error_kind:
             self.errors[res.error_kind] = self.errors.get(res.error_kind, 0) + 1
+        if served := getattr(res, "served", None):
+            self.served[served] = self.served.get(served, 0) + 1
 
     def merge(self, other: Usage) -> None:
         """Add another usage record into this one."""
@@ -113,6 +117,8 @@ class Usage(BaseModel):
         self.cached_cost_usd += other.cached_cost_usd
         for k, v in other.errors.items():
             self.errors[k] = self.errors.get(k, 0) + v
+        for k, v in other.served.items():
+            self.served[k] = self.served.get(k, 0) + v
 
 
 class ArticleResult(BaseModel):

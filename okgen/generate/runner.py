@@ -67,13 +67,6 @@ class Agents:
         roles += [(f"probe{i}", p) for i, p in enumerate(self.probes)]
         return {r: a.client.mode for r, a in roles if a is not None and hasattr(a, "client")}
 
-    def served_models(self) -> dict[str, dict[str, int]]:
-        """Role -> the models the servers said answered (with their fingerprints) -> calls."""
-        roles = [("generator", self.generator), ("validator", self.validator)]
-        roles += [(f"probe{i}", p) for i, p in enumerate(self.probes)]
-        return {r: dict(sorted(a.client.served.items())) for r, a in roles
-                if a is not None and getattr(getattr(a, "client", None), "served", None)}
-
     async def aclose(self) -> None:
         """Close every client's connections."""
         for c in self.clients:

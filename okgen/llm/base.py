@@ -14,7 +14,6 @@ import logging
 import re
 import signal
 import threading
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -69,6 +68,8 @@ class ChatResult:
     logprobs: list[dict[str, Any]] | None = None
     error: str | None = None
     error_kind: str | None = None
+    served: str | None = None
+    """The model the server says answered (with its ``system_fingerprint``), when it says."""
 
     @property
     def ok(self) -> bool:
@@ -84,6 +85,17 @@ class ChatResult:
         """True when the failure says nothing about the request (a later run may succeed)."""
         kind = self.error_kind or ""
         return kind in TRANSIENT_KINDS or kind.startswith("http_")
+
+
+def served_model(raw: Any) -> str | None:
+    """The model a reply says answered (``model``, with ``system_fingerprint`` when given), or
+    None: an alias such as ``gpt-4.1`` is re-pointed over time, and two servers may serve other
+    weights under one name; the funnel records what really answered."""
+    name = raw.get("model") if isinstance(raw, dict) else None
+    if not isinstance(name, str) or not name:
+        return None
+    fp = raw.get("system_fingerprint")
+    return f"{name} ({fp})" if isinstance(fp, str) and fp else name
 
 
 @dataclass
@@ -136,7 +148,6 @@ class ChatModel:
         self.model, self.concurrency, self.cache = model, max(1, int(concurrency)), cache
         self.prices, self.budget = prices or PriceTable(), budget if budget is not None else Budget(None)
         self.stats = Stats()
-        self.served: Counter[str] = Counter()  # the model (and fingerprint) the server says answered -> calls
         self._sem: tuple[Any, asyncio.Semaphore] | None = None  # (event loop, its semaphore)
 
     @property
@@ -205,8 +216,8 @@ class ChatModel:
         if use_cache and self.cache is not None and (req.temperature == 0 or req.seed is not None):
             key, text = request_key_and_text(self._cache_request(req))
             if (hit := self.cache.get(key)) is not None:
-                self._note_served(hit)
                 res = self._finish(req, hit, cached=True)
+                res.served = served_model(hit)
                 res.cached_cost = self._cost(hit, warn=False)  # at today's prices; nothing is spent now
                 return res
         if self._sem is None or self._sem[0] is not asyncio.get_running_loop():
@@ -229,21 +240,11 @@ class ChatModel:
                 if limiter is not None:
                     await limiter.__aexit__(None, None, None)
         retries = raw.pop("okgen_retries", 0)
-        self._note_served(raw)
         if key is not None:
             self.cache.put(key, self.model, text, raw)
         res = self._finish(req, raw, cached=False)
-        res.cost, res.retries = cost, retries
+        res.cost, res.retries, res.served = cost, retries, served_model(raw)
         return res
-
-    def _note_served(self, raw: dict[str, Any]) -> None:
-        """Count the model the server says answered (``model``, with ``system_fingerprint`` when
-        given): an alias such as ``gpt-4.1`` is re-pointed over time, and two servers may serve
-        other weights under one name; the run records what really answered."""
-        name = raw.get("model") if isinstance(raw, dict) else None
-        if isinstance(name, str) and name:
-            fp = raw.get("system_fingerprint")
-            self.served[f"{name} ({fp})" if isinstance(fp, str) and fp else name] += 1
 
     async def _reserve(self, estimate: float, limiter: Any) -> bool:
         """Hold a slot of ``limiter`` and a reservation of the budget (True), or neither (False: the
