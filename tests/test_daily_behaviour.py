@@ -260,3 +260,42 @@ def test_a_day_with_unfinished_articles_says_why_in_one_line(site, tmp_path):
     err = [ln for ln in out.stderr.splitlines() if ln.startswith("okgen: error:")]
     assert len(err) == 1 and "1 article(s) could not be finished (http_500 1)" in err[0], out.stderr
     assert "shard 7 is overloaded" in err[0] and "rerun to retry them" in err[0]
+
+
+def test_what_a_rerun_keeps_of_the_run_it_resumes():
+    from okgen.daily.pipeline import DailyOptions, _keep_generator, _public
+
+    begun = _public(DailyOptions(generator="openai/g", validator="openai/v", probes=("openai/p",), max_cost=5.0,
+                                 per_article=2, generator_chosen=True, validator_chosen=True, probes_chosen=True))
+    plain = _keep_generator(DailyOptions(), begun, DAY, force=False)
+    # The models, the questions per article and the budget: a day begun under $5 is not finished without one.
+    assert (plain.generator, plain.validator, plain.probes, plain.per_article, plain.max_cost) == \
+        ("openai/g", "openai/v", ("openai/p",), 2, 5.0)
+    # okgen.toml naming the same generator keeps the validator and probes the day was begun with.
+    same = _keep_generator(DailyOptions(generator="openai/g", generator_chosen=True), begun, DAY, force=False)
+    assert (same.validator, same.probes) == ("openai/v", ("openai/p",))
+    # Chosen anew: another generator, or --validator none, is what runs.
+    other = _keep_generator(DailyOptions(generator="openai/h", generator_chosen=True), begun, DAY, force=False)
+    assert (other.generator, other.validator, other.probes) == ("openai/h", None, ())
+    novalidator = _keep_generator(DailyOptions(validator_chosen=True), begun, DAY, force=False)
+    assert novalidator.generator == "openai/g" and novalidator.validator is None
+    assert _keep_generator(DailyOptions(max_cost=9.0), begun, DAY, force=False).max_cost == 9.0
+
+
+def test_a_finished_date_is_printed_again_without_options_said_for_another_run(tmp_path):
+    # Run 1 finished; a later --force attempt (other options) failed: a plain rerun prints run 1,
+    # and says nothing of the failed attempt's options.
+    from okgen.daily.pipeline import DailyOptions, run_daily
+    from okgen.daily.state import RunState
+
+    ws = Workspace(tmp_path / "ws")
+    with RunState(ws.db_path) as state:
+        done, _ = state.start_or_resume(DAY, config={"generator": "openai/g"})
+        state.finish_run(done, "done", signature="sig-of-run-1")
+        failed, _ = state.start_or_resume(DAY, force=True, config={"generator": "extractive"})
+        state.finish_run(failed, "failed", error="boom")
+        assert state.rerun_target(DAY)[:2] == (done, "done")
+    seen = []
+    result = run_daily(DAY, ws, DailyOptions(retrievers=()), on_options=seen.append)
+    assert result.already_done and result.run_id == done and result.signature == "sig-of-run-1"
+    assert seen == []

@@ -118,8 +118,11 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
                                 validator=validator, probes=probes or None, per_article=per_article, max_cost=max_cost,
                                 publish_to=publish_to, sign_key=sign_key, no_text=no_text, retrievers=retrievers,
                                 windows=windows, use_cache=False if no_cache else None)
-    def offline_note(o) -> None:
-        if not o.llm_configured:
+    said = []
+
+    def offline_note(o) -> None:  # once, for the first date that runs the offline generator
+        if not o.llm_configured and not said:
+            said.append(True)
             note("okgen: no LLM endpoint configured: using the offline generator (gen:extractive-v2, spaCy); "
                  "set [generate] generator in okgen.toml or pass --generator openai/MODEL")
 
@@ -130,10 +133,8 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
         note(f"okgen: {r.date}: {_brief_result(r)}")
 
     if start is not None:
-        if not (force and not opts.generator_chosen):  # --force keeps each day's generator
-            offline_note(opts)
         results = run_range(start, end, ws, opts, force=force, progress=progress_enabled(), replay_dir=replay_dir,
-                            on_result=on_result)
+                            on_result=on_result, on_options=offline_note)
         if want_json(json_out):
             echo_json({"summary": summarize(results), "runs": [r.to_dict() for r in results]})
         else:

@@ -67,9 +67,11 @@ class DailyOptions:
     sign_key: str | None = None
     no_text: bool = False
     timezone: str = "UTC"
-    # True when the generator came from a flag or okgen.toml; otherwise `force` keeps the
-    # generator (and validator and probes) the date was first built with.
+    # True when the generator (validator, probes) came from a flag or okgen.toml; otherwise a
+    # rerun or `force` keeps the one the date was begun or first built with.
     generator_chosen: bool = False
+    validator_chosen: bool = False
+    probes_chosen: bool = False
     # True when `feeds` comes from [daily] in okgen.toml, not from --feeds: a replay then uses
     # the list embedded in the capture (the one that ingest really used when it was made).
     feeds_from_config: bool = False
@@ -104,6 +106,8 @@ class DailyOptions:
         if use_cache is not None:
             vals["use_cache"] = use_cache
         vals["generator_chosen"] = s.generate.generator is not None
+        vals["validator_chosen"] = s.generate.validator is not None
+        vals["probes_chosen"] = s.generate.probes is not None
         vals["feeds_from_config"] = s.daily.feeds is not None and flags.get("feeds") is None
         if vals.get("validator") in ("", "none"):
             vals["validator"] = None
@@ -225,10 +229,12 @@ def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions 
         # A rebuild (--force) or a resumed run keeps what made the date's questions unless a flag
         # or okgen.toml says otherwise: a day begun with an LLM is never finished by the offline
         # generator because a rerun left out --generator.
-        previous = state.last_done_config(date) if force else state.latest_config(date)
-        opts = _keep_source(_keep_generator(opts, previous, date, force), previous, date, force)
-        if on_options is not None:
-            on_options(opts)
+        target = None if force else state.rerun_target(date)
+        if target is None or target[1] != "done":  # a finished date is only printed again: nothing to keep
+            previous = state.last_done_config(date) if force else (target[2] if target else None)
+            opts = _keep_source(_keep_generator(opts, previous, date, force), previous, date, force)
+            if on_options is not None:
+                on_options(opts)
         run_id, resumed = state.start_or_resume(date, force=force, config=_public(opts))
         run = state.run(run_id)
         result = DailyResult(date=date, run_id=run_id, status="running", resumed=resumed)
@@ -305,7 +311,8 @@ def _check_dated(path: str | Path, workspace: Workspace) -> None:
 
 def run_range(start: dt.date, end: dt.date, workspace: Workspace, options: DailyOptions | None = None, *,
               force: bool = False, progress: bool = False, replay_dir: str | Path | None = None,
-              on_result: Callable[[DailyResult], None] | None = None) -> list[DailyResult]:
+              on_result: Callable[[DailyResult], None] | None = None,
+              on_options: Callable[[DailyOptions], None] | None = None) -> list[DailyResult]:
     """Backfill every date from ``start`` to ``end`` (inclusive), oldest first.
 
     A failed date is recorded and the next one runs; the results list every date's outcome.
@@ -332,7 +339,7 @@ def run_range(start: dt.date, end: dt.date, workspace: Workspace, options: Daily
                 o = DailyOptions(**{**opts.__dict__, "replay": str(wp)})
         if result is None:
             try:
-                result = run_daily(d, workspace, o, force=force, progress=progress)
+                result = run_daily(d, workspace, o, force=force, progress=progress, on_options=on_options)
             except OkgenError as e:
                 log.error("%s failed: %s", d, e)
                 result = DailyResult(date=d, run_id=0, status="failed", error=str(e))
@@ -351,14 +358,29 @@ def _keep_generator(opts: DailyOptions, previous: dict[str, Any] | None, date: d
     generation's run key, so a different value re-asks (and re-pays) every article."""
     if not previous:
         return opts
-    kept: dict[str, Any] = {k: previous[k] for k in ("per_article", "seed")
+    # Questions per article, seed and budget unless given: the first two are in the run key (a
+    # different value asks, and pays for, every article again), and a day begun under a budget
+    # is not finished without one.
+    kept: dict[str, Any] = {k: previous[k] for k in ("per_article", "seed", "max_cost")
                             if getattr(opts, k) is None and previous.get(k) is not None}
-    if not opts.generator_chosen and previous.get("generator"):
-        kept.update({k: previous[k] for k in ("generator", "validator") if k in previous})
-        kept["probes"] = tuple(previous.get("probes") or ())
-        if kept["generator"] != opts.generator:
-            log.warning("%s was %s with generator %s: %s with it (pass --generator to change)", date,
-                        "built" if force else "begun", kept["generator"], "--force rebuilds" if force else "the rerun resumes")
+    same_generator = not opts.generator_chosen or opts.generator == previous.get("generator")
+    if previous.get("generator") and same_generator:
+        # The models, each unless chosen: okgen.toml naming the day's generator does not drop
+        # the validator and probes the day was begun with.
+        kept["generator"] = previous["generator"]
+        if not opts.validator_chosen and "validator" in previous:
+            kept["validator"] = previous["validator"]
+        if not opts.probes_chosen:
+            kept["probes"] = tuple(previous.get("probes") or ())
+        changed = [f"{k} {kept[k]}" for k in ("generator", "validator") if k in kept and kept[k] != getattr(opts, k)]
+        if "probes" in kept and kept["probes"] != tuple(opts.probes):
+            changed.append(f"probes {', '.join(kept['probes']) or 'none'}")
+        if "max_cost" in kept:
+            changed.append(f"budget ${kept['max_cost']}")
+        if changed:
+            log.warning("%s was %s with %s: %s with them (pass --generator, --validator, --probe or --max-cost to "
+                        "change)", date, "built" if force else "begun", "; ".join(changed),
+                        "--force rebuilds" if force else "the rerun resumes")
     return replace(opts, **kept)
 
 

@@ -106,22 +106,14 @@ class RunState:
         there is one (a failed or interrupted forced attempt after it does not shadow it), else
         the latest unfinished run, resumed; otherwise a new run."""
         if not force:
-            done = self.conn.execute(
-                "SELECT run_id FROM daily_runs WHERE date = ? AND status = 'done' ORDER BY run_id DESC LIMIT 1", (str(date),)
-            ).fetchone()
-            row = self.conn.execute(
-                "SELECT run_id, status FROM daily_runs WHERE date = ? ORDER BY run_id DESC LIMIT 1", (str(date),)
-            ).fetchone()
-            # A newer unfinished attempt that already built its snapshot is resumed, not shadowed:
-            # its snapshot is in the catalogue, and the newest of a day is the one a series takes.
-            newer_built = (done is not None and row is not None and int(row["run_id"]) > int(done["run_id"])
-                           and self.stage_status(int(row["run_id"]), "snapshot") == "done")
-            if done is not None and not newer_built:
-                return int(done["run_id"]), True
-            if row is not None:
-                with self.conn:
-                    self.conn.execute("UPDATE daily_runs SET status = 'running', error = NULL WHERE run_id = ?", (row["run_id"],))
-                return int(row["run_id"]), True
+            picked = self.rerun_target(date)
+            if picked is not None:
+                run_id, status, _ = picked
+                if status != "done":
+                    with self.conn:
+                        self.conn.execute("UPDATE daily_runs SET status = 'running', error = NULL WHERE run_id = ?",
+                                          (run_id,))
+                return run_id, True
         # The run's start (to the second) is its snapshot's timestamp: a forced rebuild within the
         # same second as the run before it still gets a later one, so a new signature.
         started = time.time()
@@ -204,11 +196,21 @@ class RunState:
                               r["finished_at"], r["signature"], r["error"], bool(r["forced"]), stages))
         return out
 
-    def latest_config(self, date: dt.date) -> dict[str, Any] | None:
-        """The options recorded by the latest run of ``date``, finished or not (None when there is none)."""
-        row = self.conn.execute("SELECT config FROM daily_runs WHERE date = ? ORDER BY run_id DESC LIMIT 1",
-                                (str(date),)).fetchone()
-        return None if row is None else json.loads(row["config"] or "{}")
+    def rerun_target(self, date: dt.date) -> tuple[int, str, dict[str, Any]] | None:
+        """The run a plain rerun of ``date`` takes up, as (run id, status, recorded options), or
+        None: the latest finished run, unless a newer unfinished one already built its snapshot
+        (its snapshot is in the catalogue, and the newest of a day is the one a series takes);
+        else the latest run."""
+        done = self.conn.execute("SELECT run_id, status, config FROM daily_runs WHERE date = ? AND status = 'done' "
+                                 "ORDER BY run_id DESC LIMIT 1", (str(date),)).fetchone()
+        row = self.conn.execute("SELECT run_id, status, config FROM daily_runs WHERE date = ? "
+                                "ORDER BY run_id DESC LIMIT 1", (str(date),)).fetchone()
+        newer_built = (done is not None and row is not None and int(row["run_id"]) > int(done["run_id"])
+                       and self.stage_status(int(row["run_id"]), "snapshot") == "done")
+        pick = done if done is not None and not newer_built else row
+        if pick is None:
+            return None
+        return int(pick["run_id"]), str(pick["status"]), json.loads(pick["config"] or "{}")
 
     def last_done_config(self, date: dt.date) -> dict[str, Any] | None:
         """The options recorded by the latest finished run of ``date`` (None when there is none)."""
