@@ -133,3 +133,24 @@ def test_a_failed_run_leaves_no_empty_folder(env, tmp_path):
         run_eval(snap.name, f"hf/{tmp_path / 'no-such-model'}", plan_runs(["none"]), EvalOptions(), workspace=ws,
                  out=tmp_path / "given")
     assert not (tmp_path / "given").exists()
+
+
+def test_a_resume_refuses_answers_drawn_or_rendered_otherwise(env, tmp_path):
+    # Same signature, but the stored answers came from another random draw (or chat template):
+    # finishing the run would mix two models' answers in one number.
+    ws, snap = env
+    out = tmp_path / "r"
+    (o,) = run_eval(snap.name, "random/seed0", plan_runs(["none"]), EvalOptions(), workspace=ws, out=out)
+    run = json.loads((o.path / "run.json").read_text())
+    run["backend"]["draw"] = 1  # an okgen from before the draw by question id
+    (o.path / "run.json").write_text(json.dumps(run))
+    lines = (o.path / "predictions.jsonl").read_text().splitlines()
+    (o.path / "predictions.jsonl").write_text("\n".join(lines[:2]) + "\n")  # killed after two answers
+    with pytest.raises(ConfigError, match=r"another random draw \(version 1, now 2\)"):
+        run_eval(snap.name, "random/seed0", plan_runs(["none"]), EvalOptions(), workspace=ws, out=out)
+    from okgen.eval.runner import _backend_differs
+
+    conv = {"conventions": {"chat_template_hash": "aaaaaaaaaaaa"}}
+    assert _backend_differs(conv, {"conventions": {"chat_template_hash": "bbbbbbbbbbbb"}}) == \
+        "chat template (aaaaaaaaaaaa, now bbbbbbbbbbbb)"
+    assert _backend_differs(conv, {"conventions": {"chat_template_hash": "aaaaaaaaaaaa"}}) is None

@@ -24,6 +24,7 @@ from okgen.models.base import Backend, Generated, ModelSpec, Prompt, Scored, est
 
 _OPTION_LINE = re.compile(r"^([A-J])\. ", re.MULTILINE)
 _SEED_NAME = re.compile(r"seed(\d+)")
+DRAW = 2  # how answers are drawn (2: by the prompt's key); a resumed run refuses answers of another
 _QUESTION = "Question: "  # where the templates' question block starts (okgen.eval.templates)
 
 
@@ -84,4 +85,4 @@ class RandomBackend(Backend):
 
     def info(self) -> dict[str, Any]:
         """Backend identity."""
-        return {"backend": self.name, "model": self.spec.model, "seed": self.seed}
+        return {"backend": self.name, "model": self.spec.model, "seed": self.seed, "draw": DRAW}
