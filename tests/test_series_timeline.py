@@ -83,7 +83,10 @@ def test_the_gap_pairs_the_questions_both_runs_scored():
     assert tls["oracle"].rows[0]["accuracy"] == pytest.approx(2 / 9)  # unpaired, the gap would read 0.222
     assert row["gap_oracle_minus_none"] == 0.0 and row["gap_questions"] == 4
     md = to_markdown(table_rows(list(tls.values())), list(tls.values()))
-    assert "| 0.0000 (4) |" not in md  # n = 4 = the paired count: nothing to mark
+    assert "| 0.0000 (4) |" in md  # oracle scored 9: the gap is over 4, not 0.222 - 0.000
+    both = {t.run: t for t in build_timelines([none, {**oracle, "rows": oracle["rows"][:4]}], bucket="day")}
+    md = to_markdown(table_rows(list(both.values())), list(both.values()))
+    assert "(4)" not in md and "gap (k)" not in md  # the same 4 questions on both sides: nothing to mark
     # Paired but fewer than the bucket's n: the count is shown beside the gap.
     none9 = doc("none", [False] * 9)
     oracle4 = {**oracle, "rows": oracle["rows"][:4]}

@@ -31,7 +31,8 @@ from okgen.series.stats import (
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 COLUMNS = ("model", "run", "bucket", "days", "n", "accuracy", "ci_low", "ci_high", "ci_method", "moving_average", "chance",
-           "chance_corrected", "soft_gold", "gap_oracle_minus_none", "gap_questions", "probe_known", "partial_days")
+           "chance_corrected", "soft_gold", "gap_oracle_minus_none", "gap_questions", "gap_partial", "probe_known",
+           "partial_days")
 
 log = logging.getLogger(__name__)
 
@@ -163,9 +164,13 @@ def build_timelines(docs: Sequence[dict[str, Any]], *, bucket: str = "month", ma
     for runs in by_model.values():
         if "oracle" in runs and "none" in runs:
             gap = knowledge_gap(groups[(runs["oracle"].model, "oracle")], groups[(runs["none"].model, "none")], bucket)
+            oracle_n = {r["bucket"]: r["n"] for r in runs["oracle"].rows}
             for r in runs["none"].rows:  # the no-context run's gap to its oracle: on its rows only, not repeated
                 g, paired = gap.get(r["bucket"], (None, 0))
                 r["gap_oracle_minus_none"], r["gap_questions"] = g, paired
+                # Fewer paired questions than either run scored: the gap is not the difference of the
+                # two accuracies shown, and the table says so.
+                r["gap_partial"] = g is not None and (paired != r["n"] or paired != oracle_n.get(r["bucket"]))
     return out
 
 
@@ -201,15 +206,15 @@ def to_markdown(rows: Sequence[dict[str, Any]], timelines: Sequence[Timeline]) -
         ci = f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]" + (" W" if r.get("ci_method") == WILSON else "")
         vals = [r["model"], r["run"], r["bucket"], r["n"], _fmt(r["accuracy"]), ci, _fmt(r["moving_average"]),
                 _fmt(r["chance_corrected"]), _fmt(r.get("soft_gold")),
-                _fmt(r.get("gap_oracle_minus_none")) + (f" ({r['gap_questions']})" if r.get("gap_questions")
-                                                       and r["gap_questions"] != r["n"] else ""),
+                _fmt(r.get("gap_oracle_minus_none")) + (f" ({r['gap_questions']})" if r.get("gap_partial") else ""),
                 r["probe_known"], r.get("partial_days") or ""]
         lines.append("| " + " | ".join(str(v) for v in vals) + " |")
     if any(r.get("ci_method") == WILSON for r in rows):
         lines += ["", f"W: Wilson interval of the bucket's pooled count (under {MIN_BOOT_DAYS} days, or every day "
                       "the same accuracy); other intervals are day-block bootstraps."]
-    if any(r.get("gap_questions") and r["gap_questions"] != r["n"] for r in rows):
-        lines += ["", "gap (k): oracle − none over the k questions both runs scored, where that is fewer than n."]
+    if any(r.get("gap_partial") for r in rows):
+        lines += ["", "gap (k): oracle − none over the k questions both runs scored, where either run scored "
+                      "others too: not the difference of the two accuracies shown."]
     if any(r.get("partial_days") for r in rows):
         lines += ["", "partial days: days whose run scored fewer questions than the snapshot holds (--limit)."]
     for tl in timelines:
