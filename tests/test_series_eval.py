@@ -178,7 +178,7 @@ def test_outcomes_of_another_snapshot_of_the_day_are_not_taken_as_done(workspace
     assert doc["snapshot_signature"] != current
     day.write_text(json.dumps(doc))
     with pytest.raises(ConfigError, match=r"another snapshot of 2026-03-02 \(ts: 2026-03-02 05:00:00\+00:00 \(now "
-                                          r"2026-03-02 06:00:00\+00:00\)\).*--overwrite"):
+                                          r"2026-03-02 06:00:00\+00:00\)\).*move that folder aside"):
         run_series_eval("march", "random/seed0", [RunSpec("none")], workspace=workspace, out=out)
     res = run_series_eval("march", "random/seed0", [RunSpec("none")], EvalOptions(overwrite=True), workspace=workspace,
                           out=out)

@@ -203,8 +203,9 @@ def _check_same_run(path: Path, ident: dict[str, Any], snapshot_signature: str |
         from okgen.signature import signature_diff
 
         raise ConfigError(f"{path.parent} holds outcomes of another snapshot of {doc.get('snapshot_date')} "
-                          f"({signature_diff(old, snapshot_signature)}): the series' member changed; use "
-                          "--overwrite to score the new one, or another --out to keep both")
+                          f"({signature_diff(old, snapshot_signature)}): the series' member changed; move that "
+                          "folder aside to score the new one (--overwrite scores every day again), or give "
+                          "another --out")
     diff = sorted(k for k in ident if stored.get(k) != ident[k])
     if diff:
         raise ConfigError(f"{path.parent} holds a run with other options (differs in {', '.join(diff)}); "
