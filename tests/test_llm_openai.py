@@ -207,6 +207,23 @@ def test_an_endpoint_that_never_answered_fails_fast(caplog):
     assert all(w < 10 for w in clock.waits) and not [r for r in caplog.records if "waiting" in r.getMessage()]
 
 
+def test_an_unreachable_endpoint_is_tried_again_a_while_later(monkeypatch):
+    # `vllm serve` binds its port only once the weights are loaded: the fast-fail holds a while,
+    # then a call tries the endpoint again.
+    import okgen.llm.openai_chat as oc
+
+    now = [1000.0]
+    monkeypatch.setattr(oc.time, "monotonic", lambda: now[0])
+    clock = FakeClock()
+    c = client("http://127.0.0.1:9/v1", sleep=clock)
+    assert c.chat(req()).error_kind == "unreachable" and len(clock.waits) == 2
+    now[0] += oc.UNREACHABLE_HOLD / 2
+    assert c.chat(req("soon")).error_kind == "unreachable" and len(clock.waits) == 2  # within the hold: at once
+    now[0] += oc.UNREACHABLE_HOLD
+    res = c.chat(req("later"))
+    assert res.error_kind == "unreachable" and res.retries == 2 and len(clock.waits) == 4  # tried again
+
+
 def test_a_refused_connection_to_a_live_server_is_retried():
     clock = FakeClock()
     srv = OpenAIServer(responder=lambda p, e: "fine").start()

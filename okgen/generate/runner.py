@@ -325,7 +325,7 @@ async def _article(a: Article, agents: Agents, *, n: int, seed: int, use_cache: 
     if agents.validator is not None and alive:
         res = await asyncio.gather(*(agents.validator.ajudge(a, c, seed, use_cache=use_cache, limiter=limiter.at(1 - gen_priority)) for c in alive))
         usage = _usage(res, state)
-        bad = next((r for r in res if _unfinished(r)), None)
+        bad = next((r for r in res if r.transient), None)
         if bad is not None:
             return _leave(state, bad.error_kind, f"validator: {bad.error}")
         for c, r in zip(alive, res):
@@ -336,7 +336,7 @@ async def _article(a: Article, agents: Agents, *, n: int, seed: int, use_cache: 
         asks = [p.aask(c, seed, use_cache=use_cache, limiter=limiter.at(1 - gen_priority)) for c in alive for p in agents.probes]
         outs = await asyncio.gather(*asks)
         usage = _usage([r for r, _ in outs], state)
-        bad = next((r for r, _ in outs if _unfinished(r)), None)
+        bad = next((r for r, _ in outs if r.transient), None)
         if bad is not None:
             return _leave(state, bad.error_kind, f"probe: {bad.error}")
         k = len(agents.probes)
@@ -344,15 +344,6 @@ async def _article(a: Article, agents: Agents, *, n: int, seed: int, use_cache: 
             apply_probes(c, agents.probes, outs[i * k:(i + 1) * k], agents.drop_known)
         result.usage["probe"] = usage
     return result, None
-
-
-def _unfinished(res: ChatResult) -> bool:
-    """True when a validator or probe call leaves its article for a rerun: a transient failure, or
-    any HTTP error. The validator's and probes' requests are okgen's own, the same for every
-    article: an HTTP 400 there ("max_tokens must be at most 8") is a setup problem that would
-    otherwise reject every candidate, or pass every probe, for good. (A generator's content-filter
-    block is about its article's text: that article is recorded failed.)"""
-    return res.transient or (res.error_kind or "").startswith("http_")
 
 
 def _leave(state: RunState, kind: str | None, message: str) -> tuple[None, str | None]:

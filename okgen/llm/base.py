@@ -274,6 +274,8 @@ class ChatModel:
         if self.budget.limit is None:
             return 0.0
         chars = sum(len(m.get("content") or "") for m in req.messages)
+        if req.schema is not None:  # sent in the prompt (json, text modes) or billed as part of it
+            chars += len(schema_json(req.schema))
         return self.prices.cost(self.model, chars // 3 + 16, req.max_tokens or DEFAULT_COMPLETION_ESTIMATE,
                                 endpoint=self.endpoint, warn=False)
 

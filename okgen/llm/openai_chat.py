@@ -39,6 +39,7 @@ MODES = ("structured", "json", "text")  # strongest first
 MAX_WAIT = 60.0  # the longest backoff; a server's Retry-After is followed up to 10 times this
 LONG_WAIT = 10.0  # a wait at least this long is announced (a warning line)
 UNREACHABLE_RETRIES = 2  # retries of a connection refused by an endpoint that has never answered
+UNREACHABLE_HOLD = 30.0  # seconds later calls fail at once after that, before one tries again (a server still loading)
 RETRIED_STATUS = (408, 409, 429)  # and every 5xx
 _LEARNT: dict[tuple[str, str], str] = {}  # (endpoint, model) -> the mode learnt in this process
 _FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|structured output|guided", re.IGNORECASE)
@@ -90,6 +91,7 @@ class OpenAIChat(ChatModel):
         self._client: tuple[Any, openai.AsyncOpenAI] | None = None  # (event loop, the SDK's client)
         self._answered = False  # the endpoint has answered (any HTTP status) since this model was made
         self._unreachable: str | None = None  # why it is given up on, when it never answered
+        self._unreachable_at = 0.0  # when (time.monotonic)
 
     @property
     def endpoint(self) -> str:  # type: ignore[override]
@@ -137,7 +139,9 @@ class OpenAIChat(ChatModel):
             CallError: the request failed (``kind`` says how) and is not sent again.
         """
         if self._unreachable is not None and not self._answered:
-            raise CallError("unreachable", self._unreachable)
+            if time.monotonic() - self._unreachable_at < UNREACHABLE_HOLD:
+                raise CallError("unreachable", self._unreachable)
+            self._unreachable = None  # a while later: the server may be up now (vllm serve loading weights)
         stop = tenacity.stop_any(tenacity.stop_after_attempt(self.max_retries + 1), self._stop_unreachable)
         retrying = tenacity.AsyncRetrying(stop=stop, wait=_wait,
                                           retry=tenacity.retry_if_exception_type(_Retry), reraise=True,
@@ -151,6 +155,7 @@ class OpenAIChat(ChatModel):
             n = retrying.statistics.get("attempt_number", 1) - 1
             if e.no_connection and not self._answered:
                 if self._unreachable is None:
+                    self._unreachable_at = time.monotonic()
                     self._unreachable = (f"{e}: no server answered there (after {n} "
                                          f"{'retry' if n == 1 else 'retries'}); start the server, or fix base_url "
                                          "in the model spec (e.g. openai/MODEL,base_url=http://127.0.0.1:8000/v1)")
@@ -226,7 +231,9 @@ class OpenAIChat(ChatModel):
             kind = "timeout" if timeout else "connection"
             msg = f"timed out after {self.timeout:g}s" if timeout else f"cannot reach {self.endpoint}: {e.__cause__ or e}"
             if type(e.__cause__).__name__ in _NOT_SENT:
-                raise _Retry(kind, msg, no_connection=type(e.__cause__).__name__ in _NO_CONNECTION) from None
+                # A TLS handshake that failed reached a server: not "nothing listens there".
+                nothing = type(e.__cause__).__name__ in _NO_CONNECTION and "ssl" not in str(e.__cause__).lower()
+                raise _Retry(kind, msg, no_connection=nothing) from None
             raise CallError(kind, f"{msg} (the request may have been processed: not sent again)") from None
         except ValueError as e:  # a 200 whose body is not JSON
             raise CallError("bad_response", f"unreadable response body ({e})") from None
