@@ -121,7 +121,7 @@ def test_merging_runs_of_other_eval_options_is_said(caplog):
     for d in b:
         d["options"] = {"model": "hf/m", "seed": 7, "limit": 5}
     with caplog.at_level(logging.WARNING, logger="okgen.series.timeline"):
-        build_timelines(a + b, bucket="day")
+        build_timelines([x for pair in zip(a, b) for x in pair], bucket="day")  # interleaved: said once
     got = [r.getMessage() for r in caplog.records]
     assert len(got) == 1 and "hf/m / none: merging runs scored with other options (seed differ)" in got[0]
     caplog.clear()

@@ -121,6 +121,7 @@ def build_timelines(docs: Sequence[dict[str, Any]], *, bucket: str = "month", ma
     series: dict[tuple[str, str], set[str]] = {}
     sigs: dict[tuple[str, str], set[str]] = {}
     options: dict[tuple[str, str], dict[str, Any]] = {}
+    warned: set[tuple[tuple[str, str], tuple[str, ...]]] = set()
     for d in docs:
         key = (d["model"], d["run"])
         seen = groups.setdefault(key, {})
@@ -129,11 +130,11 @@ def build_timelines(docs: Sequence[dict[str, Any]], *, bucket: str = "month", ma
         sigs.setdefault(key, set()).update([d["eval_signature"]] if d.get("eval_signature") else [])
         opts = {k: v for k, v in (d.get("options") or {}).items() if k != "limit"}  # a limit is marked partial
         first = options.setdefault(key, opts)
-        if opts != first:
-            differ = sorted(k for k in opts.keys() | first.keys() if opts.get(k) != first.get(k))
+        differ = tuple(sorted(k for k in opts.keys() | first.keys() if opts.get(k) != first.get(k)))
+        if differ and (key, differ) not in warned:
+            warned.add((key, differ))
             log.warning("%s / %s: merging runs scored with other options (%s differ): their numbers are not "
                         "one measurement; give the run folders apart", key[0], key[1], ", ".join(differ))
-            options[key] = opts
         for r in d["rows"]:
             if since is not None and dt.date.fromisoformat(r["date"]) < since:
                 continue
