@@ -148,7 +148,7 @@ def test_a_resume_refuses_answers_drawn_or_rendered_otherwise(env, tmp_path):
     (o.path / "predictions.jsonl").write_text("\n".join(lines[:2]) + "\n")  # killed after two answers
     with pytest.raises(ConfigError, match=r"another random draw \(version 1, now 2\)"):
         run_eval(snap.name, "random/seed0", plan_runs(["none"]), EvalOptions(), workspace=ws, out=out)
-    from okgen.eval.runner import _backend_differs
+    from okgen.models.base import answers_differ as _backend_differs
 
     conv = {"conventions": {"chat_template_hash": "aaaaaaaaaaaa"}}
     assert _backend_differs(conv, {"conventions": {"chat_template_hash": "bbbbbbbbbbbb"}}) == \

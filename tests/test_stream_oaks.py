@@ -207,3 +207,23 @@ def test_eval_stream_says_when_the_context_budget_cut_documents(tmp_path):
     r = CliRunner().invoke(cli, ["--home", str(ws.home), "eval", "--signature", "x", "-m", "random/seed0",
                                  "--context-chars", "60"])
     assert r.exit_code == 2 and "--context-chars is for --stream runs" in r.stderr
+
+
+def test_a_stream_run_of_another_random_draw_is_not_put_beside_this_one(tmp_path):
+    from okgen.cli.main import cli
+
+    ws = Workspace(tmp_path / "ws")
+    import_oaks(ws, write(tmp_path, [DOC]), "t01")
+    base = ["--home", str(ws.home), "eval", "--stream", "t01", "-m", "random/seed0", "--setting"]
+    r = CliRunner().invoke(cli, [*base, "none,full"])
+    assert r.exit_code == 0, r.output
+    run = ws.data_dir / "runs" / "streams" / "t01"
+    full = next(run.rglob("full/results.json"))
+    res = json.loads(full.read_text())
+    assert res["answers_by"] == {"draw": 2}
+    res["answers_by"] = None  # as an okgen before the draw by question wrote it
+    full.write_text(json.dumps(res))
+    r = CliRunner().invoke(cli, [*base, "window:1"])
+    assert r.exit_code == 0, r.output
+    report = (full.parent.parent / "report.md").read_text()
+    assert "| none " in report and "| full " not in report and "not in it: full" in r.stderr

@@ -44,7 +44,7 @@ from okgen.eval.stats import N_BOOT, degenerate_warning, diagnostics, summarize
 from okgen.eval.templates import DEFAULT_TEMPLATE, get_template
 from okgen.files import atomic_write_text, describe_validation_error, pretty_json, record_line
 from okgen.hashing import sha256_json
-from okgen.models.base import Backend, ModelSpec, parse_model_spec
+from okgen.models.base import Backend, ModelSpec, answers_differ, parse_model_spec
 from okgen.progress import bar
 from okgen.schema import EvalRecord, Prediction, Question
 from okgen.settings import Workspace
@@ -249,21 +249,6 @@ def _keep_warning(ev: _Evaluator, o: RunOutcome, msg: str) -> None:
 _UNKNOWN = object()
 
 
-def _backend_differs(stored: Any, info: dict[str, Any]) -> str | None:
-    """What of the backend a resumed run's stored answers were made with differs now: the chat
-    template (a model repository can change it under the same name) or the random baseline's
-    draw; None when nothing is known to differ."""
-    if not isinstance(stored, dict):
-        return None
-    old = (stored.get("conventions") or {}).get("chat_template_hash")
-    new = (info.get("conventions") or {}).get("chat_template_hash")
-    if old and new and old != new:
-        return f"chat template ({old}, now {new})"
-    if stored.get("backend") == "random" and stored.get("draw") != info.get("draw"):
-        return f"random draw (version {stored.get('draw') or 1}, now {info.get('draw')})"
-    return None
-
-
 def _stored_limit(text: str, total: int) -> Any:
     """The ``--limit`` a stored run signature says, as this okgen counts it (a limit covering the
     whole snapshot is none); ``_UNKNOWN`` for an older okgen's signature that does not parse."""
@@ -440,7 +425,7 @@ class _Evaluator:
                 raise ConfigError(f"{path} holds another run (its signature differs in "
                                   f"{signature_diff(stored['signature'], sig_text)}); use another --out or --overwrite")
             info = self.backend.info()
-            if resumed and (differs := _backend_differs(stored.get("backend"), info)):
+            if resumed and (differs := answers_differ(stored.get("backend"), info)):
                 # The same signature, but what renders or draws the answers changed since the
                 # scored part: one number would mix two models' answers.
                 raise ConfigError(f"{path} holds answers made with another {differs}; use another --out or "

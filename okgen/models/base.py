@@ -411,6 +411,30 @@ class LocalTokenizerMixin:
         }
 
 
+def answers_differ(stored: Any, info: dict[str, Any]) -> str | None:
+    """What of the backend a resumed run's stored answers were made with differs now: the chat
+    template (a model repository can change it under the same name) or the random baseline's
+    draw; None when nothing is known to differ."""
+    if not isinstance(stored, dict):
+        return None
+    old = (stored.get("conventions") or {}).get("chat_template_hash")
+    new = (info.get("conventions") or {}).get("chat_template_hash")
+    if old and new and old != new:
+        return f"chat template ({old}, now {new})"
+    if stored.get("backend") == "random" and stored.get("draw") != info.get("draw"):
+        return f"random draw (version {stored.get('draw') or 1}, now {info.get('draw')})"
+    return None
+
+
+def answers_by(info: dict[str, Any]) -> dict[str, Any] | None:
+    """What, beyond the model's name, makes its answers (a backend's ``info()``): the random
+    baseline's draw, the chat template's hash; None when neither applies. Runs put side by side
+    in one report must agree on it."""
+    got = {"draw": info.get("draw") if info.get("backend") == "random" else None,
+           "chat_template_hash": (info.get("conventions") or {}).get("chat_template_hash")}
+    return {k: v for k, v in got.items() if v is not None} or None
+
+
 def template_hash(tokenizer: Any) -> str | None:
     """The first 12 hex digits of the SHA-256 of the tokenizer's chat template (a dict of named
     templates as canonical JSON), so a run names the template that rendered its prompts, not only

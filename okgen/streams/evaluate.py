@@ -42,7 +42,7 @@ from okgen.eval.templates import ANSWER_PREFIX, LETTERS
 from okgen.files import atomic_write_text
 from okgen.hashing import sha256_text
 from okgen.memory.dated import DATED_SETTINGS
-from okgen.models.base import Prompt
+from okgen.models.base import Prompt, answers_by, answers_differ
 from okgen.settings import Workspace
 from okgen.streams.dated import StreamView, by_age, rates
 from okgen.streams.metrics import score
@@ -244,12 +244,15 @@ def run_stream_eval(ws: Workspace, ref: str, model: str, setting: str, *, limit:
         try:
             stored = open_run_dir(run, cfg, overwrite)
             be = backend or load_backend(model, ws)
+            info = be.info()
             if not stored:
-                write_run_file(run, cfg, stream.manifest.signature, spec_name, be.info())
+                write_run_file(run, cfg, stream.manifest.signature, spec_name, info)
             done = read_rows(run / PREDICTIONS)
             intervals = stream.manifest.intervals
             keys = [(q.id, iv.index) for q in questions for iv in intervals]
             resumed = sum(1 for k in keys if k in done and done[k]["error"] is None)
+            if resumed and stored and (differs := answers_differ(stored.get("backend"), info)):
+                raise ConfigError(f"{run} holds answers made with another {differs}; use another --out or --overwrite")
             if resumed:
                 log.info("%s: resuming, %d of %d (question, interval) pairs already scored", run.name, resumed, len(keys))
             scored_now = _score_pending(stream, view, questions, st, be, budget_chars, run / PREDICTIONS, done)
@@ -266,7 +269,7 @@ def run_stream_eval(ws: Workspace, ref: str, model: str, setting: str, *, limit:
                         run.name, errors, len(rows))
         results = {"kind": "okgen-stream-eval", "stream": stream.manifest.name, "signature": stream.manifest.signature,
                    "model": spec_name, "setting": setting, "template": TEMPLATE, "template_hash": TEMPLATE_HASH,
-                   "budget_chars": budget_chars, "limit": limit,
+                   "budget_chars": budget_chars, "limit": limit, "answers_by": answers_by(info),
                    "intervals": [iv.label for iv in intervals], "resumed": resumed, "scored_now": scored_now,
                    "errors": errors, "phase_boundaries": _boundaries(stream, questions), **sc.to_dict(),
                    "dated": rates(questions, rows, len(intervals)), "by_age": by_age(view, rows),

@@ -59,9 +59,11 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-COMPARABLE = ("signature", "model", "limit", "budget_chars", "template_hash")
+COMPARABLE = ("signature", "model", "limit", "budget_chars", "template_hash", "answers_by")
 """What two stream runs share to stand side by side in one report: the stream, the model, the
-questions scored (``--limit``), the context budget and the prompt template."""
+questions scored (``--limit``), the context budget, the prompt template, and what made the
+answers beyond the model's name (the random baseline's draw, the chat template:
+:func:`okgen.models.base.answers_by`)."""
 
 
 def with_earlier_settings(results: Sequence[dict[str, Any]], parent: Path,
