@@ -26,6 +26,21 @@ def site(tmp_path):
     web.stop()
 
 
+@pytest.fixture
+def llm_day(site, tmp_path):
+    """A workspace on the site's feeds and a test server answering as an instruction model:
+    (workspace, server, generator spec, the responder, the articles)."""
+    from okgen.testing.llm_agents import AgentResponder
+    from okgen.testing.openai_server import OpenAIServer
+
+    articles, feeds, _ = site
+    ws = Workspace(tmp_path / "ws")
+    write_config(ws, feeds, retrievers=[])
+    agents = AgentResponder(articles, seed=3)
+    with OpenAIServer(responder=agents) as srv:
+        yield ws, srv, f"openai/fake-llm,base_url={srv.base_url}", agents, articles
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -66,23 +81,16 @@ def test_quiet_daily_and_the_short_signature(site, tmp_path):
 
 
 @pytest.mark.slow
-def test_force_keeps_the_llm_generator_of_the_day(site, tmp_path):
-    from okgen.testing.llm_agents import AgentResponder
-    from okgen.testing.openai_server import OpenAIServer
-
-    articles, feeds, _ = site
-    ws = Workspace(tmp_path / "ws")
-    write_config(ws, feeds, retrievers=[])
-    with OpenAIServer(responder=AgentResponder(articles, seed=3)) as srv:
-        spec = f"openai/fake-llm,base_url={srv.base_url}"
-        first = okgen(ws, "daily", "--date", str(DAY), "--generator", spec, "--per-article", "2")
-        assert first.returncode == 0, first.stderr
-        calls = srv.calls["chat"]
-        forced = okgen(ws, "daily", "--date", str(DAY), "--force")
-        assert forced.returncode == 0, forced.stderr
-        # The same questions per article too (they are in the run key): the store answers every
-        # article, nothing is asked (or paid for) again.
-        assert srv.calls["chat"] == calls
+def test_force_keeps_the_llm_generator_of_the_day(llm_day):
+    ws, srv, spec, _, _ = llm_day
+    first = okgen(ws, "daily", "--date", str(DAY), "--generator", spec, "--per-article", "2")
+    assert first.returncode == 0, first.stderr
+    calls = srv.calls["chat"]
+    forced = okgen(ws, "daily", "--date", str(DAY), "--force")
+    assert forced.returncode == 0, forced.stderr
+    # The same questions per article too (they are in the run key): the store answers every
+    # article, nothing is asked (or paid for) again.
+    assert srv.calls["chat"] == calls
     a = Signature.parse(first.stdout.strip().splitlines()[-1])
     b = Signature.parse(forced.stdout.strip().splitlines()[-1])
     assert b.generator == a.generator and "extractive" not in b.generator
@@ -90,25 +98,19 @@ def test_force_keeps_the_llm_generator_of_the_day(site, tmp_path):
     assert "was built with generator" in forced.stderr
 
 
-def test_a_rerun_without_the_flags_resumes_with_the_models_the_day_was_begun_with(site, tmp_path):
+def test_a_rerun_without_the_flags_resumes_with_the_models_the_day_was_begun_with(llm_day):
     # An LLM daily run interrupted mid-way, rerun as the docs say ("rerun to resume") but without
     # repeating --generator: it is finished by the same LLM, not closed empty by the offline generator.
     from okgen.daily.pipeline import DailyOptions, run_daily
     from okgen.daily.state import RunState
-    from okgen.testing.llm_agents import AgentResponder
-    from okgen.testing.openai_server import OpenAIServer
 
-    articles, feeds, _ = site
-    ws = Workspace(tmp_path / "ws")
-    write_config(ws, feeds, retrievers=[])
-    with OpenAIServer(responder=AgentResponder(articles, seed=3)) as srv:
-        spec = f"openai/fake-llm,base_url={srv.base_url}"
-        begun = DailyOptions.resolve(ws, generator=spec, per_article=2)
-        with RunState(ws.db_path) as state:  # what an interrupted first run leaves: its options recorded
-            run_id, _ = state.start_or_resume(DAY, config={**begun.__dict__, "probes": []})
-            state.finish_run(run_id, "interrupted", error="KeyboardInterrupt")
-        result = run_daily(DAY, ws, DailyOptions.resolve(ws))
-        assert srv.calls["chat"] > 0
+    ws, srv, spec, _, _ = llm_day
+    begun = DailyOptions.resolve(ws, generator=spec, per_article=2)
+    with RunState(ws.db_path) as state:  # what an interrupted first run leaves: its options recorded
+        run_id, _ = state.start_or_resume(DAY, config={**begun.__dict__, "probes": []})
+        state.finish_run(run_id, "interrupted", error="KeyboardInterrupt")
+    result = run_daily(DAY, ws, DailyOptions.resolve(ws))
+    assert srv.calls["chat"] > 0
     assert result.run_id == run_id and result.status == "done" and result.signature
     sig = Signature.parse(result.signature)
     assert sig.generator == "openai/fake-llm" and sig.questions > 0
@@ -236,16 +238,12 @@ def test_a_backfill_refuses_a_dump_whose_records_have_no_date(tmp_path):
     assert one.returncode == 0, one.stderr
 
 
-def test_a_day_with_unfinished_articles_says_why_in_one_line(site, tmp_path):
+def test_a_day_with_unfinished_articles_says_why_in_one_line(llm_day):
     # One article's every call fails on the server: daily names the kind and the server's own
     # message, as `okgen generate` does, not a bare "(errors)".
-    from okgen.testing.llm_agents import AgentResponder
-    from okgen.testing.openai_server import OpenAIServer, Reply
+    from okgen.testing.openai_server import Reply
 
-    articles, feeds, _ = site
-    ws = Workspace(tmp_path / "ws")
-    write_config(ws, feeds, retrievers=[])
-    agents = AgentResponder(articles, seed=3)
+    ws, srv, spec, agents, articles = llm_day
     doomed = next(a for a in articles if a.date == DAY)
 
     def responder(req, endpoint):
@@ -254,8 +252,8 @@ def test_a_day_with_unfinished_articles_says_why_in_one_line(site, tmp_path):
             return Reply(status=500, error="shard 7 is overloaded")
         return agents(req, endpoint)
 
-    with OpenAIServer(responder=responder) as srv:
-        out = okgen(ws, "daily", "--date", str(DAY), "--generator", f"openai/fake-llm,base_url={srv.base_url},max_retries=0")
+    srv.responder = responder
+    out = okgen(ws, "daily", "--date", str(DAY), "--generator", f"{spec},max_retries=0")
     assert out.returncode == 1
     err = [ln for ln in out.stderr.splitlines() if ln.startswith("okgen: error:")]
     assert len(err) == 1 and "1 article(s) could not be finished (http_500 1)" in err[0], out.stderr
