@@ -87,6 +87,8 @@ class GenerateSettings(BaseModel):
     """Cap of one outlet's share of the day's questions (1: no cap)."""
     max_answer_repeats: int | None = Field(None, ge=0)
     """Most questions of a day with the same answer (0: no cap)."""
+    give_up_after: int | None = Field(None, ge=0)
+    """Runs an article may be left unfinished by an error of its own before it is given up (0: never)."""
 
 
 class DailySettings(BaseModel):

@@ -14,6 +14,7 @@ from collections import Counter
 
 import pytest
 
+from okgen.errors import ConfigError
 from okgen.generate.funnel import render_funnel
 from okgen.generate.pipeline import run_generate
 from okgen.testing.fixture_questions import fixture_questions
@@ -187,6 +188,42 @@ def test_transient_errors_leave_articles_pending_then_resume(workspace, articles
         assert second.complete and second.funnel["articles"]["resumed"] == 3
         assert r.calls["generator"] == calls + 1  # only the pending article was asked again
         assert {q.id for q in first.questions} < {q.id for q in second.questions}
+
+
+def test_an_article_a_server_always_fails_is_given_up_after_three_runs(workspace, articles):
+    r = AgentResponder(articles, questions=fixture_questions())
+    r.overrides = {TITLES["Toronto"]: Reply(status=500, error="shard 7 is overloaded")}
+    with OpenAIServer(responder=r) as srv:
+        spec = f"openai/fake,base_url={srv.base_url},max_retries=0"
+        runs = [run_generate(EVE, workspace, articles, generator=spec) for _ in range(3)]
+        for res in runs[:2]:
+            assert not res.complete and res.funnel["articles"]["pending_by_reason"] == {"http_500": 1}
+        last = runs[2].funnel["articles"]
+        assert runs[2].complete and last["failed"] == {"http_500": 1} and last["pending"] == 0
+        assert "given up after 3 runs" in last["errors"]["http_500"] and "shard 7" in last["errors"]["http_500"]
+        assert_funnel_adds_up(runs[2].funnel)
+        assert {q.id for q in runs[2].questions} == {q.id for q in runs[0].questions} != set()
+        calls = r.calls["generator"]
+        again = run_generate(EVE, workspace, articles, generator=spec)
+        assert again.complete and r.calls["generator"] == calls  # the failed article is not asked again
+        # With give_up_after = 0 (a new run: --fresh) the article is never given up.
+        never = [run_generate(EVE, workspace, articles, generator=spec, fresh=i == 0,
+                              config={"generate": {"give_up_after": 0}}) for i in range(4)]
+        assert not never[-1].complete and never[-1].funnel["articles"]["pending_by_reason"] == {"http_500": 1}
+        with pytest.raises(ConfigError, match="give_up_after"):
+            run_generate(EVE, workspace, articles, generator=spec, config={"generate": {"give_up_after": "x"}})
+
+
+def test_a_server_failing_every_article_gives_none_up(workspace, articles):
+    r = AgentResponder(articles, questions=fixture_questions())
+    r.overrides = {t: Reply(status=500, error="down") for t in TITLES.values()}
+    with OpenAIServer(responder=r) as srv:
+        spec = f"openai/fake,base_url={srv.base_url},max_retries=0"
+        for _ in range(4):
+            res = run_generate(EVE, workspace, articles, generator=spec)
+        # No run finished another article: the failures say nothing about any one of them.
+        assert not res.complete and not res.funnel["articles"]["failed"]
+        assert res.funnel["articles"]["pending"] == res.funnel["articles"]["total"]
 
 
 def test_rerun_and_cache(workspace, articles):

@@ -130,7 +130,8 @@ def generate(date: dt.date | str, generator: str | None, validator: str | None, 
         reasons = ", ".join(f"{k} {v}" for k, v in a["pending_by_reason"].items())
         raise OkgenError(f"{a['pending']} of {a['total']} articles could not be processed ({reasons})"
                          f"{cause(a['pending_by_reason'], a, '; last {kind} error: {msg}')}; "
-                         "finished ones are kept: rerun to retry the rest")
+                         "finished ones are kept: rerun to retry the rest (an article left so by errors of its "
+                         "own in [generate] give_up_after runs, 3 by default, is then given up)")
     if not result.questions and a["total"]:
         why = ", ".join(f"{k} {v}" for k, v in a["failed"].items()) or "every candidate was rejected"
         raise OkgenError(f"no question kept for {result.date} from {a['total']} articles: {why}"

@@ -454,7 +454,8 @@ class _RunContext:
             kinds = ", ".join(f"{k} {v}" for k, v in a.get("pending_by_reason", {}).items()) or res.stopped or "errors"
             raise OkgenError(f"{res.pending} article(s) could not be finished ({kinds})"
                              f"{cause(a.get('pending_by_reason', {}), a, '; last {kind} error: {msg}')}; "
-                             "rerun to retry them")
+                             "rerun to retry them (an article left so by errors of its own in "
+                             "[generate] give_up_after runs, 3 by default, is then given up)")
         # A quiet day (no candidate survives the checks) is no failure: the day is done, with no
         # snapshot, and the later stages say why; a rerun does not retry it (--force does).
         return "done", {"kept": len(res.questions), "candidates": f.get("candidates"), "articles": f.get("articles"),

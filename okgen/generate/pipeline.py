@@ -46,7 +46,7 @@ from okgen.generate.extractive import ExtractiveGenerator
 from okgen.generate.funnel import build_funnel, render_funnel
 from okgen.generate.positions import LETTERS, balanced_positions, place
 from okgen.generate.records import ArticleResult, Candidate
-from okgen.generate.runner import RunState, build_agents, process_articles
+from okgen.generate.runner import NOT_THE_ARTICLES, RunState, build_agents, process_articles
 from okgen.generate.store import GenerateStore
 from okgen.hashing import sha256_json
 from okgen.llm import Budget, PriceTable, run_sync
@@ -58,6 +58,8 @@ log = logging.getLogger(__name__)
 DEFAULT_SEED = 1234
 DEFAULT_PER_ARTICLE = 5
 DEFAULT_POOL_DAYS = 3
+DEFAULT_GIVE_UP_AFTER = 3
+"""Runs an article may be left unfinished by an error of its own before it is given up."""
 
 
 @dataclass
@@ -152,7 +154,7 @@ def run_generate(
         seed: snapshot seed (generation seed, distractor sampling, choice shuffling).
         config: the workspace configuration (``okgen.toml`` as a dict); None reads it. Its
             ``[generate]`` table may set ``agents_dir``, ``drop_known``, ``pool_days``,
-            ``timeout``, ``max_retries``; its ``[prices]`` table extends the price table.
+            ``timeout``, ``max_retries``, ``give_up_after``; its ``[prices]`` table extends the price table.
         pool: more articles for distractors only.
         fresh: forget this run's finished articles and start over.
         drop_known: drop questions every probe answers (None: the probe spec decides).
@@ -229,6 +231,11 @@ def run_generate(
     if repeats < 0:
         run_sync(agents.aclose())
         raise ConfigError(f"[generate] max_answer_repeats must be a whole number >= 0 (0: no cap), got {raw!r}")
+    raw = gcfg.get("give_up_after", DEFAULT_GIVE_UP_AFTER)
+    give_up = int(raw) if not isinstance(raw, bool) and str(raw).strip().isdigit() else -1
+    if give_up < 0:
+        run_sync(agents.aclose())
+        raise ConfigError(f"[generate] give_up_after must be a whole number >= 0 (0: never give up), got {raw!r}")
     prior = recent_questions(workspace, date)
     day = dict(prior=prior, max_outlet_share=share, max_answer_repeats=repeats)
     fingerprint = _fingerprint(targets, prior, share, repeats)
@@ -273,6 +280,7 @@ def run_generate(
                 _process(todo, agents, store, run_key, finished, state, per_article, seed, concurrency,
                          use_cache, ext_pool, progress and len(todo) > 1, date, finish_first=budget.limit is not None,
                          gates=gates_on)
+                _give_up(todo, store, run_key, finished, state, give_up)
             else:
                 run_sync(agents.aclose())
             results = [finished[a.id] for a in targets if a.id in finished]
@@ -347,6 +355,32 @@ def _process(todo: list[Article], agents: Any, store: GenerateStore, run_key: st
         run_sync(process_articles(todo, agents, n=per_article, seed=seed, concurrency=concurrency,
                                   use_cache=use_cache, pool=ext_pool, on_done=on_done, state=state,
                                   finish_first=finish_first, limits=Limits(gates=gates)))
+
+
+def _give_up(todo: Sequence[Article], store: GenerateStore, run_key: str, finished: dict[str, ArticleResult],
+             state: RunState, after: int) -> None:
+    """Count a run against each article it left unfinished by an error of its own, and give up
+    those left so ``after`` runs (0: never): recorded as failed, with their last error, so the
+    date can finish without them. Only a run that did not stop for errors counts, and only when the server answered other articles of the date (in this run or
+    an earlier one): a server down for every article says nothing about one."""
+    if not after or state.stopped == "errors" or not any(r.status == "ok" for r in finished.values()):
+        return
+    for a in todo:
+        kind, message = state.left.get(a.id, ("", ""))
+        if not kind or kind in NOT_THE_ARTICLES:
+            continue
+        runs = store.count_attempt(run_key, a.id, a.text_sha256)
+        if runs < after:
+            continue
+        result = ArticleResult(article_id=a.id, text_sha256=a.text_sha256, status="failed", error_kind=kind,
+                               error=f"given up after {runs} runs left it unfinished: {message}")
+        store.save(run_key, result)
+        finished[a.id] = result
+        state.pending[kind] -= 1
+        if not state.pending[kind]:
+            del state.pending[kind]
+        log.warning("article %s given up after %d runs left it unfinished (%s: %s); the date goes on without it "
+                    "([generate] give_up_after)", a.id, runs, kind, message[:200])
 
 
 class _NoBar:

@@ -200,6 +200,11 @@ class _Slot:
         self.limiter.release()
 
 
+NOT_THE_ARTICLES = frozenset({"budget", "unreachable", "rate_limit"})
+"""Kinds of unfinished article that say nothing about the article itself (``give_up_after``
+never gives one up for them)."""
+
+
 @dataclass
 class RunState:
     """Progress of one invocation (shared by the article tasks)."""
@@ -210,6 +215,10 @@ class RunState:
     consecutive_failures: int = 0
     last_error: dict[str, str] = field(default_factory=dict)
     """The latest message of each kind that left an article unfinished (for the user)."""
+    done: int = 0
+    """Articles this invocation finished."""
+    left: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Articles this invocation tried and left unfinished: article id -> (kind, message)."""
 
 
 async def process_articles(articles: Sequence[Article], agents: Agents, *, n: int, seed: int,
@@ -264,6 +273,7 @@ async def process_articles(articles: Sequence[Article], agents: Agents, *, n: in
             if result is None:
                 kind = transient or "unknown"
                 state.pending[kind] = state.pending.get(kind, 0) + 1
+                state.left[a.id] = (kind, state.last_error.get(kind, ""))
                 state.consecutive_failures += 1
                 if state.stopped is not None:
                     return
@@ -283,6 +293,7 @@ async def process_articles(articles: Sequence[Article], agents: Agents, *, n: in
                     log.error("%d articles in a row failed (last: %s); stopping", state.consecutive_failures, kind)
                 return
             state.consecutive_failures = 0
+            state.done += 1
             on_done(result)
 
     try:

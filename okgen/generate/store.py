@@ -11,7 +11,10 @@ Tables (created on first use in ``data/okgen.sqlite``):
   of its finished articles, so a rerun of a finished date is one read;
 * ``gen_invocations``: the arguments a run was started with (model specs as typed, questions
   per article, seed, probe setting, agents folder), so ``okgen snapshot build`` can take up the
-  finished run of a date instead of starting another with other settings.
+  finished run of a date instead of starting another with other settings;
+* ``gen_attempts``: how many runs left each unfinished article unfinished by an error of its
+  own (``[generate] give_up_after``: after that many the article is given up, recorded as
+  failed, so that one article a server always fails on cannot hold up its date).
 
 A run killed at any point loses at most the articles in flight; a rerun with the same key skips
 the finished ones (no duplicates: the primary key is (run key, article id)). An article whose
@@ -57,6 +60,13 @@ CREATE TABLE IF NOT EXISTS gen_assembled (
 CREATE TABLE IF NOT EXISTS gen_invocations (
     run_key TEXT PRIMARY KEY,
     args TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gen_attempts (
+    run_key TEXT NOT NULL,
+    article_id TEXT NOT NULL,
+    text_sha256 TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    PRIMARY KEY (run_key, article_id)
 );
 """
 
@@ -132,10 +142,24 @@ class GenerateStore:
                 (run_key, result.article_id, result.text_sha256, result.status, result.error_kind,
                  result.model_dump_json(), time.time()))
 
+    def count_attempt(self, run_key: str, article_id: str, text_sha256: str) -> int:
+        """Count one more run that left an article unfinished by an error of its own; returns the
+        count (back to 1 when its text changed since the last one)."""
+        with self._conn:
+            self._conn.execute(
+                "INSERT INTO gen_attempts (run_key, article_id, text_sha256, attempts) VALUES (?, ?, ?, 1) "
+                "ON CONFLICT(run_key, article_id) DO UPDATE SET attempts = CASE WHEN text_sha256 = "
+                "excluded.text_sha256 THEN attempts + 1 ELSE 1 END, text_sha256 = excluded.text_sha256",
+                (run_key, article_id, text_sha256))
+            row = self._conn.execute("SELECT attempts FROM gen_attempts WHERE run_key = ? AND article_id = ?",
+                                     (run_key, article_id)).fetchone()
+        return int(row[0])
+
     def clear(self, run_key: str) -> int:
         """Forget a run's finished articles (``--fresh``); returns how many were removed."""
         with self._conn:
             cur = self._conn.execute("DELETE FROM gen_articles WHERE run_key = ?", (run_key,))
+            self._conn.execute("DELETE FROM gen_attempts WHERE run_key = ?", (run_key,))
             self._conn.execute("DELETE FROM gen_assembled WHERE run_key = ?", (run_key,))
         return cur.rowcount
 
