@@ -111,3 +111,28 @@ def test_an_imported_day_is_hashed_by_its_dump(tmp_path):
         s = run_ingest(day, ws, import_file=p)
         hashes |= {s.feeds_hash, ingest_feeds_hash(ws, day)}
     assert hashes == {sha256_text(f"import:{sha256_file(p)}")}
+
+
+def test_an_imported_outlet_id_gets_its_name_from_the_feed_list(tmp_path):
+    """A dump that gives outlets by id ("guardian", as news-dev does) stores the packaged feed
+    list's name ("The Guardian"), which prompts and rationales then use; an id the list does not
+    know stays as written, and a record's own `source_name` wins."""
+    import datetime as dt
+    import json
+
+    from okgen.ingest.pipeline import run_ingest
+    from okgen.ingest.store import ArticleStore
+    from okgen.settings import Workspace
+
+    text = " ".join(["The Lakeport harbour reopened after the storm and ferries to Rivertown resumed."] * 12)
+    rows = [{"title": f"Harbour reopens {i}", "article_text": f"{text} Story {i}.", "link": f"https://example.org/{i}",
+             **extra} for i, extra in enumerate([{"news_site": "guardian"}, {"news_site": "rivertown-gazette"},
+                                                 {"news_site": "bbc", "source_name": "BBC World Service"}])]
+    p = tmp_path / "dump.json"
+    p.write_text(json.dumps(rows))
+    day = dt.date(2025, 4, 12)
+    ws = Workspace(tmp_path / "ws")
+    run_ingest(day, ws, import_file=p)
+    with ArticleStore(ws.db_path) as store:
+        names = {a.source: a.source_name for a in store.articles_for_date(day)}
+    assert names == {"guardian": "The Guardian", "rivertown-gazette": "rivertown-gazette", "bbc": "BBC World Service"}

@@ -93,7 +93,8 @@ def run_ingest(date: dt.date, workspace: Workspace, *, feeds: str | Path | None 
             # The signature's `feeds` of an imported day: the dump itself (the same for every
             # import of the same file, by `okgen ingest` or `okgen daily`).
             summary.feeds_hash = sha256_text(f"import:{sha256_file(import_file)}")
-            _run_import(date, Path(import_file), import_mapping, cfg, store, summary, undated_on_date)
+            _run_import(date, Path(import_file), import_mapping, cfg, store, summary, undated_on_date,
+                        names=_outlet_names(feeds))
         else:
             feed_list, archive = _feed_list_for(feeds, replay)
             summary.feeds_hash = feed_list.hash
@@ -206,9 +207,21 @@ async def _run_fetch(date: dt.date, workspace: Workspace, cfg: IngestConfig, fee
 MAX_RECORD_WARNINGS = 5  # per failure reason; the rest are counted in one line
 
 
+def _outlet_names(feeds: str | Path | None) -> dict[str, str]:
+    """Outlet id -> display name from a feed list (None: the packaged one), for imported records
+    that give an outlet's id ("guardian") but not its name: prompts and rationales then say
+    "The Guardian". A feed list that cannot be read names nothing (the import needs none)."""
+    try:
+        return {o.id: o.name for o in load_feed_list(feeds).outlets if o.name}
+    except ConfigError:
+        return {}
+
+
 def _run_import(date: dt.date, path: Path, mapping: dict[str, str] | None, cfg: IngestConfig,
-                store: ArticleStore, summary: IngestSummary, undated_on_date: bool = True) -> None:
-    """Stage the records of a dump that belong to ``date``."""
+                store: ArticleStore, summary: IngestSummary, undated_on_date: bool = True,
+                names: dict[str, str] | None = None) -> None:
+    """Stage the records of a dump that belong to ``date`` (``names``: outlet id -> display name,
+    for records without a ``source_name``)."""
     from okgen.ingest.importer import read_dump
 
     states = store.item_states(date)
@@ -253,7 +266,7 @@ def _run_import(date: dt.date, path: Path, mapping: dict[str, str] | None, cfg: 
             continue
         art = Article(
             id=article_id(canonical), url=url, canonical_url=canonical, source=source,
-            source_name=f.get("source_name") or f.get("source"), category=f.get("category"), title=title,
+            source_name=f.get("source_name") or (names or {}).get(source) or f.get("source"), category=f.get("category"), title=title,
             author=f.get("author"), published_at=rec.published_at, date=date, date_source="import", fetched_at=now,
             language=language, text=text, text_sha256=sha256_text(text), extractor=extractor,
         )
