@@ -192,3 +192,25 @@ def test_explain_cli(tmp_path):
     assert beside.returncode == 0 and json.loads(beside.stdout)["short"] == text, beside.stderr
     assert bad.stderr.strip().count("\n") == 0 and "bad value for 's'" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_explain_and_check_read_a_stream_signature(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from okgen.streams.signature import StreamSignature
+
+    sig = StreamSignature(name="rivertown-offices", origin="series", series_hash="0123456789ab", intervals=5,
+                          extractor="extractive-facts-v1", min_changes=1, min_outlets=2, seed=7, questions=31,
+                          content_hash="ab" * 32, version="0.1.0")
+    for text in (sig.format(), sig.short):
+        out = subprocess.run([sys.executable, "-m", "okgen", "--json", "signature", "explain", text],
+                             capture_output=True, text=True, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        data = json.loads(out.stdout)
+        assert data["kind"] == "stream signature" and data["long"] == sig.format()
+        assert {r["key"]: r["value"] for r in data["fields"]}["stream"] == "rivertown-offices"
+    check = subprocess.run([sys.executable, "-m", "okgen", "signature", "check", "--short", sig.format()],
+                           capture_output=True, text=True, cwd=tmp_path)
+    assert check.returncode == 0 and check.stdout.strip() == sig.short

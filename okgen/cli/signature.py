@@ -16,7 +16,7 @@ def signature() -> None:
 @click.argument("sig")
 @json_option
 def explain(sig: str, json_out: bool) -> None:
-    """Print every field of a snapshot, eval or series signature as a table.
+    """Print every field of a snapshot, eval, series or stream signature as a table.
 
     Example: okgen signature explain 'd:2026-11-21|w:10|g:extractive-v2.1a2b3c4d+en_core_web_sm-3.8.0|...'
     """
@@ -43,8 +43,11 @@ def check(sig: str, as_short: bool, json_out: bool) -> None:
 
 def _parse(sig: str):
     from okgen.signature import SeriesSignature, looks_like_series_signature, parse_any
+    from okgen.streams.signature import StreamSignature, looks_like_stream_signature
 
     # "MODEL | SIGNATURE", as results and reports print an eval signature beside its model (no
     # signature holds " | ": its values are URL-quoted).
-    sig = sig.rpartition(" | ")[2]
+    sig = sig.rpartition(" | ")[2].strip()
+    if looks_like_stream_signature(sig):
+        return StreamSignature.parse(sig)
     return SeriesSignature.parse(sig) if looks_like_series_signature(sig) else parse_any(sig)
