@@ -284,6 +284,19 @@ def test_exports_sharing_a_folder_are_all_listed_and_none_overwrites_another(env
     assert sha256_file(hf / "data" / "questions-00000-of-00001.parquet") == before
     assert json.loads((hf / "okgen_export.json").read_text())["task"] == none
     export_snapshot(snap, "hf", hf)  # the same dataset again: fine
+    # A file no okgen export wrote (a project's README.md, a task of the user's own) is refused
+    # and kept; so is a snapshot folder as the target.
+    mine = tmp_path / "project"
+    mine.mkdir()
+    (mine / "README.md").write_text("# my project\n")
+    with pytest.raises(ConfigError, match="README.md exists and no okgen export wrote it"):
+        export_snapshot(snap, "hf", mine)
+    assert (mine / "README.md").read_text() == "# my project\n" and not (mine / "data").exists()
+    (mine / f"{none}.yaml").write_text("task: mine\n")
+    with pytest.raises(ConfigError, match=f"{none}.yaml exists and no okgen export wrote it"):
+        export_snapshot(snap, "lm-eval", mine)
+    with pytest.raises(ConfigError, match="snapshot folder or a workspace"):
+        export_snapshot(snap, "hf", snap.path)
 
 
 def test_report_leaves_out_stream_runs_and_says_where_their_reports_are(env, tmp_path, caplog):

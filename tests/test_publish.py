@@ -143,6 +143,15 @@ def test_no_text_release_and_fsspec_memory(make_snapshot, workspace, tmp_path, c
     none = run_eval(snap.signature.short, "random/seed0", plan_runs(["none"]), EvalOptions(), workspace=ws2,
                     out=tmp_path / "bare-none")
     assert none[0].record.n == len(bare.questions)
+    # Its hf export says the texts are missing: null, not "", and the card tells how to restore them.
+    import pyarrow.parquet as pq
+
+    from okgen.eval.export import export_snapshot
+
+    export_snapshot(bare, "hf", tmp_path / "bare-hf")
+    texts = pq.read_table(tmp_path / "bare-hf" / "data" / "corpus-00000-of-00001.parquet").column("text").to_pylist()
+    assert texts and all(t is None for t in texts)
+    assert "this release has no article texts" in (tmp_path / "bare-hf" / "README.md").read_text()
     ws3 = Workspace(tmp_path / "w3")
     rich = pull(snap.signature.short, "memory://okgen-test-pub", ws3)
     assert rich.manifest.text_included and rich.corpus == snap.corpus
@@ -359,3 +368,73 @@ def test_an_archive_the_server_refuses_is_one_line(make_snapshot, workspace, tmp
         assert not any((other.snapshots_dir).glob("2*"))
     finally:
         server.shutdown()
+
+
+def test_signatures_are_recorded_only_when_verified(make_snapshot, workspace, tmp_path):
+    """The catalogue's `signed` means verified here; a pull with --pubkey of a snapshot held
+    unsigned adds the signature; an unsigned publish after a signed one publishes none."""
+    import shutil
+
+    from okgen.snapshot.store import catalogue
+
+    snap = make_snapshot()
+    priv, pub = generate_keypair(tmp_path / "k" / "okgen.key")
+    unsigned_dest, signed_dest = tmp_path / "plain", tmp_path / "signed"
+    publish(snap, str(unsigned_dest), workspace)  # before any signing: the folder has no manifest.sig
+    ws2 = Workspace(tmp_path / "w2")
+    got = pull(snap.signature.short, str(unsigned_dest), ws2)
+    assert not (got.path / layout.MANIFEST_SIG).exists() and not catalogue(ws2).get_by_name(got.name).signed
+    publish(snap, str(signed_dest), workspace, sign_key=priv)
+    # Held unsigned, pulled again with --pubkey: the verified signature joins the local copy.
+    got = pull(snap.signature.short, str(signed_dest), ws2, pubkey=pub)
+    assert verify_manifest_signature(got.path, pub) and catalogue(ws2).get_by_name(got.name).signed
+    r = cli("--json", "pull", snap.signature.short, "--from", str(signed_dest), "--pubkey", str(pub), home=ws2.home)
+    out = json.loads(r.stdout)
+    assert r.returncode == 0 and out["signed"] and len(out["key_id"]) == 16 and not out["unchecked_signature"]
+    # A signature nobody checked: kept, but not recorded as signed, and verify says so.
+    ws3 = Workspace(tmp_path / "w3")
+    got3 = pull(snap.signature.short, str(signed_dest), ws3)
+    assert (got3.path / layout.MANIFEST_SIG).is_file() and not catalogue(ws3).get_by_name(got3.name).signed
+    r = cli("snapshot", "verify", snap.signature.short, home=ws3.home)
+    assert r.returncode == 0 and "manifest.sig, not checked: give --pubkey" in r.stdout, r.stdout + r.stderr
+    # An unsigned publish of the (now locally signed) snapshot publishes no signature.
+    assert (snap.path / layout.MANIFEST_SIG).is_file()
+    again = publish(snap, str(tmp_path / "plain2"), workspace)
+    assert not again["signed"]
+    with pytest.raises(IntegrityError, match="not signed"):
+        pull(snap.signature.short, str(tmp_path / "plain2"), Workspace(tmp_path / "w4"), pubkey=pub)
+    shutil.rmtree(tmp_path / "w4", ignore_errors=True)
+
+
+def test_a_failed_upload_changes_nothing_locally(make_snapshot, workspace, tmp_path):
+    snap = make_snapshot()
+    priv, _ = generate_keypair(tmp_path / "k" / "okgen.key")
+    (tmp_path / "afile").write_text("not a folder")
+    before = {p.name: p.read_bytes() for p in snap.path.parent.glob(f"{snap.name}*") if p.is_file()}
+    with pytest.raises(Exception, match="afile"):
+        publish(snap, str(tmp_path / "afile" / "sub"), workspace, sign_key=priv)
+    assert not (snap.path / layout.MANIFEST_SIG).exists()
+    assert {p.name: p.read_bytes() for p in snap.path.parent.glob(f"{snap.name}*") if p.is_file()} == before
+    r = cli("snapshot", "verify", snap.signature.short, home=workspace.home)
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_hydration_that_restores_nothing_keeps_the_release_as_it_came(make_snapshot, workspace, tmp_path, monkeypatch):
+    import okgen.snapshot.hydrate as hydrate_mod
+    from okgen.snapshot.hydrate import hydrate
+
+    snap = make_snapshot()
+    priv, pub = generate_keypair(tmp_path / "k" / "okgen.key")
+    publish(snap, str(tmp_path / "pub"), workspace, no_text=True, sign_key=priv)
+    ws2 = Workspace(tmp_path / "w2")
+    bare = pull(snap.signature.short, str(tmp_path / "pub"), ws2, prefer_text=False, pubkey=pub)
+    before = {p.name: p.read_bytes() for p in bare.path.iterdir()}
+
+    async def offline(todo, cfg, progress):
+        return {a.id: {"error": "dns_error"} for a in todo}
+
+    monkeypatch.setattr(hydrate_mod, "_fetch_all", offline)
+    _, report = hydrate(bare, ws2)
+    assert not report.matched and report.unreachable
+    assert {p.name: p.read_bytes() for p in bare.path.iterdir()} == before  # manifest.sig included
+    assert verify_manifest_signature(bare.path, pub)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from okgen.cli.common import echo_json, get_ctx, json_option, want_json
@@ -46,10 +48,19 @@ def pull(ref: str, src: str, pubkey: str | None, prefer_no_text: bool, json_out:
 
     ws = get_ctx().workspace
     snap = do_pull(ref, src, ws, pubkey=pubkey, prefer_text=not prefer_no_text)
+    kid = None
+    if pubkey is not None:  # pull raised unless the signature verified with it
+        from okgen.snapshot.signing import _load_public, key_id
+
+        kid = key_id(_load_public(Path(pubkey)))
+    has_sig = (snap.path / "manifest.sig").is_file()
     if want_json(json_out):
-        echo_json({"path": str(snap.path), "signature": snap.manifest.signature, "text_included": snap.manifest.text_included})
+        echo_json({"path": str(snap.path), "signature": snap.manifest.signature, "text_included": snap.manifest.text_included,
+                   "signed": kid is not None, "key_id": kid, "unchecked_signature": has_sig and kid is None})
     else:
-        click.echo(f"pulled {snap.name} into {snap.path}")
+        how = (f"manifest signature verified with key {kid}" if kid is not None
+               else "its manifest.sig was not checked: give --pubkey KEY" if has_sig else "unsigned")
+        click.echo(f"pulled {snap.name} into {snap.path} ({how})")
         click.echo(snap.manifest.signature)
 
 

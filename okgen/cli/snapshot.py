@@ -131,8 +131,10 @@ def verify(ref: str, pubkey: str | None, json_out: bool) -> None:
             report = verify_folder(folder)
             report.path = str(p)
             _check_pubkey(report, folder, pubkey)
+            sig_present = (folder / "manifest.sig").is_file()
     else:
         snap = resolve(ref, ws)
+        sig_present = (snap.path / "manifest.sig").is_file()
         report = verify_folder(snap.path, expected_snapshot(ref, snap.signature))
         _check_pubkey(report, snap.path, pubkey)
         entry = catalogue(ws).get_by_name(snap.name)
@@ -148,6 +150,8 @@ def verify(ref: str, pubkey: str | None, json_out: bool) -> None:
     elif report.ok:
         evidence = {True: "; quality.json signed too", False: "; quality.json not covered by it"}.get(report.quality_signed, "")
         extra = f" (manifest signature verified{evidence})" if report.signed else ""
+        if not report.signed and pubkey is None and sig_present:
+            extra = " (it has a manifest.sig, not checked: give --pubkey KEY to check it)"
         click.echo(f"ok: {report.path}: {len(report.checked)} files verified{extra}")
     else:
         for prob in report.problems:

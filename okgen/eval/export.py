@@ -121,6 +121,13 @@ def export_snapshot(snapshot: Any, fmt: str, out_dir: str | Path, setting: str =
         if clash:
             raise ConfigError(f"{out} already holds the {other.replace(':', ' export ', 1)}, whose {clash[0]} "
                               f"this export would overwrite: export {fmt} {name} into another --out")
+    if (out / "manifest.json").is_file() or (out / "okgen.toml").is_file() or (out / "snapshots").is_dir():
+        raise ConfigError(f"{out} is a snapshot folder or a workspace: export into a folder of its own (--out)")
+    ours = {f for rec in earlier.values() for f in rec.get("files", {})}
+    foreign = sorted(f for f in planned if f not in ours and (out / f).exists())
+    if foreign:  # a file no okgen export wrote (a project's README.md, a task of the user's own)
+        raise ConfigError(f"{out / foreign[0]} exists and no okgen export wrote it: export into another --out, "
+                          "or move it away first")
     out.mkdir(parents=True, exist_ok=True)
     files = {"lm-eval": _lm_eval, "hf": _hf, "inspect": _inspect}[fmt](snapshot, out, setting, name, contexts, ret)
     this = {"format": fmt, "setting": setting, "task": name, **ret, "snapshot": snapshot.name,
@@ -234,7 +241,8 @@ def _hf(snapshot: Any, out: Path, setting: str, name: str, contexts: list[list],
         "source": [a.source for a in corpus],
         "url": [a.url for a in corpus],
         "title": [a.title for a in corpus],
-        "text": [a.text for a in corpus],
+        # A release without texts gives null, never "" (an empty body to a retrieval pipeline).
+        "text": pa.array([None if a.text_omitted else a.text for a in corpus], pa.string()),
         "text_sha256": [a.text_sha256 for a in corpus],
         "language": [a.language for a in corpus],
     })
@@ -272,13 +280,15 @@ def _card(snapshot: Any, setting: str) -> str:
         ],
     }
     yaml = require("yaml", "export", "the hf export")
+    texts = "" if m.text_included else (": **this release has no article texts** (`text` is null; `text_sha256` "
+                                        "pins each): restore them with `okgen hydrate`, then export again")
     return (f"---\n{yaml.safe_dump(header, sort_keys=False)}---\n\n# {header['pretty_name']}\n\n"
             f"Multiple-choice questions about news published on {m.date}, built by okgen {m.okgen_version} "
             f"({m.counts.get('questions')} questions, {m.counts.get('articles')} corpus articles).\n\n"
             f"- Signature: `{m.signature}`\n- Content hash: `{m.content_hash}`\n"
             f"- Choice order is fixed (shuffled once with seed {m.seed}); `answer_index` is 0-based.\n"
             f"- `context` holds {_CONTEXT_NOTE.get(setting, _CONTEXT_NOTE['none'])}.\n"
-            f"- Config `corpus`: every article of the {max(m.windows)}-day window, for retrieval.\n\n"
+            f"- Config `corpus`: every article of the {max(m.windows)}-day window, for retrieval{texts}.\n\n"
             "Generated with `okgen export --format hf`. Article texts remain the property of their publishers.\n")
 
 

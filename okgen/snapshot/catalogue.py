@@ -66,7 +66,9 @@ class CatalogueEntry(Record):
     text_included: bool = True
     """False for a licence-aware release without article bodies."""
     signed: bool = False
-    """True when the snapshot carries an Ed25519 manifest signature."""
+    """True when the snapshot carries an Ed25519 manifest signature verified with a key in this
+    workspace (signed by ``okgen publish --sign-key`` or pulled with ``--pubkey``); a signature
+    nobody checked leaves it False."""
     sources: tuple[str, ...] = ()
     """Where the archive has been published (folders or fsspec URLs)."""
     registered_at: dt.datetime = Field(default_factory=utcnow)

@@ -97,6 +97,8 @@ def hydrate(snapshot: Snapshot, workspace: Workspace, *, config: Any = None, pro
         else:
             report.matched.append(a.id)
             new.append(a.model_copy(update={"text": got["text"], "text_omitted": False}))
+    if not report.matched:  # nothing restored: the release stays as it came (its manifest.sig too)
+        return snapshot, report
     all_text = all(not a.text_omitted for a in new)
     snap = rewrite_corpus(snapshot, new, snapshot.path, text_included=all_text)
     from okgen.snapshot.store import register

@@ -196,36 +196,42 @@ def publish(snapshot: Snapshot, dest: str, workspace: Workspace, *, sign_key: st
             sign_manifest(variant.path, sign_key)
             pub = _public_from_private(Path(sign_key), Path(tmpdir))
             key_id = verify_manifest_signature(variant.path, pub)
-            if not no_text:  # the local copy carries the signature too
-                shutil.copyfile(variant.path / layout.MANIFEST_SIG, snapshot.path / layout.MANIFEST_SIG)
+        else:  # an unsigned publish publishes no signature (one an earlier signed publish left locally)
+            (variant.path / layout.MANIFEST_SIG).unlink(missing_ok=True)
         suffix = ".notext.tar.gz" if no_text else ".tar.gz"
         archive = make_archive(variant.path, Path(tmpdir) / f"{snapshot.name}{suffix}")
-        if not no_text:
-            local = snapshot.path.parent / archive.name
-            shutil.copyfile(archive, local)
         where = upload_archive(archive, dest, "archives")
-    m = snapshot.manifest
-    entry = {
-        "signature": m.signature,
-        "short_signature": snapshot.signature.short,
-        "content_hash": m.content_hash,
-        "name": snapshot.name,
-        "date": str(m.date),
-        "questions": m.counts.get("questions"),
-        **where,
-        "text_included": not no_text,
-        "signed": key_id is not None,
-        "key_id": key_id,
-        "published_at": utcnow().isoformat(),
-    }
-    index = read_index(dest)
-    index["snapshots"] = [e for e in index["snapshots"] if not (e.get("name") == entry["name"] and e.get("text_included") == entry["text_included"])]
-    index["snapshots"].append(entry)
-    index["snapshots"].sort(key=lambda e: (e.get("date", ""), e.get("name", ""), not e.get("text_included", True)))
-    index["updated_at"] = utcnow().isoformat()
-    _write_index(*_fs(dest), index, dest)
-    register(snapshot, workspace, archive=None if no_text else snapshot.path.parent / f"{snapshot.name}.tar.gz",
-             source=source_name(dest))
+        m = snapshot.manifest
+        entry = {
+            "signature": m.signature,
+            "short_signature": snapshot.signature.short,
+            "content_hash": m.content_hash,
+            "name": snapshot.name,
+            "date": str(m.date),
+            "questions": m.counts.get("questions"),
+            **where,
+            "text_included": not no_text,
+            "signed": key_id is not None,
+            "key_id": key_id,
+            "published_at": utcnow().isoformat(),
+        }
+        index = read_index(dest)
+        index["snapshots"] = [e for e in index["snapshots"] if not (e.get("name") == entry["name"] and e.get("text_included") == entry["text_included"])]
+        index["snapshots"].append(entry)
+        index["snapshots"].sort(key=lambda e: (e.get("date", ""), e.get("name", ""), not e.get("text_included", True)))
+        index["updated_at"] = utcnow().isoformat()
+        _write_index(*_fs(dest), index, dest)
+        # Only now, with the release in place, does the local copy change: a failed upload leaves
+        # it as it was. A signed release's signature and archive become the local ones; an
+        # unsigned release's archive is the local one only where the folder has no signature.
+        local = snapshot.path.parent / archive.name
+        if not no_text and key_id is not None:
+            shutil.copyfile(variant.path / layout.MANIFEST_SIG, snapshot.path / layout.MANIFEST_SIG)
+            shutil.copyfile(archive, local)
+        elif not no_text and not (snapshot.path / layout.MANIFEST_SIG).is_file():
+            shutil.copyfile(archive, local)
+    register(snapshot, workspace, archive=local if not no_text and local.is_file() else None,
+             source=source_name(dest), verified=True if key_id is not None and not no_text else None)
     log.info("published %s to %s (%s, %d bytes)", snapshot.name, dest, where["archive"], where["bytes"])
     return entry
 
@@ -305,15 +311,29 @@ def _pull_into(entry: dict, src: str, ws: Workspace, pubkey: str | Path | None) 
 
             verify_manifest_signature(folder, pubkey)
             if (folder / layout.QUALITY).is_file() and not quality_signed(folder):
-                log.warning("%s: the signature covers the questions and articles, not quality.json: its quality "
-                            "evidence is the publisher's word", folder.name)
+                log.warning("%s: the signature covers the questions and articles, not quality.json, so its quality "
+                            "evidence is unauthenticated (a release signed before okgen signed it, or evidence "
+                            "changed and its signature removed on the way)", folder.name)
         final = ws.snapshots_dir / folder.name
         if final.exists():
             existing = verify_folder(final)
             if existing.ok and Snapshot(final).manifest.text_included >= Snapshot(folder).manifest.text_included:
-                log.info("%s is already present and verified", final.name)
                 snap = Snapshot(final)
-                register(snap, ws, source=source_name(src))
+                here = final / layout.MANIFEST_SIG
+                if pubkey is not None and snap.manifest.content_hash == Snapshot(folder).manifest.content_hash \
+                        and (here.read_bytes() if here.is_file() else b"") != (folder / layout.MANIFEST_SIG).read_bytes():
+                    # The same snapshot, here unsigned (or signed otherwise): the verified signature
+                    # and its archive become the local copy's.
+                    shutil.copyfile(folder / layout.MANIFEST_SIG, final / layout.MANIFEST_SIG)
+                    archive_dst = None
+                    if entry.get("text_included", True) and snap.manifest.text_included:
+                        archive_dst = ws.snapshots_dir / local_archive.name
+                        shutil.move(str(local_archive), archive_dst)
+                    log.info("%s is already present: added the publisher's verified signature to it", final.name)
+                    register(snap, ws, archive=archive_dst, source=source_name(src), verified=True)
+                    return snap
+                log.info("%s is already present and verified", final.name)
+                register(snap, ws, source=source_name(src), verified=True if pubkey is not None else None)
                 return snap
             log.warning("replacing the local copy of %s (%s) with the published one", final.name,
                         "it fails verification" if not existing.ok else "it has no article texts")
@@ -324,5 +344,5 @@ def _pull_into(entry: dict, src: str, ws: Workspace, pubkey: str | Path | None) 
             archive_dst = ws.snapshots_dir / local_archive.name
             shutil.move(str(local_archive), archive_dst)
     snap = Snapshot(final)
-    register(snap, ws, archive=archive_dst, source=source_name(src))
+    register(snap, ws, archive=archive_dst, source=source_name(src), verified=pubkey is not None)
     return snap

@@ -173,8 +173,14 @@ def open_archive(archive: Path, ws: Workspace) -> Snapshot:
     return snap
 
 
-def register(snapshot: Snapshot, ws: Workspace, archive: Path | None = None, source: str | None = None) -> CatalogueEntry:
-    """Add or refresh the catalogue record of a snapshot (archive checksum included)."""
+def register(snapshot: Snapshot, ws: Workspace, archive: Path | None = None, source: str | None = None,
+             verified: bool | None = None) -> CatalogueEntry:
+    """Add or refresh the catalogue record of a snapshot (archive checksum included).
+
+    ``verified``: whether its manifest signature was just verified with a key (signed by
+    ``okgen publish --sign-key``, pulled with ``--pubkey``); None keeps what the record said, as
+    long as the folder still has its ``manifest.sig``. A signature nobody checked is not
+    recorded as ``signed``."""
     cat = catalogue(ws)
     m = snapshot.manifest
     sig = snapshot.signature
@@ -200,7 +206,8 @@ def register(snapshot: Snapshot, ws: Workspace, archive: Path | None = None, sou
         archive_sha256=sha256_file(archive) if archive else None,
         archive_bytes=archive.stat().st_size if archive else None,
         text_included=m.text_included,
-        signed=(snapshot.path / layout.MANIFEST_SIG).is_file(),
+        signed=(snapshot.path / layout.MANIFEST_SIG).is_file() and (
+            verified if verified is not None else bool(old is not None and old.signed)),
         sources=sources,
     )
     cat.put(entry)
