@@ -73,7 +73,8 @@ def _as_utc(ts: dt.datetime) -> dt.datetime:
 
 def _hex(value: str, name: str, min_len: int = 8, max_len: int = 64) -> str:
     if not (min_len <= len(value) <= max_len) or not _HEX_RE.match(value):
-        raise ValueError(f"{name} must be {min_len}-{max_len} lowercase hex digits, got {value!r}")
+        size = str(max_len) if min_len == max_len else f"{min_len}-{max_len}"
+        raise ValueError(f"{name} must be {size} lowercase hex digits, got {value!r}")
     return value
 
 
@@ -205,7 +206,8 @@ class _SignatureBase(BaseModel):
                 raise SignatureError(f"invalid {cls.KIND}: {str(err['msg']).removeprefix('Value error, ')}") from None
             attr = str(err["loc"][0])
             key = _key_of(cls, attr, table is long_to_attr) if attr in cls.model_fields else attr
-            raise SignatureError(f"bad value for {key!r} in {cls.KIND}: {err['msg']}") from None
+            raise SignatureError(f"bad value for {key!r} in {cls.KIND}: "
+                                 f"{str(err['msg']).removeprefix('Value error, ')}") from None
 
 
 def _key_of(cls: type[_SignatureBase], attr: str, long: bool) -> str:
@@ -328,6 +330,13 @@ class Signature(_SignatureBase):
     @classmethod
     def _utc(cls, v: dt.datetime) -> dt.datetime:
         return _as_utc(v)
+
+    @field_validator("window")
+    @classmethod
+    def _some_days(cls, v: int) -> int:
+        if v < 1:  # (date - 0, date] holds no news
+            raise ValueError("must be at least 1 (days of news)")
+        return v
 
     @field_validator("prompt_hash", "feeds_hash")
     @classmethod

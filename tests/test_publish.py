@@ -438,3 +438,64 @@ def test_a_hydration_that_restores_nothing_keeps_the_release_as_it_came(make_sna
     assert not report.matched and report.unreachable
     assert {p.name: p.read_bytes() for p in bare.path.iterdir()} == before  # manifest.sig included
     assert verify_manifest_signature(bare.path, pub)
+
+
+def test_an_index_or_archive_name_that_lies_about_its_snapshot_is_refused(make_snapshot, workspace, tmp_path):
+    """A ref by date, hash or name is matched against the index's fields: an index that gives
+    one snapshot another's date, or an archive whose folder carries another snapshot's name, is
+    refused (before, the wrong snapshot was registered with exit 0, under --pubkey too)."""
+    import datetime as dt
+    import shutil
+
+    from okgen.hashing import sha256_file
+    from okgen.snapshot.archive import make_archive, safe_extract
+
+    snap = make_snapshot()
+    dest = tmp_path / "pub"
+    entry = publish(snap, str(dest), workspace)
+    index = read_index(str(dest))
+    index["snapshots"][0]["date"] = "2026-11-19"
+    (dest / "index.json").write_text(json.dumps(index))
+    ws2 = Workspace(tmp_path / "w2")
+    with pytest.raises(IntegrityError, match="index.json gives date '2026-11-19'"):
+        pull("2026-11-19", str(dest), ws2)
+    assert not ws2.snapshots_dir.exists() or not [p for p in ws2.snapshots_dir.iterdir() if not p.name.startswith(".")]
+    # The same archive under another snapshot's folder name.
+    folder = safe_extract(dest / entry["archive"], tmp_path / "x")
+    other = tmp_path / "x" / f"{dt.date(2026, 11, 19)}_20261119T060000Z_{'0' * 12}"
+    shutil.move(str(folder), other)
+    make_archive(other, dest / entry["archive"])
+    index["snapshots"][0].update(date=entry["date"], sha256=sha256_file(dest / entry["archive"]))
+    (dest / "index.json").write_text(json.dumps(index))
+    with pytest.raises(IntegrityError, match=f"its folder is named {other.name}, but its manifest makes it {snap.name}"):
+        pull(snap.signature.format(), str(dest), ws2)
+
+
+def test_hydrate_does_not_fetch_texts_that_came_from_a_news_dump(make_snapshot, synthetic_records, workspace,
+                                                                 tmp_path, monkeypatch):
+    """An imported article's text came from a dump, not a page okgen extracted: hydrate reports
+    it as imported (with what to do) instead of fetching it and calling the page changed."""
+    from click.testing import CliRunner
+
+    import okgen.snapshot.hydrate as hydrate_mod
+    from okgen.cli.main import cli as okgen_cli
+
+    articles, _ = synthetic_records
+    dumped = {a.id for a in articles[::2]}
+    corpus = [a.model_copy(update={"extractor": "okgen-import==0.1.0"}) if a.id in dumped else a for a in articles]
+    snap = make_snapshot(corpus=corpus)
+    publish(snap, str(tmp_path / "pub"), workspace, no_text=True)
+    ws2 = Workspace(tmp_path / "w2")
+    bare = pull(snap.signature.short, str(tmp_path / "pub"), ws2, prefer_text=False)
+    asked: list[str] = []
+
+    async def fetch(todo, cfg, progress):
+        asked.extend(a.id for a in todo)
+        return {a.id: {"text": a.text} for a in snap.corpus if a.id in {t.id for t in todo}}
+
+    monkeypatch.setattr(hydrate_mod, "_fetch_all", fetch)
+    r = CliRunner().invoke(okgen_cli, ["--home", str(ws2.home), "hydrate", snap.signature.short])
+    in_corpus = {a.id for a in bare.corpus}
+    assert asked and not set(asked) & dumped
+    assert f"{len(dumped & in_corpus)} imported" in r.output, r.output
+    assert r.exception is not None and "came from a news dump" in str(r.exception)

@@ -18,7 +18,7 @@ timestamps = st.datetimes(min_value=dt.datetime(1, 1, 1), max_value=dt.datetime(
 
 snapshot_fields = st.fixed_dictionaries({
     "date": st.dates(),
-    "window": st.integers(min_value=0, max_value=10_000),
+    "window": st.integers(min_value=1, max_value=10_000),
     "generator": st.text(),
     "validator": st.text(),
     "temperature": floats,
@@ -190,8 +190,15 @@ def test_explain_cli(tmp_path):
     beside = subprocess.run([sys.executable, "-m", "okgen", "--json", "signature", "explain", f"hf/Norvik/m-1B | {text}"],
                             capture_output=True, text=True, cwd=tmp_path)
     assert beside.returncode == 0 and json.loads(beside.stdout)["short"] == text, beside.stderr
+    assert json.loads(beside.stdout)["model"] == "hf/Norvik/m-1B"
+    assert {r["key"]: r["value"] for r in json.loads(beside.stdout)["fields"]}["model"] == "hf/Norvik/m-1B"
     assert bad.stderr.strip().count("\n") == 0 and "bad value for 's'" in bad.stderr
     assert "Traceback" not in bad.stderr
+    for edit, says in ((lambda t: t.replace("w:10", "w:0"), "bad value for 'w' in signature: must be at least 1"),
+                       (lambda t: t.replace(example().content_hash, "b7c7"), "must be 64 lowercase hex digits")):
+        out = subprocess.run([sys.executable, "-m", "okgen", "signature", "check", edit(text)], capture_output=True,
+                             text=True, cwd=tmp_path)
+        assert out.returncode == 1 and says in out.stderr and "Value error" not in out.stderr, out.stderr
 
 
 def test_explain_and_check_read_a_stream_signature(tmp_path):

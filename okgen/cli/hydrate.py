@@ -32,20 +32,28 @@ def hydrate(ref: str, json_out: bool) -> None:
     else:
         click.echo(f"{snap.name}: {len(report.matched)} texts restored, {report.already} already present, "
                    f"{len(report.changed)} changed, {len(report.vanished)} vanished, "
-                   f"{len(report.unreachable)} unreachable, {len(report.refused)} refused")
+                   f"{len(report.unreachable)} unreachable, {len(report.refused)} refused, "
+                   f"{len(report.imported)} imported")
         for kind, rows in (("changed", report.changed), ("vanished", report.vanished),
-                           ("unreachable", report.unreachable), ("refused", report.refused)):
+                           ("unreachable", report.unreachable), ("refused", report.refused),
+                           ("imported", report.imported)):
             for v in rows[:SHOWN]:
                 click.echo(f"  {kind:11} {v['id']}  {v['url']}" + (f"  ({v['reason']})" if "reason" in v else ""))
             if len(rows) > SHOWN:
                 click.echo(f"  {kind:11} ... {len(rows) - SHOWN} more (--json lists them all)")
-        if report.complete:
+        if report.complete and report.matched:
             click.echo("every text matches its hash: the snapshot is complete again")
+        elif report.complete:
+            click.echo("the snapshot has every article text already: nothing to do")
     if not report.complete:
         from okgen.errors import OkgenError
 
-        missing = len(report.changed) + len(report.vanished) + len(report.unreachable) + len(report.refused)
+        missing = (len(report.changed) + len(report.vanished) + len(report.unreachable) + len(report.refused)
+                   + len(report.imported))
         hints = []
+        if report.imported:
+            hints.append("imported texts came from a news dump, not pages okgen extracted: get the dump (okgen "
+                         "ingest --import) or the release with texts from its publisher")
         if report.refused:
             hints.append("refused fetches follow [ingest] allow_networks and robots.txt: change the settings and rerun")
         if report.unreachable and all(u["reason"] in ("dns_error", "not fetched") for u in report.unreachable) \
@@ -59,4 +67,5 @@ def hydrate(ref: str, json_out: bool) -> None:
             hints.append("a changed or vanished page cannot give its recorded text back")
         hint = "; " + "; ".join(hints)
         raise OkgenError(f"{missing} text(s) still missing ({len(report.changed)} changed, {len(report.vanished)} "
-                         f"vanished, {len(report.unreachable)} unreachable, {len(report.refused)} refused){hint}")
+                         f"vanished, {len(report.unreachable)} unreachable, {len(report.refused)} refused, "
+                         f"{len(report.imported)} imported){hint}")

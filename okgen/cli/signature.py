@@ -22,8 +22,13 @@ def explain(sig: str, json_out: bool) -> None:
     """
     parsed = _parse(sig)
     rows = parsed.explain()
+    model = sig.rpartition(" | ")[0].strip()
+    if model:  # "MODEL | SIGNATURE", as results print it: the score is the model's
+        rows = [{"key": "model", "short": "", "field": "model", "value": model,
+                 "meaning": "The model scored (printed beside the signature, not part of it)."}, *rows]
     if want_json(json_out):
-        echo_json({"kind": parsed.KIND, "long": parsed.format(), "short": parsed.short, "fields": rows})
+        echo_json({"kind": parsed.KIND, "long": parsed.format(), "short": parsed.short, "fields": rows,
+                   **({"model": model} if model else {})})
         return
     echo_table(rows, ["key", "short", "value", "meaning"], title=parsed.KIND)
 
@@ -35,10 +40,13 @@ def explain(sig: str, json_out: bool) -> None:
 def check(sig: str, as_short: bool, json_out: bool) -> None:
     """Parse a signature and print it in canonical form (exit 1 when it is malformed)."""
     parsed = _parse(sig)
+    model = sig.rpartition(" | ")[0].strip()
     if want_json(json_out):
-        echo_json({"kind": parsed.KIND, "valid": True, "long": parsed.format(), "short": parsed.short})
+        echo_json({"kind": parsed.KIND, "valid": True, "long": parsed.format(), "short": parsed.short,
+                   **({"model": model} if model else {})})
         return
-    click.echo(parsed.short if as_short else parsed.format())
+    text = parsed.short if as_short else parsed.format()
+    click.echo(f"{model} | {text}" if model else text)
 
 
 def _parse(sig: str):

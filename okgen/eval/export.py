@@ -84,7 +84,7 @@ def export_snapshot(snapshot: Any, fmt: str, out_dir: str | Path, setting: str =
     if setting != "retrieval" and (retriever, window, k) != (None, None, None):
         raise ConfigError("--retriever, --window and --k apply only to --setting retrieval")
     if setting != "none" and not m.text_included:
-        raise ConfigError(f"{snapshot.name} has no article texts: an {setting} export needs them (okgen hydrate)")
+        raise ConfigError(f"{snapshot.name} has no article texts: the {setting} export needs them (okgen hydrate)")
     ret: dict[str, Any] = {}
     if setting == "retrieval":
         k = DEFAULT_K if k is None else int(k)
@@ -230,7 +230,7 @@ def _hf(snapshot: Any, out: Path, setting: str, name: str, contexts: list[list],
         "article_id": [q.article_id for q in qs],
         "url": [arts[q.article_id].url for q in qs],
         "title": [arts[q.article_id].title for q in qs],
-        "context": [_hf_context(arts[q.article_id], setting, c) for q, c in zip(qs, contexts)],
+        "context": pa.array([_hf_context(arts[q.article_id], setting, c) for q, c in zip(qs, contexts)], pa.string()),
         **({"retrieved": pa.array([[p.article_id for p in c] for c in contexts], pa.list_(pa.string()))}
            if setting == "retrieval" else {}),
     })

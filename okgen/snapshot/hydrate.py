@@ -4,7 +4,8 @@ with the same extractor settings, and keep the text only when it matches its rec
 Articles whose page changed (a different text), vanished (the server no longer gives it), was
 unreachable (no answer now: DNS, connection, timeout, 429, 5xx; a later run may get it) or was
 refused (okgen's own network policy or robots.txt would not fetch it) stay without text and are
-reported; when every article matches, the hydrated folder is byte-for-byte the
+reported, as are articles read from a news dump (``okgen ingest --import``: no page of okgen's
+extraction to fetch again); when every article matches, the hydrated folder is byte-for-byte the
 original full release and verifies against the same signature.
 """
 
@@ -33,21 +34,26 @@ class HydrateReport:
     vanished: list[dict[str, Any]] = field(default_factory=list)
     unreachable: list[dict[str, Any]] = field(default_factory=list)
     refused: list[dict[str, Any]] = field(default_factory=list)
+    imported: list[dict[str, Any]] = field(default_factory=list)
+    """Articles whose text came from a news dump (``okgen ingest --import``), not a page okgen
+    fetched and extracted: re-extracting the page cannot be expected to give it back, so they
+    are not fetched."""
     already: int = 0
 
     @property
     def complete(self) -> bool:
         """True when every text is present again."""
-        return not self.changed and not self.vanished and not self.unreachable and not self.refused
+        return not (self.changed or self.vanished or self.unreachable or self.refused or self.imported)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"snapshot": self.snapshot, "matched": len(self.matched), "already_present": self.already,
                 "changed": self.changed, "vanished": self.vanished, "unreachable": self.unreachable,
-                "refused": self.refused,
+                "refused": self.refused, "imported": self.imported,
                 "complete": self.complete}
 
 
+IMPORTED = "okgen-import"  # the extractor id of articles read from a news dump (okgen ingest --import)
 # Fetch results that are okgen's own refusal (settings can change them), not the page's fate.
 REFUSED = ("blocked_address", "bad_scheme", "robots", "robots_error", "bad_url")
 # Fetch results that say nothing of the page: no answer now (offline, the server down or busy).
@@ -78,10 +84,15 @@ def hydrate(snapshot: Snapshot, workspace: Workspace, *, config: Any = None, pro
     if not todo:
         log.info("%s already has every text", snapshot.name)
         return snapshot, report
-    texts = asyncio.run(_fetch_all(todo, cfg, progress))
+    dumped = {a.id for a in todo if (a.extractor or "").startswith(IMPORTED)}
+    texts = asyncio.run(_fetch_all([a for a in todo if a.id not in dumped], cfg, progress)) if len(dumped) < len(todo) else {}
     new: list[Article] = []
     for a in corpus:
         if not a.text_omitted:
+            new.append(a)
+            continue
+        if a.id in dumped:
+            report.imported.append({"id": a.id, "url": a.url, "reason": "imported from a news dump"})
             new.append(a)
             continue
         got = texts.get(a.id)

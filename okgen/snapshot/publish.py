@@ -236,6 +236,23 @@ def publish(snapshot: Snapshot, dest: str, workspace: Workspace, *, sign_key: st
     return entry
 
 
+def _check_entry(entry: dict[str, Any], folder: Path) -> None:
+    """Refuse an archive that is not what the index says it is (a ref by date, hash or name is
+    matched against the index's fields, which anyone serving the index may write): its date,
+    content hash and name must be its manifest's, and its folder named after its manifest."""
+    from okgen.signature import format_timestamp
+
+    m = Snapshot(folder).manifest
+    sig = parse_any(m.signature)
+    name = layout.snapshot_name(str(sig.date), format_timestamp(sig.timestamp), m.content_hash)
+    if folder.name != name:
+        raise IntegrityError(f"{entry.get('archive')}: its folder is named {folder.name}, but its manifest makes it {name}")
+    for key, have in (("date", str(m.date)), ("content_hash", m.content_hash), ("name", name)):
+        if entry.get(key) is not None and str(entry[key]) != have:
+            raise IntegrityError(f"{entry.get('archive')}: index.json gives {key} {entry[key]!r}, but the archive holds "
+                                 f"{have!r}: the index does not describe it")
+
+
 def _public_from_private(private: Path, tmpdir: Path) -> Path:
     from cryptography.hazmat.primitives import serialization
 
@@ -262,7 +279,8 @@ def find_entry(index: dict[str, Any], ref: str, prefer_text: bool = True) -> dic
         matches = [e for e in entries if e.get("name") == ref
                    or (HEX_PREFIX.match(ref) and str(e.get("content_hash", "")).startswith(ref))]
     if not matches:
-        raise NotFoundError(f"no published snapshot matches {ref!r}")
+        hint = " (a content-hash prefix needs 6 or more hex digits)" if re.fullmatch(r"[0-9a-f]{1,5}", ref) else ""
+        raise NotFoundError(f"no published snapshot matches {ref!r}{hint}")
     names = {e["name"] for e in matches}
     if len(names) > 1:
         raise NotFoundError(f"{ref!r} matches {len(names)} published snapshots; give the full signature")
@@ -306,6 +324,7 @@ def _pull_into(entry: dict, src: str, ws: Workspace, pubkey: str | Path | None) 
         rep = verify_folder(folder, parse_any(entry["signature"]))
         if not rep.ok:
             raise IntegrityError(f"{entry['archive']}: {rep.problems[0]}")
+        _check_entry(entry, folder)
         if pubkey is not None:
             from okgen.snapshot.signing import quality_signed, verify_manifest_signature
 
@@ -317,6 +336,9 @@ def _pull_into(entry: dict, src: str, ws: Workspace, pubkey: str | Path | None) 
         final = ws.snapshots_dir / folder.name
         if final.exists():
             existing = verify_folder(final)
+            if existing.ok and Snapshot(final).manifest.content_hash != Snapshot(folder).manifest.content_hash:
+                raise IntegrityError(f"{final} holds another snapshot than its name says (content hash "
+                                     f"{Snapshot(final).manifest.content_hash[:12]}): move it aside, then pull again")
             if existing.ok and Snapshot(final).manifest.text_included >= Snapshot(folder).manifest.text_included:
                 snap = Snapshot(final)
                 here = final / layout.MANIFEST_SIG
