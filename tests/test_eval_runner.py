@@ -152,6 +152,9 @@ def test_resume_keeps_done_work_and_drops_a_torn_line(env, tmp_path):
     # nothing left to do: the results are rebuilt without loading a model
     third = run_eval(snap.name, "random/uniform,seed=1", [RunSpec("none")], workspace=ws, out=out)[0]
     assert third.scored_now == 0 and third.record.correct == full.record.correct
+    # ... and keep what the scoring run measured, rather than an empty clock over it.
+    assert third.record.timings == again.record.timings and "questions_per_second" in third.record.timings
+    assert third.record.created_at == again.record.created_at and third.record.extra["scored_now"] == again.scored_now
 
 
 def test_a_run_folder_of_another_run_is_refused(env, tmp_path):

@@ -437,6 +437,8 @@ class _Evaluator:
         preds = read_predictions(path / PREDICTIONS)
         clock.add("total", t_all)
         record = self._record(rs, sig_text, preds, clock, info, resumed, len(pending))
+        if not pending:
+            record = _keep_measured(record, path / RESULTS)
         first = next((p.error for q in self.questions if (p := preds.get(q.id)) is not None and p.error), None)
         if record.n and record.errors == record.n:
             # Nothing was measured (server down, no logprobs...): no results.json for a report to
@@ -547,6 +549,23 @@ class _Evaluator:
         return EvalRecord(signature=sig, snapshot_signature=self.snap.manifest.signature, model=self.spec.text,
                           timings=timings, usage={"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
                           extra=extra, **summ)
+
+
+MEASURED = ("backend_usage", "judge_usage", "scored_now", "resumed")
+
+
+def _keep_measured(record: EvalRecord, results: Path) -> EvalRecord:
+    """A rerun that scored nothing keeps what the run that scored measured (its timings and
+    questions per second, the backend's counters, when it was made) instead of writing its own
+    empty clock over them."""
+    try:
+        earlier = EvalRecord.model_validate_json(results.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return record
+    if earlier.signature != record.signature:
+        return record
+    extra = {**record.extra, **{k: earlier.extra[k] for k in MEASURED if k in earlier.extra}}
+    return record.model_copy(update={"timings": earlier.timings, "created_at": earlier.created_at, "extra": extra})
 
 
 def _remove_if_empty(path: Path, created: list[Path]) -> None:
