@@ -171,6 +171,9 @@ def test_charsets_window_and_date_sources(bad_run):
     assert "Café analysts" in got["mixed/latin1"].text
     assert "Crème analysts" in got["mixed/wrongcharset"].text
     assert got["mixed/undated-page"].date_source == "page"
+    # the page's own time, not the day's midnight (which sorted it before the feed-dated original
+    # of a wire story, so the copy won the dedup)
+    assert got["mixed/undated-page"].published_at == during_d(0.2)
     assert got["mixed/undated-none"].date_source == "fetch" and got["mixed/undated-none"].published_at == got["mixed/undated-none"].fetched_at
     assert got["mixed/future"].date_source == "page"  # the feed's future date is not trusted
     assert got["news/0"].date_source == "feed" and all(a.date == D for a in got.values())

@@ -462,7 +462,7 @@ def test_a_page_is_dated_by_its_metadata_not_by_dates_in_its_text():
     dated = extract_page(article_html("Monterrey to host the summit", text,
                                       published=dt.datetime(2026, 3, 4, 9, tzinfo=dt.timezone.utc)).encode(),
                          "https://example.org/b", None)
-    assert dated["date"] == "2026-03-04"
+    assert dated["date"] == "2026-03-04T09:00:00+0000"  # with its time: a midnight made it the day's first
 
 
 def test_a_read_only_database_reads_its_tables_and_finds_missing_ones_empty(tmp_path):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import datetime as dt
 import logging
 import multiprocessing
 import os
@@ -55,12 +56,21 @@ class ExtractOptions:
         the URL): htmldate's extensive search also reads dates in the text, which are often the
         dates of the events told ("a summit on December 25, 2026" made an undated page one of
         2026-01-01, and a day's article fell out of the day). A page without such a date is
-        dated by the feed, else by its fetch."""
+        dated by the feed, else by its fetch. The date comes with its time and offset where the
+        page gives them (``2026-11-30T18:00:00+0000``; a date alone reads ``...T00:00:00``)."""
         from trafilatura.settings import set_date_params
 
+        # max_date as the end of today, not trafilatura's "YYYY-MM-DD" (midnight): htmldate
+        # refuses a time after it, and gave a page of 01:27 today as "today, 00:00".
+        dates = {**set_date_params(extensive=False), "outputformat": PAGE_DATE_FORMAT,
+                 "max_date": dt.datetime.combine(dt.date.today(), dt.time(23, 59, 59))}
         return {"with_metadata": True, "include_comments": self.include_comments,
                 "include_tables": self.include_tables, "favor_precision": self.favor_precision,
-                "favor_recall": self.favor_recall, "date_extraction_params": set_date_params(extensive=False)}
+                "favor_recall": self.favor_recall, "date_extraction_params": dates}
+
+
+PAGE_DATE_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
+"""How htmldate writes a page's date: the time and UTC offset where the page gives them."""
 
 
 def extractor_name() -> str:

@@ -269,17 +269,29 @@ class DayRun:
 
     def _resolve_date(self, feed_pub: dt.datetime | None, page_date: str | None,
                       fetched_at: dt.datetime) -> tuple[dt.datetime, str]:
-        """Publication time and where it came from: the feed, else the page's metadata date, else the fetch."""
+        """Publication time and where it came from: the feed, else the page's metadata date (with
+        its time where the page gives one; a date alone is the day's start), else the fetch."""
         if feed_pub is not None:
             return feed_pub, "feed"
-        if page_date:
-            try:
-                d = dt.date.fromisoformat(page_date[:10])
-            except ValueError:
-                d = None
-            if d is not None and self.config.day_start(d) <= fetched_at + dt.timedelta(seconds=self.config.future_tolerance):
-                return self.config.day_start(d), "page"
+        when = page_time(page_date, self.config) if page_date else None
+        if when is not None and when <= fetched_at + dt.timedelta(seconds=self.config.future_tolerance):
+            return when, "page"
         return fetched_at, "fetch"
+
+
+def page_time(text: str, cfg: IngestConfig) -> dt.datetime | None:
+    """A page's date as htmldate gives it (:data:`~okgen.ingest.extract.PAGE_DATE_FORMAT`, or a
+    bare ``YYYY-MM-DD``) as a UTC instant: with its offset where it has one, else in the news
+    timezone; a date without a time (midnight, no offset) is the day's start. None when unreadable."""
+    try:
+        when = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        if when.time() == dt.time(0):
+            return cfg.day_start(when.date())
+        when = when.replace(tzinfo=cfg.tz)
+    return when.astimezone(dt.timezone.utc)
 
 
 def _short(text: str | None, limit: int = 160) -> str:
