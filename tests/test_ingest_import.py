@@ -136,3 +136,22 @@ def test_an_imported_outlet_id_gets_its_name_from_the_feed_list(tmp_path):
     with ArticleStore(ws.db_path) as store:
         names = {a.source: a.source_name for a in store.articles_for_date(day)}
     assert names == {"guardian": "The Guardian", "rivertown-gazette": "rivertown-gazette", "bbc": "BBC World Service"}
+
+
+def test_status_lists_ingest_runs(tmp_path):
+    """`okgen status` shows ingest runs too (a user who ran `okgen ingest` saw "no daily runs
+    yet" and nothing else)."""
+    import json
+    import subprocess
+    import sys
+
+    p = tmp_path / "dump.json"
+    text = " ".join(["The Lakeport harbour reopened after the storm and ferries to Rivertown resumed."] * 12)
+    p.write_text(json.dumps([{"title": "Harbour reopens", "article_text": text, "news_site": "bbc",
+                              "link": "https://example.org/a"}]))
+    run = [sys.executable, "-m", "okgen", "--home", str(tmp_path / "ws")]
+    assert subprocess.run([*run, "ingest", "--import", str(p), "--date", "2025-04-12"], capture_output=True).returncode == 0
+    out = subprocess.run([*run, "status"], capture_output=True, text=True)
+    assert out.returncode == 0 and "recent ingest runs" in out.stdout and "2025-04-12  import" in out.stdout, out.stdout
+    js = json.loads(subprocess.run([*run, "--json", "status"], capture_output=True, text=True).stdout)
+    assert [(r["date"], r["mode"], r["stored"]) for r in js["ingest_runs"]] == [("2025-04-12", "import", 1)]

@@ -28,12 +28,35 @@ def _fmt_time(ts: float | None) -> str:
     return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
+def _ingest_runs(ws, limit: int) -> list[dict]:
+    """The newest ``limit`` ingest runs of the workspace (a verb of their own, or daily's stage)."""
+    import json
+
+    if not ws.db_path.is_file():
+        return []
+    from okgen.ingest.store import ArticleStore
+
+    with ArticleStore(ws.db_path) as store:
+        rows = list(store.runs())[:limit]
+    out = []
+    for r in rows:
+        try:
+            summary = json.loads(r.get("summary") or "{}")
+        except ValueError:
+            summary = {}
+        out.append({"run_id": r["run_id"], "date": r["date"], "mode": r["mode"],
+                    "started": str(r["started_at"])[:19].replace("T", " ") + "Z",
+                    "finished": str(r["finished_at"])[:19].replace("T", " ") + "Z" if r.get("finished_at") else None,
+                    "stored": summary.get("stored"), "stored_total": summary.get("stored_total")})
+    return out
+
+
 @click.command("status")
 @click.option("--limit", default=10, show_default=True, type=int, help="Runs to show.")
 @json_option
 def status(limit: int, json_out: bool) -> None:
-    """Show recent daily runs with their stages, failures and the next scheduled run; a broken
-    okgen.toml or OKGEN_* setting is reported first (exit status 1).
+    """Show recent ingest runs, recent daily runs with their stages and failures, and the next
+    scheduled run; a broken okgen.toml or OKGEN_* setting is reported first (exit status 1).
 
     Example: okgen status --limit 5
     """
@@ -53,6 +76,7 @@ def status(limit: int, json_out: bool) -> None:
     if ws.db_path.is_file():
         with RunState(ws.db_path) as st:
             runs = st.runs(limit=limit)
+    ingests = _ingest_runs(ws, limit)
     nxt = next_run_time(ws)
     running = scheduler_running(ws)
     data = {
@@ -60,6 +84,7 @@ def status(limit: int, json_out: bool) -> None:
         "config_error": config_error,
         "next_scheduled_run": nxt.isoformat() if nxt else None,
         "scheduler_running": running,
+        "ingest_runs": ingests,
         "runs": [
             {
                 "run_id": r.run_id, "date": str(r.date), "status": r.status, "forced": r.forced,
@@ -81,11 +106,18 @@ def status(limit: int, json_out: bool) -> None:
         click.echo(f"config: error: {config_error} (every verb that reads it stops on it)")
     idle = "" if nxt is None or running else " (no okgen schedule is running now: it fires only while one runs)"
     click.echo(f"next scheduled run: {nxt.isoformat() + idle if nxt else 'none (okgen schedule is not set up here)'}")
+    if ingests:
+        click.echo("recent ingest runs (okgen ingest, and the ingest stage of okgen daily):")
+        echo_table([{"date": r["date"], "mode": r["mode"], "started": r["started"],
+                     "finished": r["finished"] or "unfinished", "stored": "" if r["stored"] is None else r["stored"],
+                     "in store": "" if r["stored_total"] is None else r["stored_total"]} for r in ingests],
+                   ["date", "mode", "started", "finished", "stored", "in store"])
     if not runs:
         click.echo("no daily runs yet (okgen daily starts one)")
         if config_error:
             raise click.exceptions.Exit(1)
         return
+    click.echo("recent daily runs:")
     rows = []
     for r in runs:
         stages = " ".join(f"{s.stage}:{s.status}" for s in r.stages)
