@@ -106,20 +106,22 @@ class DayRun:
             if state.get("last_modified"):
                 headers["If-Modified-Since"] = state["last_modified"]
         r = await self.fetcher.fetch(url, "feed", headers or None)
-        body, not_modified = r.body, False
+        body, not_modified, ctype = r.body, False, r.content_type
         if r.ok and r.status == 304:
             not_modified = True
             if state and state.get("body"):
-                body = gzip.decompress(state["body"])
+                # The cached body is read as what it was served as: a 304 has no content type of
+                # its own, and feedparser called every valid feed malformed without one.
+                body, ctype = gzip.decompress(state["body"]), state.get("content_type") or r.content_type
                 if self.warc is not None:  # so a replay finds the body this 304 stood for
-                    await asyncio.to_thread(self.warc.write_resource, url, body, "application/octet-stream",
+                    await asyncio.to_thread(self.warc.write_resource, url, body, ctype or "application/octet-stream",
                                             "feed-cache", r.fetched_at)
         if not r.ok:
             res = FeedResult(outlet=outlet.id, feed_url=url, ok=False, status=r.status, fetched_at=r.fetched_at,
                              error=f"{r.error}" + (f": {r.detail}" if r.detail else ""))
         else:
             res = parse_feed(outlet.id, url, body, status=r.status, final_url=r.final_url,
-                             content_type=r.content_type, etag=r.headers.get("etag"),
+                             content_type=ctype, etag=r.headers.get("etag"),
                              last_modified=r.headers.get("last-modified"), fetched_at=r.fetched_at,
                              not_modified=not_modified)
         if self.live:

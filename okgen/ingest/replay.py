@@ -52,10 +52,13 @@ class ReplayFetcher:
                 current = nxt
                 continue
             body = rec.body()
-            if rec.status == 304:
-                body = self.archive.cached_body(current) or b""
+            headers = {k.lower(): v for k, v in rec.headers}
+            if rec.status == 304:  # the feed body the 304 stood for, with its own content type
+                body, ctype = self.archive.cached_body(current) or (b"", None)
+                if ctype and "content-type" not in headers:
+                    headers["content-type"] = ctype
             result = FetchResult(url, kind, final_url=current, status=rec.status,
-                                 headers={k.lower(): v for k, v in rec.headers}, body=body, attempts=1,
+                                 headers=headers, body=body, attempts=1,
                                  fetched_at=rec.date, redirects=redirects)
             if rec.truncated == "length":
                 result.error, result.detail, result.body = "too_large", "truncated in the archive", b""

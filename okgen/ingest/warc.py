@@ -283,10 +283,22 @@ class WarcArchive:
         good = [r for r in recs if r.status != 429 and r.status < 500]
         return (good or recs)[-1]
 
-    def cached_body(self, url: str) -> bytes | None:
-        """The body of the last ``feed-cache`` resource of ``url`` (a feed served from cache after a 304)."""
+    def cached_body(self, url: str) -> tuple[bytes, str | None] | None:
+        """The body and content type of the last ``feed-cache`` resource of ``url`` (a feed served
+        from cache after a 304); the type is None where the capture did not keep it."""
         recs = [off for off, kind in self.resources.get(url, []) if kind == "feed-cache"]
-        return self._read_payload(recs[-1]) if recs else None
+        return self._read_resource(recs[-1]) if recs else None
+
+    def _read_resource(self, offset: int) -> tuple[bytes, str | None]:
+        from warcio.archiveiterator import ArchiveIterator
+
+        with open(self.path, "rb") as f:
+            f.seek(offset)
+            for rec in ArchiveIterator(f):
+                ctype = rec.rec_headers.get_header("Content-Type")
+                # Captures before okgen kept the feed's own type wrote every cached body as octet-stream.
+                return rec.content_stream().read(), None if ctype in (None, "application/octet-stream") else ctype
+        return b"", None
 
     def _read_payload(self, offset: int) -> bytes:
         from warcio.archiveiterator import ArchiveIterator
