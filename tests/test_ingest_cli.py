@@ -72,6 +72,18 @@ def test_ingest_and_articles_verbs(tmp_path, capsys):
     assert code == 1 and "no article" in err and "Traceback" not in err
     code, _, err = cli(capsys, "--home", home, "articles", "ls", "--date", "2024-05-02")
     assert code == 0 and "no articles stored" in err
+    code, out, _ = cli(capsys, "--home", home, "articles", "ls", "--date", D.isoformat(), "--limit", "2")
+    assert code == 0 and "2 of 6 articles" in out and "(times in UTC)" in out
+    code, _, err = cli(capsys, "--home", home, "articles", "ls", "--date", D.isoformat(), "--source", "nosuch")
+    assert code == 0 and "outlets stored that day: " in err and listed[0]["source"] in err
+    # Entries that became no article, with why (here: none failed; one is added by hand).
+    code, _, err = cli(capsys, "--home", home, "articles", "dropped", "--date", D.isoformat())
+    assert code == 0 and "no dropped entries" in err
+    with ArticleStore(tmp_path / "data" / "okgen.sqlite") as store:
+        store.set_item(D, "https://rivertown.example/gone", "rivertown", "https://rivertown.example/gone", "failed", "http_404")
+    code, out, _ = cli(capsys, "--home", home, "--json", "articles", "dropped", "--date", D.isoformat())
+    assert code == 0 and [(r["status"], r["reason"], r["url"]) for r in json.loads(out)] == [
+        ("failed", "http_404", "https://rivertown.example/gone")]
     warc = tmp_path / "data" / "warc" / f"okgen-{D.isoformat()}.warc.gz"
     replay_home = tmp_path / "replay"
     replay_home.mkdir()
@@ -183,7 +195,13 @@ def test_articles_ls_shows_no_time_for_a_dump_that_gave_only_the_day():
 
     from okgen.cli.articles import _time
 
+    utc = dt.timezone.utc
     midnight = dt.datetime(2025, 4, 11, tzinfo=dt.timezone.utc)
-    assert _time(SimpleNamespace(published_at=midnight, date_source="import")) == "-"
-    assert _time(SimpleNamespace(published_at=midnight.replace(hour=9, minute=5), date_source="import")) == "09:05"
-    assert _time(SimpleNamespace(published_at=midnight, date_source="feed")) == "00:00"  # a feed said midnight
+    assert _time(SimpleNamespace(published_at=midnight, date_source="import"), utc) == "-"
+    assert _time(SimpleNamespace(published_at=midnight.replace(hour=9, minute=5), date_source="import"), utc) == "09:05"
+    assert _time(SimpleNamespace(published_at=midnight, date_source="feed"), utc) == "00:00"  # a feed said midnight
+    # In the news timezone: 00:10 UTC on the 12th is 20:10 on a New York day of the 11th.
+    from zoneinfo import ZoneInfo
+
+    late = SimpleNamespace(published_at=midnight.replace(day=12, minute=10), date_source="feed")
+    assert _time(late, ZoneInfo("America/New_York")) == "20:10"

@@ -224,6 +224,14 @@ class ArticleStore:
         return found
 
     # ----------------------------------------------------------------------- items
+    def dropped_items(self, date: dt.date) -> list[dict[str, Any]]:
+        """The entries of ``date`` that did not become articles (failed, filtered, duplicates,
+        over a cap...): outlet, URL, status, reason and the article a duplicate copies."""
+        rows = self.conn.execute("SELECT outlet, url, status, reason, dup_of, attempts FROM ingest_items "
+                                 "WHERE date = ? AND status NOT IN ('stored', 'staged') ORDER BY status, reason, outlet, url",
+                                 (date.isoformat(),))
+        return [dict(r) for r in rows]
+
     def item_states(self, date: dt.date) -> dict[str, tuple[str, str | None, str]]:
         """key -> (status, reason, outlet) of every entry seen for ``date``."""
         rows = self.conn.execute("SELECT key, status, reason, outlet FROM ingest_items WHERE date = ?",
