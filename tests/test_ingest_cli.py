@@ -205,3 +205,13 @@ def test_articles_ls_shows_no_time_for_a_dump_that_gave_only_the_day():
 
     late = SimpleNamespace(published_at=midnight.replace(day=12, minute=10), date_source="feed")
     assert _time(late, ZoneInfo("America/New_York")) == "20:10"
+
+
+def test_a_day_that_has_not_begun_is_refused_for_a_live_run(tmp_path, capsys):
+    """A typo such as 2027 for 2026 fetched every feed, stored nothing and exited 0."""
+    future = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=90)).date().isoformat()
+    code, _, err = cli(capsys, "--home", str(tmp_path), "ingest", "--date", future)
+    assert code == 2 and "there is no news of it yet" in err
+    code, _, err = cli(capsys, "--home", str(tmp_path), "daily", "--date", future)
+    assert code == 2 and "has not begun anywhere yet" in err
+    assert not (tmp_path / "data").exists()

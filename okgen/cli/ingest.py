@@ -40,6 +40,27 @@ def parse_date(value: str | None, tz_name: str = "UTC", hint: str = "--date") ->
         raise click.BadParameter(f"{value!r} is not a date (YYYY-MM-DD, today or yesterday)", param_hint=hint) from None
 
 
+def _check_date(date: dt.date, tz_name: str, replay: str | None, import_file: str | None) -> None:
+    """A live run of a day that has not begun is refused (a typo such as 2027 for 2026 stored
+    nothing and said nothing); a replay or import of one, or a capture named after another day
+    than --date, gets a warning."""
+    import logging
+    import re
+    from pathlib import Path
+    from zoneinfo import ZoneInfo
+
+    log = logging.getLogger("okgen.ingest")
+    today = dt.datetime.now(ZoneInfo(tz_name)).date()
+    if date > today:
+        if not replay and not import_file:
+            raise click.BadParameter(f"{date} is after today ({today} in {tz_name}): there is no news of it yet",
+                                     param_hint="--date")
+        log.warning("--date %s is after today (%s in %s)", date, today, tz_name)
+    if replay and (m := re.search(r"okgen-(\d{4}-\d{2}-\d{2})\.warc", Path(replay).name)) and m.group(1) != str(date):
+        log.warning("%s is named as the capture of %s, and --date is %s: only that day's entries are replayed; "
+                    "pages the capture lacks come out as not_in_archive", Path(replay).name, m.group(1), date)
+
+
 @click.command("ingest")
 @click.option("--date", "date_str", default="today", show_default=True, metavar="DATE",
               help="News date D (YYYY-MM-DD, today, yesterday) in the configured timezone.")
@@ -98,6 +119,7 @@ def ingest(date_str: str, feeds: str | None, replay: str | None, import_file: st
         overrides["allow_networks"] = tuple(dict.fromkeys((*base.allow_networks, *allow_net)))
     cfg = config_for(ws, **overrides)
     date = parse_date(date_str, cfg.timezone)
+    _check_date(date, cfg.timezone, replay, import_file)
     # Undated records of a dump take --date only when it was given: today's date is no statement
     # about an old dump (its articles would be stored as today's news).
     date_given = click.get_current_context().get_parameter_source("date_str") != ParameterSource.DEFAULT
