@@ -331,3 +331,29 @@ def test_a_malformed_feed_read_as_recovered_is_said(tmp_path, caplog):
     assert s.feeds_ok == 1 and s.feeds_bozo == 1 and s.stored == 1
     assert any("is malformed" in r.getMessage() and "amp.xml" in r.getMessage() for r in caplog.records)
     assert "(1 malformed, read as recovered)" in dict(s.rows())["feeds ok / failed"]
+
+
+def test_a_canonical_link_to_the_home_page_does_not_merge_articles(tmp_path):
+    """A CMS that gives every article rel=canonical of the home page made them share one id:
+    only the first was stored, the rest dropped as copies (on later days too)."""
+    from okgen.ingest.live import trusted_canonical
+
+    arts, _ = make_articles(3, D, days=1, seed=29, facts_per_article=6)
+    with WebServer() as web:
+        home = web.url("/")
+        for i, a in enumerate(arts):
+            web.set(f"/cms/{i}", Route(body=article_html(a.title, a.text, published=during_d(0.2 + i / 10),
+                                                        canonical=home if i else web.url("/news/")),
+                                       content_type="text/html"))
+        body = rss([{"title": a.title, "link": web.url(f"/cms/{i}"), "published": during_d(0.2 + i / 10)}
+                    for i, a in enumerate(arts)])
+        web.set("/feeds/cms.xml", Route(body=body, content_type="application/rss+xml"))
+        feeds = tmp_path / "feeds.toml"
+        feeds.write_text(f'[[outlet]]\nid = "cms"\nname = "Cms"\ncategory = "test"\nlanguage = "en"\n'
+                         f'url = "{web.url("/feeds/cms.xml")}"\n')
+        s = run_ingest(D, Workspace(tmp_path / "ws"), feeds=feeds, config=fast_ingest_config(**CFG))
+    assert s.stored == 3 and not s.duplicates
+    assert trusted_canonical("https://a.example/story-1", "https://a.example/amp/story-1?utm_source=x")
+    assert not trusted_canonical("https://a.example/", "https://a.example/2026/11/30/story")
+    assert not trusted_canonical("https://a.example/news/", "https://a.example/news/2026/story")
+    assert not trusted_canonical("https://b.example/story-1", "https://a.example/story-1")

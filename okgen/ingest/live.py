@@ -255,8 +255,7 @@ class DayRun:
             self.store.set_item(self.date, key, outlet.id, entry.url, "filtered", reason)
             return
         page_url = page.get("page_url")
-        canonical = canonicalize_url(page_url if page_url and page_url.startswith(("http://", "https://"))
-                                     and same_site(page_url, final) else final)
+        canonical = canonicalize_url(page_url if trusted_canonical(page_url, final) else final)
         text = strip_title(page["text"], title)
         art = Article(
             id=article_id(canonical), url=final, canonical_url=canonical, source=outlet.id, source_name=outlet.name,
@@ -279,6 +278,20 @@ class DayRun:
         if when is not None and when <= fetched_at + dt.timedelta(seconds=self.config.future_tolerance):
             return when, "page"
         return fetched_at, "fetch"
+
+
+def trusted_canonical(page_url: str | None, final: str) -> bool:
+    """Whether a page's ``rel=canonical`` may name the article: an http(s) URL of the same
+    site that is not the site's home page nor a section above the page ("/", "/news/"), which a
+    misconfigured CMS gives every article (they then shared one id, and all but the first were
+    dropped as copies, on every later day too)."""
+    from urllib.parse import urlsplit
+
+    if not page_url or not page_url.startswith(("http://", "https://")) or not same_site(page_url, final):
+        return False
+    path = urlsplit(page_url).path.rstrip("/")
+    own = urlsplit(final).path.rstrip("/")
+    return bool(path) and not (path != own and own.startswith(path + "/"))
 
 
 def page_time(text: str, cfg: IngestConfig) -> dt.datetime | None:
