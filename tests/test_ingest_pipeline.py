@@ -357,3 +357,25 @@ def test_a_canonical_link_to_the_home_page_does_not_merge_articles(tmp_path):
     assert not trusted_canonical("https://a.example/", "https://a.example/2026/11/30/story")
     assert not trusted_canonical("https://a.example/news/", "https://a.example/news/2026/story")
     assert not trusted_canonical("https://b.example/story-1", "https://a.example/story-1")
+
+
+def test_a_replay_reads_every_capture_of_a_feed(tmp_path):
+    """A day ingested in two runs, with a story leaving the feed between them: the replay of the
+    day's capture stores it too (it read only the last capture of each feed, and lost it)."""
+    arts, _ = make_articles(3, D, days=1, seed=31, facts_per_article=6)
+    with WebServer() as web:
+        for i, a in enumerate(arts):
+            web.set(f"/roll/{i}", page(a, published=during_d(0.2 + i / 10)))
+        items = [{"title": a.title, "link": web.url(f"/roll/{i}"), "published": during_d(0.2 + i / 10)}
+                 for i, a in enumerate(arts)]
+        web.set("/feeds/roll.xml", Route(body=rss(items[:2]), content_type="application/rss+xml"))
+        feeds = tmp_path / "feeds.toml"
+        feeds.write_text(f'[[outlet]]\nid = "roll"\nname = "Roll"\ncategory = "test"\nlanguage = "en"\n'
+                         f'url = "{web.url("/feeds/roll.xml")}"\n')
+        ws = Workspace(tmp_path / "ws")
+        first = run_ingest(D, ws, feeds=feeds, config=fast_ingest_config(**CFG))
+        web.set("/feeds/roll.xml", Route(body=rss(items[1:]), content_type="application/rss+xml"))  # story 0 rolled out
+        second = run_ingest(D, ws, feeds=feeds, config=fast_ingest_config(**CFG))
+    assert (first.stored, second.stored, second.stored_total) == (2, 1, 3)
+    replayed = run_ingest(D, Workspace(tmp_path / "replay"), replay=first.warc, config=fast_ingest_config(**CFG))
+    assert replayed.stored == 3 and set(stored(Workspace(tmp_path / "replay"))) == set(stored(ws))

@@ -64,3 +64,20 @@ class ReplayFetcher:
                 result.error, result.detail, result.body = "too_large", "truncated in the archive", b""
             return classify(result, kind=kind)
         return FetchResult(url, kind, final_url=current, error="too_many_redirects", attempts=1, redirects=redirects)
+
+    def earlier(self, url: str, kind: Kind = "feed") -> list[FetchResult]:
+        """The archive's earlier full answers to ``url`` (oldest first), besides the one
+        :meth:`fetch` serves: a day ingested in two runs captured its feeds twice, and entries
+        that left the feed between them are only in the first capture. Redirects, 304s (their
+        body is an earlier capture's) and failures are left out."""
+        recs = self.archive.responses.get(url, [])
+        last = self.archive.lookup(url)
+        out = []
+        for rec in recs:
+            if rec is last or rec.status != 200:
+                continue
+            result = FetchResult(url, kind, final_url=url, status=200, headers={k.lower(): v for k, v in rec.headers},
+                                 body=rec.body(), attempts=1, fetched_at=rec.date)
+            if rec.truncated != "length" and (got := classify(result, kind=kind)).ok:
+                out.append(got)
+        return out
