@@ -59,7 +59,8 @@ class BudgetExceeded(OkgenError):
 
 def describe_os_error(e: BaseException) -> str | None:
     """A one-line message saying what happened and what to do for a full disk, a read-only or
-    unwritable workspace, or an over-long name (None for any other exception)."""
+    unwritable workspace, a file where a folder should be, or an over-long name (None for any
+    other exception)."""
     import errno
     import sqlite3
 
@@ -72,6 +73,9 @@ def describe_os_error(e: BaseException) -> str | None:
             return f"read-only file system{where}; point --home (OKGEN_HOME) at a writable folder"
         if e.errno in (errno.EACCES, errno.EPERM):
             return f"permission denied{where}; point --home (OKGEN_HOME) at a folder you may write"
+        if e.errno == errno.ENOTDIR:
+            return (f"not a folder{where}: a file stands where okgen needs a folder; check --home (OKGEN_HOME) "
+                    "and the paths given")
         if e.errno == errno.ENAMETOOLONG:
             return f"file name too long{where}; give a shorter path, signature or hash prefix"
     if isinstance(e, sqlite3.OperationalError):

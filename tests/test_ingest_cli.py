@@ -215,3 +215,13 @@ def test_a_day_that_has_not_begun_is_refused_for_a_live_run(tmp_path, capsys):
     code, _, err = cli(capsys, "--home", str(tmp_path), "daily", "--date", future)
     assert code == 2 and "has not begun anywhere yet" in err
     assert not (tmp_path / "data").exists()
+
+
+def test_a_home_under_a_file_is_one_line(tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps([{"title": "Harbour reopens", "article_text": "The Lakeport harbour reopened. " * 30,
+                                 "news_site": "bbc", "link": "https://example.org/a"}]))
+    code, _, err = cli(capsys, "--home", str(tmp_path / "afile" / "sub"), "ingest", "--date", "2025-04-10",
+                       "--import", str(dump))
+    assert code == 1 and "not a folder" in err and "check --home" in err and "internal error" not in err, err
