@@ -245,3 +245,30 @@ def test_prediction_lines_are_records(env, tmp_path):
     for line in (out.path / "predictions.jsonl").read_text().splitlines():
         p = Prediction.model_validate_json(line)
         assert p.setting == "oracle" and p.retrieved == (next(q.article_id for q in snap.questions if q.id == p.question_id),)
+
+
+def test_the_random_baseline_is_uniform_in_every_scoring():
+    """Full continuations scored `-random * length` made the sum favour the shortest option
+    (72 % for a 3-character option among three of 14); the draw now picks each option as often
+    under the sum and under the sum over the length. An open prompt lists no options: refused."""
+    from collections import Counter
+
+    from okgen.models.base import Prompt, parse_model_spec
+    from okgen.models.random_backend import RandomBackend
+
+    b = RandomBackend(parse_model_spec("random/seed0"))
+    conts = [" Rivertown", " Lakeport Harbour Authority", " Orbis", " Norvik City Council"]
+    prompts = [Prompt(messages=({"role": "user", "content": "Q"},), key=f"q{i}") for i in range(4000)]
+    scored = b.loglik(prompts, [conts] * len(prompts))
+
+    def best(values):
+        return max(range(len(values)), key=values.__getitem__)
+
+    full = [best(s.scores) for s in scored]
+    norm = [best([x / len(c.strip()) for x, c in zip(s.scores, conts)]) for s in scored]
+    for picks in (full, norm):
+        counts = Counter(picks)
+        assert all(850 <= counts[i] <= 1150 for i in range(4)), counts
+    assert full == norm
+    with pytest.raises(ConfigError, match="open-answer prompt lists none"):
+        b.generate(prompts[:1], max_tokens=8)

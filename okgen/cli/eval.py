@@ -38,7 +38,7 @@ def _ints(value: str | None, name: str) -> list[int]:
 @click.option("--scoring", type=click.Choice(SCORINGS), default="loglik", show_default=True,
               help="loglik: letter log-probability in one pass; loglik-full/-norm: each choice's text (lm-eval acc/acc_norm); generate: parse a written answer.")
 @click.option("--format", "fmt", type=click.Choice(["mc", "open"]), default="mc", show_default=True,
-              help="mc: multiple choice; open: short answer (needs --scoring generate).")
+              help="mc: multiple choice; open: short answer (always scored by generation).")
 @click.option("--template", default=None, help="Prompt template (default: mc-v1 / open-v1).")
 @click.option("--judge", default=None, help="LLM judge of open-answer misses: a model spec (openai/MODEL[,base_url=...], hf/PATH, vllm/ID) or 'default'.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Score only the first N questions.")
@@ -109,6 +109,8 @@ def eval_cmd(ref: str | None, series_ref: str | None, stream_ref: str | None, mo
         if given.judge != "none" and not judge:
             raise ConfigError(f"the signature was judged by {given.judge}: give --judge openai/MODEL[,base_url=...]")
     if fmt == "open" and scoring == "loglik":
+        if click.get_current_context().get_parameter_source("scoring") == ParameterSource.COMMANDLINE:
+            raise click.UsageError("--format open is scored by generation: use --scoring generate (or leave it out)")
         scoring = "generate"  # the open format is always generated
     if "retrieval" not in _csv(setting):
         ctx = click.get_current_context()

@@ -24,7 +24,7 @@ from okgen.models.base import Backend, Generated, ModelSpec, Prompt, Scored, est
 
 _OPTION_LINE = re.compile(r"^([A-J])\. ", re.MULTILINE)
 _SEED_NAME = re.compile(r"seed(\d+)")
-DRAW = 2  # how answers are drawn (2: by the prompt's key); a resumed run refuses answers of another
+DRAW = 3  # how answers are drawn (2: by the prompt's key; 3: full continuations uniform too); a resumed run refuses answers of another
 _QUESTION = "Question: "  # where the templates' question block starts (okgen.eval.templates)
 
 
@@ -65,20 +65,32 @@ class RandomBackend(Backend):
         return out
 
     def loglik(self, prompts: Sequence[Prompt], continuations: Sequence[Sequence[str]]) -> list[Scored]:
-        """Random scores per continuation."""
+        """Random scores per continuation, with a winner drawn uniformly that wins under every
+        scoring: by the sum (``loglik-full``) and by the sum over the length (``loglik-norm``).
+        (Scores of ``-random * length`` made the sum favour the shortest option: 72 % for an
+        option of 3 characters among three of 14.)"""
         out = []
         for p, conts in zip(prompts, continuations):
             r = self._rng(p)
-            out.append(Scored(scores=tuple(-r.random() * max(1, len(c)) for c in conts),
-                              lengths=tuple(len(c) for c in conts), prompt_tokens=estimate_tokens(p.plain())))
+            win = r.randrange(len(conts)) if conts else 0
+            scores = tuple(-r.random() * 1e-6 if i == win else -(1.0 + r.random()) * max(1, len(c))
+                           for i, c in enumerate(conts))
+            out.append(Scored(scores=scores, lengths=tuple(len(c) for c in conts), prompt_tokens=estimate_tokens(p.plain())))
         return out
 
     def generate(self, prompts: Sequence[Prompt], *, max_tokens: int, temperature: float = 0.0,
                  seed: int = 0, stop: Sequence[str] = ()) -> list[Generated]:
-        """A random option letter among those listed in the prompt (``A`` when none is)."""
+        """A random option letter among those listed in the prompt.
+
+        Raises:
+            ConfigError: the prompt lists no options (an open-answer prompt): there is no chance
+                line to draw, and answering "A" to everything scored 0 whatever the seed."""
         out = []
         for p in prompts:
-            letters = _OPTION_LINE.findall(p.plain()) or ["A"]
+            letters = _OPTION_LINE.findall(p.plain())
+            if not letters:
+                raise ConfigError(f"{self.spec.text or self.spec.name}: a random baseline draws among the options, and "
+                                  "an open-answer prompt lists none: use --format mc")
             out.append(Generated(text=self._rng(p).choice(letters), finish_reason="stop", completion_tokens=1,
                                  prompt_tokens=estimate_tokens(p.plain())))
         return out
