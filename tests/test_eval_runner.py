@@ -272,3 +272,28 @@ def test_the_random_baseline_is_uniform_in_every_scoring():
     assert full == norm
     with pytest.raises(ConfigError, match="open-answer prompt lists none"):
         b.generate(prompts[:1], max_tokens=8)
+
+
+def test_each_run_records_the_backend_use_of_its_own(env, tmp_path):
+    """One call scores several runs with one backend: each results.json counted everything the
+    backend had done since it loaded (forward passes 2 -> 4 -> 6 for three runs of 2 questions)."""
+    from okgen.models.base import parse_model_spec
+    from okgen.models.random_backend import RandomBackend
+
+    class Counting(RandomBackend):
+        def __init__(self, spec):
+            super().__init__(spec)
+            self.calls = 0
+
+        def letter_logprobs(self, prompts, labels):
+            self.calls += len(prompts)
+            return super().letter_logprobs(prompts, labels)
+
+        def usage(self):
+            return {"prompts": self.calls, "mode": "counting"}
+
+    ws, snap, _ = env
+    b = Counting(parse_model_spec("random/seed0"))
+    outs = run_eval(snap.name, "random/seed0", plan_runs(["none", "oracle"]), EvalOptions(limit=3), workspace=ws,
+                    out=tmp_path / "runs", backend=b)
+    assert [o.record.extra["backend_usage"] for o in outs] == [{"prompts": 3, "mode": "counting"}] * 2

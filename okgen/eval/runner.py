@@ -435,11 +435,16 @@ class _Evaluator:
                                   "--overwrite")
             clock.t["load_model"] = round(self.load_seconds - load_before, 6)
             write_run_file(path, cfg, sig_text, self.spec.text, info)
+        before = {}
         if pending:
+            # The backend and judge count over their life, and one call scores several runs
+            # with them: each run records what it used (the difference).
+            before = {"backend_usage": self._backend.usage() if self._backend is not None else {},
+                      "judge_usage": self._judge.usage() if self._judge is not None else {}}
             self._score_pending(rs, path, pending, clock)
         preds = read_predictions(path / PREDICTIONS)
         clock.add("total", t_all)
-        record = self._record(rs, sig_text, preds, clock, info, resumed, len(pending))
+        record = self._record(rs, sig_text, preds, clock, info, resumed, len(pending), before)
         if not pending:
             record = _keep_measured(record, path / RESULTS)
         first = next((p.error for q in self.questions if (p := preds.get(q.id)) is not None and p.error), None)
@@ -521,7 +526,7 @@ class _Evaluator:
         return out
 
     def _record(self, rs: RunSpec, sig: str, preds: dict[str, Prediction], clock: _Clock, info: Any,
-                resumed: int, scored_now: int) -> EvalRecord:
+                resumed: int, scored_now: int, before: dict[str, dict[str, Any]] | None = None) -> EvalRecord:
         summ = summarize(self.questions, preds, self.opts.n_boot, self.opts.seed)
         diag = diagnostics(self.questions, preds)
         warn = degenerate_warning(f"{self.spec.name} {rs.slug()}", diag) if self.opts.fmt == "mc" else None
@@ -537,10 +542,11 @@ class _Evaluator:
             "resumed": resumed, "scored_now": scored_now, "judged": sum(p.judged for p in got),
             "diagnostics": diag, "warnings": [warn] if warn else [],
         }
+        before = before or {}
         if self._backend is not None and scored_now:
-            extra["backend_usage"] = self._backend.usage()
+            extra["backend_usage"] = _used(self._backend.usage(), before.get("backend_usage", {}))
         if self._judge is not None and scored_now:
-            extra["judge_usage"] = self._judge.usage()
+            extra["judge_usage"] = _used(self._judge.usage(), before.get("judge_usage", {}))
         if rs.setting in ("oracle", "retrieval") and self.without_text:
             extra["questions_without_article_text"] = self.without_text
         if (rs.setting.startswith("ctx:") or rs.setting == "retrieval") and got:
@@ -552,6 +558,22 @@ class _Evaluator:
         return EvalRecord(signature=sig, snapshot_signature=self.snap.manifest.signature, model=self.spec.text,
                           timings=timings, usage={"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
                           extra=extra, **summ)
+
+
+def _used(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+    """Counters ``after`` less ``before``, key by key (nested tables too); what is not a number
+    (a model name, a mode) is kept as it is after."""
+    out: dict[str, Any] = {}
+    for key, value in after.items():
+        was = before.get(key)
+        if isinstance(value, dict):
+            out[key] = _used(value, was if isinstance(was, dict) else {})
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(was, (int, float)) \
+                and not isinstance(was, bool):
+            out[key] = round(value - was, 9) if isinstance(value, float) or isinstance(was, float) else value - was
+        else:
+            out[key] = value
+    return out
 
 
 MEASURED = ("backend_usage", "judge_usage", "scored_now", "resumed")
