@@ -57,6 +57,13 @@ def test_every_figure_renders_with_12_models_and_no_overlapping_labels(report, l
         plt.close(fig)
     ticks = [int(t.get_text()) for t in figs["plot_vs_k"].axes[0].get_xticklabels() if t.get_text()]
     assert ticks == [1, 3, 10]
+    # Every line has CI whiskers, its n in the legend, and its own x positions around each k, so
+    # lines of equal accuracy do not hide each other.
+    ax = figs["plot_vs_k"].axes[0]
+    assert len(ax.containers) == len(rep["retrieval"])
+    assert all("(n=" in t.get_text() for t in ax.get_legend().get_texts())
+    xs = [tuple(c.lines[0].get_xdata()) for c in ax.containers]
+    assert len(set(xs)) == len(xs)
 
 
 def test_overlap_check_catches_overlapping_labels():

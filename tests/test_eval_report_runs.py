@@ -77,7 +77,9 @@ def test_a_limit_run_with_few_answers_is_marked_in_tables_and_figures(days, tmp_
     figs = figures(rep, tmp_path)
     outlet = [t.get_text() for t in figs["plot_by_outlet"].axes[0].get_yticklabels()]
     position = [t.get_text() for t in figs["plot_by_position"].axes[0].get_yticklabels()]
-    assert outlet == ["random/seed1 · none (n=2)", "random/seed1 · oracle (n=2)"]
+    assert outlet == ["random/seed1 (limit 2) · none (n=2)", "random/seed1 (limit 2) · oracle (n=2)"]
+    setting_rows = [t.get_text() for t in figs["plot_by_setting"].axes[0].get_yticklabels()]
+    assert setting_rows == ["random/seed1 (limit 2)"]  # a --limit run never reads as the full one
     assert all(label.endswith(", n=2)") and "(bias " in label for label in position)
     for fig in figs.values():
         plt.close(fig)
@@ -176,3 +178,23 @@ def test_figures_name_a_local_model_folder_by_its_name():
     runs = ["hf//ckpt/run1/final", "hf//ckpt/run2/final", "hf//ckpt/run2/best"]
     assert [shown_model(m, runs) for m in runs] == ["hf/run1/final", "hf/run2/final", "hf/best"]
     assert shown_model("hf//a/final", ["hf//a/final", "hf/final"]) == "hf/a/final"  # not a hub id's name either
+
+
+def test_dated_context_runs_have_a_table_of_their_own(days, tmp_path):
+    """A ctx: run's accuracy was in no table or figure, and nothing said so."""
+    from okgen.eval.tables import write_tables
+
+    ws, snaps, root = days
+    out = _copy(root / str(DAYS[0]), tmp_path / "runs")
+    run_eval(snaps[0].name, "random/seed1", plan_runs(["ctx:closest"]), EvalOptions(n_boot=200), workspace=ws,
+             out=out / "ctx")
+    rep = build_report(load_rows([out]))
+    assert [(r["model"], sorted(r["by_setting"])) for r in rep["contexts"]] == [("random/seed1", ["ctx:closest"])]
+    assert all(r["model"] != "random/seed1" for r in rep["settings"])  # no row of dashes for it there
+    md = render_markdown(rep)
+    assert "## Accuracy with dated contexts" in md and "| ctx:closest |" in md
+    written = {p.name for p in write_tables(rep, tmp_path / "tables")}
+    assert "contexts.csv" in written
+    with open(tmp_path / "tables" / "contexts.csv") as f:
+        row = next(csv.DictReader(f))
+    assert row["model"] == "random/seed1" and 0 <= float(row["ctx:closest"]) <= 1

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from okgen.cli.common import echo_json, json_option, want_json
 
@@ -43,6 +44,8 @@ def report(runs: tuple[str, ...], out: str | None, plots: bool, figure_formats: 
     if bad or not formats:
         raise click.BadParameter(f"takes {', '.join(FIGURE_FORMATS)} (comma-separated; --no-plots for none), "
                                  f"got {figure_formats!r}", param_hint="--figures")
+    if not out and click.get_current_context().get_parameter_source("figure_formats") == ParameterSource.COMMANDLINE:
+        raise click.UsageError("--figures needs --out (the folder the figures go to)")
     rows = load_rows(runs)
     data = build_report(rows)
     # The snapshots' quality evidence (review verdicts included), for those in this workspace.

@@ -43,11 +43,13 @@ def _plt() -> Any:
 
 
 def _label(r: dict[str, Any], several_modes: bool, several_days: bool = False, models: Sequence[str] = ()) -> str:
-    """The model, with its scoring (open format and judge too) where runs differ in it, and its
-    news day where several are shown: no two rows of a figure read the same."""
+    """The model, with its scoring (open format and judge too) where runs differ in it, its news
+    day where several are shown, and its question count when ``--limit`` cut it: no two rows of a
+    figure read the same."""
     from okgen.eval.tables import mode_label
 
-    return (shown_model(r["model"], models) + (f" · {mode_label(r)}" if several_modes else "")
+    return (shown_model(r["model"], models) + (f" (limit {r['n']})" if r.get("limit") else "")  # a part is not the whole
+            + (f" · {mode_label(r)}" if several_modes else "")
             + (f" · {r.get('date') or r['snapshot']}" if several_days else ""))
 
 
@@ -163,28 +165,38 @@ def plot_by_setting(report: dict[str, Any], out_dir: Path, formats: Sequence[str
 
 
 def plot_vs_k(report: dict[str, Any], out_dir: Path, formats: Sequence[str]) -> tuple[list[Path], Any]:
-    """Accuracy against k, ticks at the k's run."""
+    """Accuracy against k, ticks at the k's run, bootstrap 95% CI whiskers, lines set side by
+    side around each k so that equal ones stay visible, n in the legend."""
     plt = _plt()
     rows = report["retrieval"]
     several = len({(r["scoring"], r["format"], r["judge"]) for r in rows}) > 1
     days = len({r["snapshot"] for r in rows}) > 1
     fig, ax = plt.subplots(figsize=(8.0, max(3.5, 0.22 * len(rows) + 1.0)))
     models = sorted({r["model"] for r in rows})
-    all_k: set[int] = set()
+    all_k = sorted({int(k) for r in rows for k in r["by_k"]})
+    log_x = len(all_k) > 1 and all_k[-1] / max(1, all_k[0]) >= 20
+    gap = min((b - a for a, b in zip(all_k, all_k[1:])), default=1)
     for i, r in enumerate(rows):
         ks = sorted(int(k) for k in r["by_k"])
-        all_k.update(ks)
-        acc = [100 * r["by_k"][str(k)]["accuracy"] for k in ks]
-        ax.plot(ks, acc, color=OKABE_ITO[i % len(OKABE_ITO)], marker=MARKERS[(i + i // len(OKABE_ITO)) % len(MARKERS)],
-                linestyle=LINESTYLES[(i // len(OKABE_ITO)) % len(LINESTYLES)],
-                label=f"{_label(r, several, days, models)} · {r['retriever']} {r['window']}d")
-    ks = sorted(all_k)
+        cells = [r["by_k"][str(k)] for k in ks]
+        acc = [100 * c["accuracy"] for c in cells]
+        err = [[100 * (c["accuracy"] - c["ci95"][0]) for c in cells], [100 * (c["ci95"][1] - c["accuracy"]) for c in cells]]
+        # Lines side by side around each k, so equal results (two baselines at one accuracy) do
+        # not hide each other; whiskers are the bootstrap 95% CIs.
+        shift = (i - (len(rows) - 1) / 2) * min(0.04, 0.24 / max(1, len(rows) - 1))  # within a quarter of the gap
+        xs = [k * (1 + shift / 2) for k in ks] if log_x else [k + shift * gap for k in ks]
+        n = max((c.get("n") or 0) for c in cells)
+        ax.errorbar(xs, acc, yerr=err, capsize=2, elinewidth=0.7, color=OKABE_ITO[i % len(OKABE_ITO)],
+                    marker=MARKERS[(i + i // len(OKABE_ITO)) % len(MARKERS)], markeredgecolor="black",
+                    markeredgewidth=0.5, linestyle=LINESTYLES[(i // len(OKABE_ITO)) % len(LINESTYLES)],
+                    label=f"{_label(r, several, days, models)} · {r['retriever']} {r['window']}d (n={n})")
+    ks = all_k
     ax.set_xticks(ks, [str(k) for k in ks])
-    if len(ks) > 1 and ks[-1] / max(1, ks[0]) >= 20:
+    if log_x:
         ax.set_xscale("log")
         ax.set_xticks(ks, [str(k) for k in ks])
         ax.minorticks_off()
-    ax.set_xlabel("k (retrieved passages in the prompt)")
+    ax.set_xlabel("k (retrieved passages in the prompt); whiskers: bootstrap 95% CI")
     ax.set_ylabel("accuracy (%)")
     ax.set_ylim(0, 100)
     ax.set_title("Accuracy against k")

@@ -250,13 +250,18 @@ def model_label(spec: str) -> str:
 
 def build_report(rows: Sequence[RunRow]) -> dict[str, Any]:
     """The report as data: the settings table, the retrieval table and every run."""
-    settings, retrieval = [], []
+    settings, retrieval, dated = [], [], []
     dates = {r.group: r.date for r in rows}
     for group in sorted(dates, key=lambda g: (dates[g], g)):  # the news days in order
         g = [r for r in rows if r.group == group]
         for model in sorted({r.model for r in g}):
             m = {r.setting: r for r in g if r.model == model and r.setting != "retrieval"}
-            if m:
+            ctx = {s: r for s, r in sorted(m.items()) if s.startswith("ctx:")}
+            if ctx:  # dated contexts (okgen memory's settings): a table of their own
+                dated.append({"date": dates[group], "snapshot": group[0], "scoring": group[1], "format": group[2],
+                              "template": group[3], "judge": group[4], "n": group[5], "limit": _limit(*ctx.values()),
+                              "model": model, "by_setting": {s: _cell(r) for s, r in ctx.items()}})
+            if "none" in m or "oracle" in m:
                 none, oracle = m.get("none"), m.get("oracle")
                 settings.append({
                     "date": dates[group], "snapshot": group[0], "scoring": group[1], "format": group[2], "template": group[3],
@@ -280,8 +285,8 @@ def build_report(rows: Sequence[RunRow]) -> dict[str, Any]:
         w = degenerate_warning(f"{r.model} {setting_label(asdict(r))}, snapshot {r.snapshot} ({r.date})", r.diagnostics or {})
         if w:
             warnings.append(w)
-    return {"kind": "okgen-report", "settings": settings, "retrieval": retrieval, "runs": [asdict(r) for r in rows],
-            "warnings": warnings}
+    return {"kind": "okgen-report", "settings": settings, "retrieval": retrieval, "contexts": dated,
+            "runs": [asdict(r) for r in rows], "warnings": warnings}
 
 
 def _limit(*runs: RunRow | None) -> int | None:
@@ -324,11 +329,21 @@ def render_markdown(report: dict[str, Any]) -> str:
             out.append(f"| {r['date']} | {r['snapshot']} | {n_label(r)} | {r['model']} | {mode_label(r)} | {r['retriever']} | "
                        f"{r['window']}d | {cells} |")
         out.append("")
+    if report.get("contexts"):
+        names = sorted({s for r in report["contexts"] for s in r["by_setting"]})
+        out += ["## Accuracy with dated contexts (okgen memory's ctx: settings)", "",
+                "| date | snapshot | n | model | scoring | " + " | ".join(names) + " |",
+                "| --- | --- | --- | --- | --- | " + " | ".join("---" for _ in names) + " |"]
+        for r in report["contexts"]:
+            cells = " | ".join(_fmt(r["by_setting"].get(s)) for s in names)
+            out.append(f"| {r['date']} | {r['snapshot']} | {n_label(r)} | {r['model']} | {mode_label(r)} | {cells} |")
+        out.append("")
     issues = [r for r in report["runs"] if r["unparsed"] or r["errors"] or r["truncated"]]
     if issues:
         out += ["## Answers counted wrong, and truncated contexts", "",
-                "Unparseable answers and backend errors count as wrong; a truncated context lost its end "
-                "(see the eval docs' truncation rule).", "",
+                "Unparseable answers and backend errors count as wrong; a truncated prompt was cut to fit the "
+                "model's window: its first tokens under truncation=left (the default, lm-eval's), the end of its "
+                "context under truncation=context (the run's backend.conventions.truncation says which).", "",
                 "| snapshot | n | model | setting | retriever | window | k | unparsed | errors | truncated |",
                 "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in issues:

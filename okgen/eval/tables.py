@@ -4,6 +4,8 @@
   article, their 95% CIs, the oracle gain, and the position bias of each run.
 * ``retrieval.csv`` / ``retrieval.tex``: accuracy per model x retriever x window, one column per k,
   with their 95% CIs.
+* ``contexts.csv``: accuracy per model in each dated-context setting (``ctx:closest``...), with
+  their 95% CIs.
 
 Accuracies are fractions in CSV (for further computation) and percentages in LaTeX. A
 ``--limit`` run's question count reads ``3 (limit)`` in LaTeX and Markdown; CSV keeps ``n`` a
@@ -67,6 +69,23 @@ def retrieval_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
             row[f"k={k}"] = c["accuracy"] if c else ""
             row[f"k={k}_ci_low"] = c["ci95"][0] if c else ""
             row[f"k={k}_ci_high"] = c["ci95"][1] if c else ""
+        out.append(row)
+    return out
+
+
+def contexts_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """One flat row per dated-contexts line: a column per ``ctx:`` setting, with its CI bounds."""
+    names = sorted({s for r in report.get("contexts", []) for s in r["by_setting"]})
+    out = []
+    for r in report.get("contexts", []):
+        row: dict[str, Any] = {"date": r.get("date", ""), "snapshot": r["snapshot"], "n": r["n"],
+                               "limit": r.get("limit") or "", "model": r["model"], "scoring": r["scoring"],
+                               "format": r["format"], "template": r["template"]}
+        for name in names:
+            c = r["by_setting"].get(name)
+            row[name] = c["accuracy"] if c else ""
+            row[f"{name}_ci_low"] = c["ci95"][0] if c else ""
+            row[f"{name}_ci_high"] = c["ci95"][1] if c else ""
         out.append(row)
     return out
 
@@ -163,4 +182,7 @@ def write_tables(report: dict[str, Any], out_dir: str | Path) -> list[Path]:
         for name, text in (("retrieval.csv", to_csv(retrieval_rows(report))), ("retrieval.tex", retrieval_latex(report))):
             atomic_write_text(out / name, text)
             written.append(out / name)
+    if report.get("contexts"):
+        atomic_write_text(out / "contexts.csv", to_csv(contexts_rows(report)))
+        written.append(out / "contexts.csv")
     return written
