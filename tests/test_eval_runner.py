@@ -297,3 +297,22 @@ def test_each_run_records_the_backend_use_of_its_own(env, tmp_path):
     outs = run_eval(snap.name, "random/seed0", plan_runs(["none", "oracle"]), EvalOptions(limit=3), workspace=ws,
                     out=tmp_path / "runs", backend=b)
     assert [o.record.extra["backend_usage"] for o in outs] == [{"prompts": 3, "mode": "counting"}] * 2
+
+
+def test_eval_cli_lines_name_their_run_and_refuse_contradicting_options(env, tmp_path):
+    from click.testing import CliRunner
+
+    from okgen.cli.main import cli
+
+    ws, snap, _ = env
+    base = ["--home", str(ws.home), "eval", "-s", snap.name, "-m", "random/seed0"]
+    r = CliRunner().invoke(cli, [*base, "--setting", "retrieval", "--k", "1,2", "--limit", "4", "--out", str(tmp_path / "r")])
+    assert r.exit_code == 0, r.output
+    # no unlabelled "stale-answer rate -" line per retrieval run when no context offered a stale answer
+    for line in r.output.splitlines():
+        if "stale-answer rate" in line:
+            assert line.startswith("retrieval bm25 ") and " k=" in line.split(":")[0], line
+    r = CliRunner().invoke(cli, [*base, "--format", "open", "--scoring", "loglik"])
+    assert r.exit_code == 2 and "scored by generation" in r.output
+    r = CliRunner().invoke(cli, [*base, "--format", "open", "--out", str(tmp_path / "open")])
+    assert "open answer has none to draw" in str(r.exception) and not (tmp_path / "open").exists()

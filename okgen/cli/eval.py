@@ -148,8 +148,15 @@ def eval_cmd(ref: str | None, series_ref: str | None, stream_ref: str | None, mo
     echo_table(rows, title=f"model: {outcomes[0].record.model}" if outcomes else None)
     for o in outcomes:  # the dated-context runs (ctx:*): how often the model took a stale or a future answer
         d = o.record.extra.get("dated")
+        run = o.record.extra.get("run", {})
+        if run.get("setting") == "retrieval" and d and d.get("stale_answer_rate") is None \
+                and d.get("future_answer_rate") is None:
+            continue  # no retrieved context offered a stale or a future answer: nothing to say
         if d:
-            click.echo(f"{o.record.extra.get('run', {}).get('setting')}: stale-answer rate "
+            from okgen.eval.tables import setting_label
+
+            label = setting_label({**run, "setting": run.get("setting") or ""}) if run.get("setting") else "?"
+            click.echo(f"{label}: stale-answer rate "
                        f"{_rate(d, 'stale_answer_rate', 'with_stale_choice')}, future-answer rate "
                        f"{_rate(d, 'future_answer_rate', 'with_future_choice')}, gold article in context "
                        f"{'-' if d.get('gold_in_context') is None else format(d['gold_in_context'], '.3f')}")

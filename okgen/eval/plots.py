@@ -158,7 +158,9 @@ def plot_by_setting(report: dict[str, Any], out_dir: Path, formats: Sequence[str
     ax.set_yticks(range(n), [_label(r, several, days, models) for r in reversed(rows)], fontsize=8)
     ax.set_xlim(0, 100)
     ax.set_xlabel("accuracy (%), bootstrap 95% CI")
-    ax.axvline(25, color="grey", linestyle=":", linewidth=1, label="chance (4 choices)")
+    if any(r["format"] == "mc" for r in rows):  # an open answer has no chance line
+        label = "chance (4 choices)" if all(r["format"] == "mc" for r in rows) else "chance of multiple choice (4)"
+        ax.axvline(25, color="grey", linestyle=":", linewidth=1, label=label)
     ax.set_title("Accuracy by model and setting")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return _save(fig, out_dir, "accuracy_by_setting", formats), fig

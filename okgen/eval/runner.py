@@ -170,7 +170,7 @@ def run_eval(snapshot_ref: str, model: str | ModelSpec, runs: Sequence[RunSpec],
     opts = replace(opts) if opts is not None else EvalOptions()  # defaults are filled in a copy
     spec = model if isinstance(model, ModelSpec) else parse_model_spec(model)
     _check_options(opts)
-    if spec.name == "random" and opts.fmt == "open":  # before any folder is made
+    if spec.backend == "random" and opts.fmt == "open":  # before any folder is made
         raise ConfigError(f"{spec.text or spec.name}: a random baseline draws among the options, and an "
                           "open answer has none to draw: use --format mc")
     for r in runs:  # plan_runs checks these; runs built by hand are checked before a model loads
