@@ -61,6 +61,12 @@ def test_a_model_that_always_answers_a_is_flagged(env, always_a, caplog, tmp_pat
         assert kept == o.warnings and any("not above" in w for w in kept)
     lines = [r.getMessage() for r in caplog.records]
     assert sum('answers are "A"' in m for m in lines) == 2 and all("\n" not in m for m in lines)
+    # An oracle run of another --limit beside the full none run: compared on the questions both
+    # scored (it was skipped without a word).
+    run_eval(snap.name, f"hf/{always_a},chat=no", plan_runs(["none"]), EvalOptions(), workspace=ws)
+    lim = run_eval(snap.name, f"hf/{always_a},chat=no", plan_runs(["oracle"]), EvalOptions(limit=4),
+                   workspace=ws)[0]
+    assert any("not above" in w and "on the 4 questions both runs scored" in w for w in lim.warnings), lim.warnings
 
 
 def test_a_sane_baseline_is_not_flagged(env, tmp_path):
@@ -146,7 +152,7 @@ def test_a_resume_refuses_answers_drawn_or_rendered_otherwise(env, tmp_path):
     (o.path / "run.json").write_text(json.dumps(run))
     lines = (o.path / "predictions.jsonl").read_text().splitlines()
     (o.path / "predictions.jsonl").write_text("\n".join(lines[:2]) + "\n")  # killed after two answers
-    with pytest.raises(ConfigError, match=r"another random draw \(version 1, now 2\)"):
+    with pytest.raises(ConfigError, match=r"another random draw \(version 1, now 3\)"):
         run_eval(snap.name, "random/seed0", plan_runs(["none"]), EvalOptions(), workspace=ws, out=out)
     from okgen.models.base import answers_differ as _backend_differs
 

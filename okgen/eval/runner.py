@@ -203,12 +203,13 @@ def run_eval(snapshot_ref: str, model: str | ModelSpec, runs: Sequence[RunSpec],
 def _check_oracle_gain(ev: _Evaluator, runs: Sequence[RunSpec], outcomes: list[RunOutcome],
                        out: str | Path | None) -> None:
     """Warn when the oracle run is not above the no-context one (this call's runs, or the other
-    setting's results.json beside them). Not for the random baseline: its answers ignore the
-    prompt by design."""
+    setting's results.json beside them; one of another --limit is compared on the questions both
+    scored). Not for the random baseline: its answers ignore the prompt by design."""
     if ev.spec.backend == "random":
         return
     acc: dict[str, tuple[float, RunOutcome | None]] = {o.record.extra["run"]["setting"]: (o.record.accuracy, o)
                                                          for o in outcomes if o.record.extra.get("run")}
+    common = ""
     for setting in ("none", "oracle"):
         if setting in acc or not ({"none", "oracle"} - {setting}) & set(acc):
             continue
@@ -221,9 +222,18 @@ def _check_oracle_gain(ev: _Evaluator, runs: Sequence[RunSpec], outcomes: list[R
             continue
         if rec.n == (outcomes[0].record.n if outcomes else -1):
             acc[setting] = (rec.accuracy, None)
+        elif outcomes:
+            # Another --limit: compared on the questions both runs scored (not 0/3 against 5/9).
+            mine = outcomes[0]
+            theirs, ours = read_predictions(other.parent / PREDICTIONS), read_predictions(mine.path / PREDICTIONS)
+            both = [q for q in ours if q in theirs and ours[q].error is None and theirs[q].error is None]
+            if both:
+                acc[setting] = (sum(bool(theirs[q].correct) for q in both) / len(both), None)
+                acc[mine.record.extra["run"]["setting"]] = (sum(bool(ours[q].correct) for q in both) / len(both), mine)
+                common = f" (on the {len(both)} questions both runs scored)"
     if "none" in acc and "oracle" in acc and acc["oracle"][0] <= acc["none"][0]:
         msg = (f"{ev.spec.name}: oracle accuracy {acc['oracle'][0]:.3f} is not above no-context accuracy "
-               f"{acc['none'][0]:.3f}: the model does not use the article (check truncation, prompt format, BOS)")
+               f"{acc['none'][0]:.3f}{common}: the model does not use the article (check truncation, prompt format, BOS)")
         log.warning("%s", msg)
         for o in outcomes:
             o.warnings.append(msg)
