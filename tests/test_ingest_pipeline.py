@@ -379,3 +379,24 @@ def test_a_replay_reads_every_capture_of_a_feed(tmp_path):
     assert (first.stored, second.stored, second.stored_total) == (2, 1, 3)
     replayed = run_ingest(D, Workspace(tmp_path / "replay"), replay=first.warc, config=fast_ingest_config(**CFG))
     assert replayed.stored == 3 and set(stored(Workspace(tmp_path / "replay"))) == set(stored(ws))
+
+
+def test_a_dead_link_to_a_story_falls_back_to_another_feeds_link(tmp_path):
+    """Two feeds link one story (canonically the same URL): the first claimant's AMP link 404s,
+    and the story was lost though the other feed's link answered."""
+    arts, _ = make_articles(1, D, days=1, seed=37, facts_per_article=6)
+    a = arts[0]
+    with WebServer() as web:
+        web.set("/story/harbour", page(a, published=during_d(0.3)))
+        web.set("/story/harbour/amp", Route(status=404, body=b"gone"))
+        for name, link in (("alpha", "/story/harbour/amp"), ("beta", "/story/harbour")):
+            web.set(f"/feeds/{name}.xml", Route(body=rss([{"title": a.title, "link": web.url(link),
+                                                            "published": during_d(0.3)}]),
+                                                content_type="application/rss+xml"))
+        feeds = tmp_path / "feeds.toml"
+        feeds.write_text("".join(f'[[outlet]]\nid = "{n}"\nname = "{n}"\ncategory = "test"\nlanguage = "en"\n'
+                                 f'url = "{web.url(f"/feeds/{n}.xml")}"\n\n' for n in ("alpha", "beta")))
+        s = run_ingest(D, Workspace(tmp_path / "ws"), feeds=feeds, config=fast_ingest_config(**CFG))
+    assert s.stored == 1 and not s.fetch_failed, (s.stored, dict(s.fetch_failed))
+    got = stored(Workspace(tmp_path / "ws"))
+    assert list(got) == ["story/harbour"] and got["story/harbour"].source == "alpha"

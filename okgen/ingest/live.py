@@ -76,6 +76,8 @@ class DayRun:
         self.live, self.warc, self.progress = live, warc, progress
         self.states = store.item_states(date)
         self.seen_keys: set[str] = set()
+        self.alternates: dict[str, list[str]] = {}
+        """Other feeds' links to an entry already claimed (an AMP link beside the publisher's), by key."""
         self.extractor_name = extractor_name()
         bound = max(2 * config.concurrency, 8 * extractor.workers, 64)
         self._inflight = asyncio.Semaphore(bound)  # bounds bodies held between fetch and extraction
@@ -198,6 +200,8 @@ class DayRun:
                 key = canonicalize_url(entry.url)
                 if key in self.seen_keys:
                     self.summary.duplicate_entries += 1
+                    if entry.url not in self.alternates.setdefault(key, []):
+                        self.alternates[key].append(entry.url)  # tried if the claimed link is gone
                     continue
                 self.seen_keys.add(key)
                 st = self.states.get(key)
@@ -244,6 +248,14 @@ class DayRun:
     async def _article(self, outlet: Outlet, pub: dt.datetime | None, key: str, entry: FeedEntry) -> None:
         s, cfg = self.summary, self.config
         r = await self.fetcher.fetch(entry.url, "article")
+        if not r.ok and r.status is not None and 400 <= r.status < 500:
+            # The claimed link is gone (an AMP link that 404s): another feed's link to the same
+            # story may still answer. Not for timeouts (a rerun retries) nor okgen's refusals.
+            for alt in self.alternates.get(key, []):
+                other = await self.fetcher.fetch(alt, "article")
+                if other.ok and other.status != 304:
+                    r, entry = other, entry.model_copy(update={"url": alt})
+                    break
         if not r.ok or r.status == 304:
             reason = r.error or f"http_{r.status}"
             s.fetch_failed[reason] += 1
