@@ -278,6 +278,13 @@ def test_what_a_rerun_keeps_of_the_run_it_resumes():
     novalidator = _keep_generator(DailyOptions(validator_chosen=True), begun, DAY, force=False)
     assert novalidator.generator == "openai/g" and novalidator.validator is None
     assert _keep_generator(DailyOptions(max_cost=9.0), begun, DAY, force=False).max_cost == 9.0
+    # The windows (they make the snapshot's corpus) and retrievers, unless given: a resume that
+    # read the defaults built a 10-day snapshot of a day begun with --windows 1.
+    narrow = _public(DailyOptions(retrievers=("bm25",), windows=(1,), retrievers_chosen=True, windows_chosen=True))
+    again = _keep_generator(DailyOptions(retrievers=("bm25", "dpr")), narrow, DAY, force=True)
+    assert (again.retrievers, again.windows) == (("bm25",), (1,))
+    given = _keep_generator(DailyOptions(windows=(1, 5), windows_chosen=True), narrow, DAY, force=True)
+    assert given.windows == (1, 5)
 
 
 def test_a_finished_date_is_printed_again_without_options_said_for_another_run(tmp_path):

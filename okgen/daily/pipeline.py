@@ -72,6 +72,9 @@ class DailyOptions:
     generator_chosen: bool = False
     validator_chosen: bool = False
     probes_chosen: bool = False
+    # Likewise the indexes: the windows shape the snapshot's corpus (its signature's `window`).
+    retrievers_chosen: bool = False
+    windows_chosen: bool = False
     # True when `feeds` comes from [daily] in okgen.toml, not from --feeds: a replay then uses
     # the list embedded in the capture (the one that ingest really used when it was made).
     feeds_from_config: bool = False
@@ -108,6 +111,8 @@ class DailyOptions:
         vals["generator_chosen"] = s.generate.generator is not None
         vals["validator_chosen"] = s.generate.validator is not None
         vals["probes_chosen"] = s.generate.probes is not None
+        vals["retrievers_chosen"] = s.daily.retrievers is not None
+        vals["windows_chosen"] = s.daily.windows is not None
         vals["feeds_from_config"] = s.daily.feeds is not None and flags.get("feeds") is None
         if vals.get("validator") in ("", "none"):
             vals["validator"] = None
@@ -363,6 +368,14 @@ def _keep_generator(opts: DailyOptions, previous: dict[str, Any] | None, date: d
     # is not finished without one.
     kept: dict[str, Any] = {k: previous[k] for k in ("per_article", "seed", "max_cost")
                             if getattr(opts, k) is None and previous.get(k) is not None}
+    # The windows and retrievers unless given: the windows make the snapshot's corpus, so a
+    # resumed run that read the defaults built another snapshot than the one begun.
+    for k in ("retrievers", "windows"):
+        if not getattr(opts, f"{k}_chosen") and previous.get(k) and tuple(previous[k]) != tuple(getattr(opts, k)):
+            kept[k] = tuple(previous[k])
+            log.warning("%s was %s with %s %s: %s with them (pass --%s to change)", date,
+                        "built" if force else "begun", k, ",".join(map(str, previous[k])),
+                        "--force rebuilds" if force else "the rerun resumes", k)
     same_generator = not opts.generator_chosen or opts.generator == previous.get("generator")
     if previous.get("generator") and same_generator:
         # The models, each unless chosen: okgen.toml naming the day's generator does not drop
