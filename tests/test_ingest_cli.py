@@ -225,3 +225,15 @@ def test_a_home_under_a_file_is_one_line(tmp_path, capsys):
     code, _, err = cli(capsys, "--home", str(tmp_path / "afile" / "sub"), "ingest", "--date", "2025-04-10",
                        "--import", str(dump))
     assert code == 1 and "not a folder" in err and "check --home" in err and "internal error" not in err, err
+
+
+def test_a_refused_feed_list_or_capture_creates_nothing(tmp_path, capsys):
+    bad = tmp_path / "feeds.toml"
+    bad.write_text("[[outlet]]\nidx = 'rivertown'\n")
+    notwarc = tmp_path / "x.warc.gz"
+    notwarc.write_text("not a capture")
+    home = tmp_path / "ws"
+    for args in (["--feeds", str(bad)], ["--replay", str(notwarc)]):
+        code, _, err = cli(capsys, "--home", str(home), "ingest", "--date", "2025-04-10", *args)
+        assert code == 1 and err.count("\n") == 1, err
+    assert not home.exists()

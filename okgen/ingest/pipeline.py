@@ -86,6 +86,9 @@ def run_ingest(date: dt.date, workspace: Workspace, *, feeds: str | Path | None 
     run_id = f"{date.isoformat()}-{utcnow().strftime('%Y%m%dT%H%M%SZ')}-{os.getpid()}"
     summary = IngestSummary(date=date.isoformat(), mode=mode, run_id=run_id, config_hash=cfg.content_hash)
     t0 = time.monotonic()
+    # A feed list that cannot be read, or a --replay file that is no WARC, is said before the
+    # workspace's database and lock are made: a refused run creates nothing.
+    feed_list, archive = _feed_list_for(feeds, replay) if import_file is None else (None, None)
     with _date_lock(workspace, date), ArticleStore(workspace.db_path) as store:
         store.start_run(run_id, date, mode)
         caps: dict[str, int] = {}
@@ -96,7 +99,7 @@ def run_ingest(date: dt.date, workspace: Workspace, *, feeds: str | Path | None 
             _run_import(date, Path(import_file), import_mapping, cfg, store, summary, undated_on_date,
                         names=_outlet_names(feeds))
         else:
-            feed_list, archive = _feed_list_for(feeds, replay)
+            assert feed_list is not None
             summary.feeds_hash = feed_list.hash
             caps = {o.id: o.max_per_day for o in feed_list.outlets if o.max_per_day}
             asyncio.run(_run_fetch(date, workspace, cfg, feed_list, archive, store, summary, run_id, progress))
