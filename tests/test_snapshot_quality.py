@@ -146,6 +146,12 @@ def test_review_sheet_round_trip_with_two_reviewers(make_snapshot, tmp_path, cap
     code, out, _ = run_cli(capsys, "snapshot", "show", snap.signature.short)
     assert code == 0 and "review: 6/12 questions usable" in out and "24 ratings by ana, ben" in out
     assert "reviewer agreement" in out
+    # A rate that 4 decimals do not hold exactly (6/9 is stored as 0.6667) still reads per question.
+    from okgen.snapshot.quality import render_quality
+
+    q = load_quality(snap.path, snap.manifest.content_hash)
+    nine = q.model_copy(update={"review": r.model_copy(update={"items": 9, "usable": 6, "usable_rate": 0.6667, "ratings": 18})})
+    assert any(line.startswith("review: 6/9 questions usable (66.7%") for line in render_quality(nine))
     # Reports (okgen report) show the evidence of the runs' snapshots found in the workspace.
     from okgen.settings import Workspace
     from okgen.snapshot.quality import render_quality_markdown
