@@ -232,3 +232,55 @@ def test_a_row_cut_short_is_named_as_such(make_snapshot, tmp_path, capsys):
     code, _, err = run_cli(capsys, "review", "import", str(sheet))
     assert code == 1 and f"row {short + 1} has 3 field(s), the header {len(COLUMNS)}" in err, err
     assert (snap.path / QUALITY).read_bytes() == before
+
+
+def test_a_spreadsheets_semicolon_or_legacy_encoding_sheet(make_snapshot, tmp_path, capsys):
+    """A sheet a European-locale spreadsheet saved with ";" (and a BOM, CRLF) reads as the same
+    sheet; one saved in the legacy encoding is one line asking for UTF-8."""
+    snap = make_snapshot()
+    assert run_cli(capsys, "review", snap.signature.short, "--sample", "5", "--out", str(tmp_path))[0] == 0
+    sheet = next(tmp_path.glob("review-*.csv"))
+    fill(sheet, "ana", lambda i: int(i != 2))
+    rows = list(csv.DictReader(sheet.open(encoding="utf-8")))
+    semi = tmp_path / "semi.csv"
+    with semi.open("w", encoding="utf-8-sig", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]), delimiter=";", lineterminator="\r\n")
+        w.writeheader()
+        w.writerows(rows)
+    code, out, err = run_cli(capsys, "review", "import", str(semi))
+    assert code == 0, err
+    r = load_quality(snap.path, snap.manifest.content_hash).review
+    assert (r.items, r.usable) == (5, 4)
+    legacy = tmp_path / "legacy.csv"
+    legacy.write_bytes(sheet.read_text(encoding="utf-8").replace("Question", "Question \u2019").encode("cp1252", "replace")
+                       + "\u2019".encode("cp1252"))
+    code, _, err = run_cli(capsys, "review", "import", str(legacy))
+    assert code == 1 and "save the sheet as CSV UTF-8" in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_import_that_would_drop_a_reviewer_is_refused_and_the_archive_carries_the_review(make_snapshot, tmp_path,
+                                                                                            capsys):
+    import tarfile
+
+    snap = make_snapshot()
+    assert run_cli(capsys, "review", snap.signature.short, "--sample", "4", "--out", str(tmp_path))[0] == 0
+    ana = next(tmp_path.glob("review-*.csv"))
+    ben = tmp_path / "ben.csv"
+    ben.write_bytes(ana.read_bytes())
+    fill(ana, "ana", lambda i: 1)
+    fill(ben, "ben", lambda i: int(i % 2 == 0))
+    assert run_cli(capsys, "review", "import", str(ana), str(ben))[0] == 0
+    before = (snap.path / QUALITY).read_bytes()
+    code, _, err = run_cli(capsys, "review", "import", str(ben))
+    assert code == 1 and "holds the review of ana, ben" in err and "--replace" in err
+    assert (snap.path / QUALITY).read_bytes() == before
+    # The local archive (what a restore or a publish ships) carries the recorded review.
+    archive = snap.path.parent / f"{snap.name}.tar.gz"
+    assert archive.is_file()
+    with tarfile.open(archive) as tf:
+        member = next(m for m in tf.getmembers() if m.name.endswith("/" + QUALITY))
+        assert json.loads(tf.extractfile(member).read())["review"]["reviewers"] == ["ana", "ben"]
+    assert run_cli(capsys, "snapshot", "verify", snap.signature.short)[0] == 0
+    code, _, err = run_cli(capsys, "review", "import", "--replace", str(ben))
+    assert code == 0, err
+    assert load_quality(snap.path, snap.manifest.content_hash).review.reviewers == ("ben",)

@@ -60,12 +60,16 @@ def sheet(ref: str, sample: int, seed: int, out_dir: str, overwrite: bool, json_
 
 @review.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--replace", is_flag=True, help="Replace a recorded review even if it drops other reviewers' verdicts.")
 @json_option
-def import_cmd(files: tuple[str, ...], json_out: bool) -> None:
-    """Record the verdicts of filled review sheets (one per reviewer) in their snapshot's quality.json."""
+def import_cmd(files: tuple[str, ...], replace: bool, json_out: bool) -> None:
+    """Record the verdicts of filled review sheets (one per reviewer) in their snapshot's quality.json.
+
+    Import every reviewer's sheet at once: the record replaces the one before, and one that
+    would drop another reviewer's verdicts is refused unless --replace."""
     from okgen.generate.review import import_sheets
 
-    snap, summary = import_sheets(files, get_ctx().workspace)
+    snap, summary = import_sheets(files, get_ctx().workspace, replace=replace)
     if want_json(json_out):
         echo_json({"snapshot": snap.name, "review": summary.model_dump(mode="json")})
         return

@@ -95,7 +95,9 @@ def read_sheet(path: str | Path) -> list[dict[str, Any]]:
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
+    except UnicodeDecodeError as e:
+        raise OkgenError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start}): save the sheet as CSV UTF-8") from None
+    except OSError as e:
         raise OkgenError(f"{p}: cannot read the review sheet ({e})") from None
     if p.suffix.lower() in (".jsonl", ".ndjson"):
         rows = []
@@ -111,12 +113,16 @@ def read_sheet(path: str | Path) -> list[dict[str, Any]]:
             rows.append(row)
         header = set().union(*(r.keys() for r in rows)) if rows else set()
     else:
-        raw = [r for r in csv.reader(io.StringIO(text)) if r]
+        # The header's names hold no separator: the one it uses is the sheet's (a spreadsheet in
+        # a European locale saves with ";", some with tabs).
+        first = text.split("\n", 1)[0]
+        sep = max((",", ";", "\t"), key=first.count)
+        raw = [r for r in csv.reader(io.StringIO(text), delimiter=sep) if r]
         for n, r in enumerate(raw[1:], 2):
             if len(r) != len(raw[0]):  # a row cut short or run on: its values would land in other columns
                 raise OkgenError(f"{p}: row {n} has {len(r)} field(s), the header {len(raw[0])}: "
-                                 "a row cut short, or a comma or quote out of place")
-        reader = csv.DictReader(io.StringIO(text))
+                                 "a row cut short, or a separator or quote out of place")
+        reader = csv.DictReader(io.StringIO(text), delimiter=sep)
         header = set(reader.fieldnames or ())
         rows = list(reader)
     missing = [c for c in ("snapshot", "question_id", *CRITERIA, "reviewer") if c not in header]
@@ -146,10 +152,13 @@ def read_sheet(path: str | Path) -> list[dict[str, Any]]:
     return out
 
 
-def import_sheets(paths: Sequence[str | Path], ws: Workspace) -> tuple[Any, Any]:
+def import_sheets(paths: Sequence[str | Path], ws: Workspace, replace: bool = False) -> tuple[Any, Any]:
     """Check filled sheets and record their verdicts in the snapshot's ``quality.json``.
 
-    All sheets must review the same snapshot; a later import replaces the recorded review.
+    All sheets must review the same snapshot; a later import replaces the recorded review, but
+    one that would drop another reviewer's verdicts is refused unless ``replace`` (the record
+    keeps counts, not verdicts: they could not be rebuilt). The snapshot's local archive, when
+    it has one, is written again, so it carries the review too.
 
     Returns:
         (snapshot, the recorded ReviewSummary).
@@ -183,6 +192,12 @@ def import_sheets(paths: Sequence[str | Path], ws: Workspace) -> tuple[Any, Any]
     m = snap.manifest
     quality = load_quality(snap.path, m.content_hash) or compute_quality(
         snap.questions, snap.corpus, m.funnel, m.content_hash, m.seed)
+    old = quality.review
+    dropped = sorted(set(old.reviewers) - set(summary.reviewers)) if old is not None else []
+    if dropped and not replace:
+        raise OkgenError(f"{snap.name} holds the review of {', '.join(old.reviewers)} ({old.ratings} ratings), and "
+                         f"these sheets have no verdicts of {', '.join(dropped)}: import every reviewer's sheet "
+                         "together (okgen review import a.csv b.csv), or give --replace to drop them")
     from okgen.snapshot.signing import unsign_quality
 
     # The signature's part first: stopped in between, the evidence is unsigned and unchanged,
@@ -191,6 +206,13 @@ def import_sheets(paths: Sequence[str | Path], ws: Workspace) -> tuple[Any, Any]
         log.info("%s: the release's signature no longer covers quality.json (these verdicts are yours, not the "
                  "publisher's); okgen publish --sign-key signs it again", snap.name)
     write_quality(snap.path, with_review(quality, summary))
+    archive = snap.path.parent / f"{snap.name}.tar.gz"
+    if archive.is_file():  # the archive is the snapshot as published and restored: it carries the review too
+        from okgen.snapshot.archive import make_archive
+        from okgen.snapshot.store import register
+
+        make_archive(snap.path, archive)
+        register(snap, ws, archive=archive)
     return snap, summary
 
 
