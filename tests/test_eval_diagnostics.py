@@ -152,7 +152,7 @@ def test_a_resume_refuses_answers_drawn_or_rendered_otherwise(env, tmp_path):
     (o.path / "run.json").write_text(json.dumps(run))
     lines = (o.path / "predictions.jsonl").read_text().splitlines()
     (o.path / "predictions.jsonl").write_text("\n".join(lines[:2]) + "\n")  # killed after two answers
-    with pytest.raises(ConfigError, match=r"another random draw \(version 1, now 3\)"):
+    with pytest.raises(ConfigError, match=r"another random draw \(version 1, now 2\)"):
         run_eval(snap.name, "random/seed0", plan_runs(["none"]), EvalOptions(), workspace=ws, out=out)
     from okgen.models.base import answers_differ as _backend_differs
 
@@ -160,3 +160,9 @@ def test_a_resume_refuses_answers_drawn_or_rendered_otherwise(env, tmp_path):
     assert _backend_differs(conv, {"conventions": {"chat_template_hash": "bbbbbbbbbbbb"}}) == \
         "chat template (aaaaaaaaaaaa, now bbbbbbbbbbbb)"
     assert _backend_differs(conv, {"conventions": {"chat_template_hash": "aaaaaaaaaaaa"}}) is None
+    # A full-continuation run of the random baseline from before its uniform draw is refused;
+    # a letters run of the same okgen is not (its draw did not change).
+    old = {"backend": "random", "draw": 2}
+    now = {"backend": "random", "draw": 2, "draw_full": 2}
+    assert _backend_differs(old, now) is None
+    assert _backend_differs(old, now, continuations=True) == "random draw of full continuations (version 1, now 2)"

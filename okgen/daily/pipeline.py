@@ -246,7 +246,7 @@ def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions 
         if run.status == "done" and not force:
             result.status, result.signature, result.already_done = ("done" if run.signature else "empty"), run.signature, True
             result.stages = {s.stage: {"status": s.status, "counts": s.counts} for s in run.stages}
-            result.snapshot = result.stages.get("snapshot", {}).get("counts", {}).get("path")
+            result.snapshot = _local_path(ws, result.stages.get("snapshot", {}).get("counts", {}).get("path"))
             if run.signature is None:
                 result.error = result.stages.get("snapshot", {}).get("counts", {}).get("reason")
             log.info("%s is already done (run %d); use --force to rebuild", date, run_id)
@@ -278,7 +278,7 @@ def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions 
                              error=describe_error(e))
             raise
         result.signature = ctx.counts["snapshot"].get("signature")
-        result.snapshot = ctx.counts["snapshot"].get("path")
+        result.snapshot = _local_path(ws, ctx.counts["snapshot"].get("path"))
         result.status = "done" if result.signature else "empty"
         if result.signature is None:
             result.error = ctx.counts["snapshot"].get("reason")
@@ -418,6 +418,19 @@ def _keep_source(opts: DailyOptions, previous: dict[str, Any] | None, date: dt.d
     return opts
 
 
+def _local_path(ws: Workspace, recorded: str | None) -> str | None:
+    """A snapshot folder a run recorded, in this workspace: a workspace copied or mounted
+    elsewhere holds its own copy under the same name (the recorded path is absolute, and named
+    the original's folder)."""
+    if not recorded:
+        return recorded
+    p = Path(recorded)
+    if not p.is_absolute():
+        return str(ws.home / p)
+    here = ws.snapshots_dir / p.name
+    return str(here) if here.is_dir() else recorded
+
+
 def _public(opts: DailyOptions) -> dict[str, Any]:
     """Options as recorded in the run (no secrets are in them: keys come from the environment);
     the dump or capture as an absolute path, so a later ``--force`` finds it from any folder."""
@@ -528,7 +541,7 @@ class _RunContext:
             return "skipped", quiet
         if not self.opts.retrievers:
             return "skipped", {"reason": "no retrievers configured"}
-        snap = Snapshot(self.counts["snapshot"]["path"])
+        snap = Snapshot(_local_path(self.ws, self.counts["snapshot"]["path"]))
         built: dict[str, Any] = {}
         for name in self.opts.retrievers:
             for w in self.opts.windows:
@@ -550,7 +563,7 @@ class _RunContext:
             return "skipped", quiet
         if not o.publish_to:
             return "skipped", {"reason": "no publish_to configured"}
-        snap = Snapshot(self.counts["snapshot"]["path"])
+        snap = Snapshot(_local_path(self.ws, self.counts["snapshot"]["path"]))
         entry = publish(snap, o.publish_to, self.ws, sign_key=o.sign_key, no_text=o.no_text)
         return "done", {"dest": o.publish_to, "archive": entry["archive"], "sha256": entry["sha256"], "signed": entry["signed"]}
 

@@ -438,7 +438,8 @@ class _Evaluator:
                 raise ConfigError(f"{path} holds another run (its signature differs in "
                                   f"{signature_diff(stored['signature'], sig_text)}); use another --out or --overwrite")
             info = self.backend.info()
-            if resumed and (differs := answers_differ(stored.get("backend"), info)):
+            if resumed and (differs := answers_differ(stored.get("backend"), info,
+                                                      continuations=self.mode.scoring in ("loglik-full", "loglik-norm"))):
                 # The same signature, but what renders or draws the answers changed since the
                 # scored part: one number would mix two models' answers.
                 raise ConfigError(f"{path} holds answers made with another {differs}; use another --out or "

@@ -411,10 +411,11 @@ class LocalTokenizerMixin:
         }
 
 
-def answers_differ(stored: Any, info: dict[str, Any]) -> str | None:
+def answers_differ(stored: Any, info: dict[str, Any], continuations: bool = False) -> str | None:
     """What of the backend a resumed run's stored answers were made with differs now: the chat
     template (a model repository can change it under the same name) or the random baseline's
-    draw; None when nothing is known to differ."""
+    draw (of full continuations too, for a run that scores them: ``continuations``); None when
+    nothing is known to differ."""
     if not isinstance(stored, dict):
         return None
     old = (stored.get("conventions") or {}).get("chat_template_hash")
@@ -423,6 +424,8 @@ def answers_differ(stored: Any, info: dict[str, Any]) -> str | None:
         return f"chat template ({old}, now {new})"
     if stored.get("backend") == "random" and stored.get("draw") != info.get("draw"):
         return f"random draw (version {stored.get('draw') or 1}, now {info.get('draw')})"
+    if continuations and stored.get("backend") == "random" and stored.get("draw_full", 1) != info.get("draw_full", 1):
+        return f"random draw of full continuations (version {stored.get('draw_full', 1)}, now {info.get('draw_full', 1)})"
     return None
 
 

@@ -24,7 +24,8 @@ from okgen.models.base import Backend, Generated, ModelSpec, Prompt, Scored, est
 
 _OPTION_LINE = re.compile(r"^([A-J])\. ", re.MULTILINE)
 _SEED_NAME = re.compile(r"seed(\d+)")
-DRAW = 3  # how answers are drawn (2: by the prompt's key; 3: full continuations uniform too); a resumed run refuses answers of another
+DRAW = 2  # how answers are drawn (2: by the prompt's key); a resumed run refuses answers of another
+DRAW_FULL = 2  # how full continuations are drawn (2: uniform under the sum and its per-length form); likewise
 _QUESTION = "Question: "  # where the templates' question block starts (okgen.eval.templates)
 
 
@@ -97,4 +98,4 @@ class RandomBackend(Backend):
 
     def info(self) -> dict[str, Any]:
         """Backend identity."""
-        return {"backend": self.name, "model": self.spec.model, "seed": self.seed, "draw": DRAW}
+        return {"backend": self.name, "model": self.spec.model, "seed": self.seed, "draw": DRAW, "draw_full": DRAW_FULL}
