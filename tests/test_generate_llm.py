@@ -214,6 +214,19 @@ def test_an_article_a_server_always_fails_is_given_up_after_three_runs(workspace
             run_generate(EVE, workspace, articles, generator=spec, config={"generate": {"give_up_after": "x"}})
 
 
+def test_an_outage_over_reruns_gives_nothing_up(workspace, articles):
+    """The other articles finished, then the server is down (503) for the reruns of the one left:
+    an outage says nothing of that article, however many reruns see it."""
+    r = AgentResponder(articles, questions=fixture_questions())
+    r.overrides = {TITLES["Toronto"]: Reply(status=503, error="Service Unavailable")}
+    with OpenAIServer(responder=r) as srv:
+        spec = f"openai/fake,base_url={srv.base_url},max_retries=0"
+        for _ in range(4):
+            res = run_generate(EVE, workspace, articles, generator=spec)
+    assert not res.complete and res.funnel["articles"]["pending_by_reason"] == {"http_503": 1}
+    assert not res.funnel["articles"]["failed"]
+
+
 def test_a_server_failing_every_article_gives_none_up(workspace, articles):
     r = AgentResponder(articles, questions=fixture_questions())
     r.overrides = {t: Reply(status=500, error="down") for t in TITLES.values()}

@@ -246,7 +246,7 @@ def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions 
         if run.status == "done" and not force:
             result.status, result.signature, result.already_done = ("done" if run.signature else "empty"), run.signature, True
             result.stages = {s.stage: {"status": s.status, "counts": s.counts} for s in run.stages}
-            result.snapshot = _local_path(ws, result.stages.get("snapshot", {}).get("counts", {}).get("path"))
+            result.snapshot = _local_path(workspace, result.stages.get("snapshot", {}).get("counts", {}).get("path"))
             if run.signature is None:
                 result.error = result.stages.get("snapshot", {}).get("counts", {}).get("reason")
             log.info("%s is already done (run %d); use --force to rebuild", date, run_id)
@@ -278,7 +278,7 @@ def run_daily(date: dt.date | None, workspace: Workspace, options: DailyOptions 
                              error=describe_error(e))
             raise
         result.signature = ctx.counts["snapshot"].get("signature")
-        result.snapshot = _local_path(ws, ctx.counts["snapshot"].get("path"))
+        result.snapshot = _local_path(workspace, ctx.counts["snapshot"].get("path"))
         result.status = "done" if result.signature else "empty"
         if result.signature is None:
             result.error = ctx.counts["snapshot"].get("reason")

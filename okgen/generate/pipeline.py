@@ -46,7 +46,7 @@ from okgen.generate.extractive import ExtractiveGenerator
 from okgen.generate.funnel import build_funnel, render_funnel
 from okgen.generate.positions import LETTERS, balanced_positions, place
 from okgen.generate.records import ArticleResult, Candidate
-from okgen.generate.runner import NOT_THE_ARTICLES, RunState, build_agents, process_articles
+from okgen.generate.runner import RunState, build_agents, own_failure, process_articles
 from okgen.generate.store import GenerateStore
 from okgen.hashing import sha256_json
 from okgen.llm import Budget, PriceTable, run_sync
@@ -367,7 +367,7 @@ def _give_up(todo: Sequence[Article], store: GenerateStore, run_key: str, finish
         return
     for a in todo:
         kind, message = state.left.get(a.id, ("", ""))
-        if not kind or kind in NOT_THE_ARTICLES:
+        if not kind or not own_failure(kind):
             continue
         runs = store.count_attempt(run_key, a.id, a.text_sha256)
         if runs < after:

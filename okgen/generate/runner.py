@@ -200,9 +200,15 @@ class _Slot:
         self.limiter.release()
 
 
-NOT_THE_ARTICLES = frozenset({"budget", "unreachable", "rate_limit"})
-"""Kinds of unfinished article that say nothing about the article itself (``give_up_after``
-never gives one up for them)."""
+def own_failure(kind: str) -> bool:
+    """Whether an article left unfinished by ``kind`` may be failing by itself (``give_up_after``
+    gives such an article up): a server error (HTTP 500), a client error its request alone
+    draws (another 4xx), a broken reply, okgen's own bug on it. Not what a server down or busy
+    gives every request (502, 503, 504, timeouts, refused connections, 408, 409, 429), nor the
+    budget: an outage over a few reruns must not give up the articles left."""
+    if kind in ("http_500", "bad_response", "internal"):
+        return True
+    return kind.startswith("http_4") and kind not in ("http_408", "http_409", "http_429")
 
 
 @dataclass
