@@ -304,3 +304,18 @@ def test_a_finished_date_is_printed_again_without_options_said_for_another_run(t
     result = run_daily(DAY, ws, DailyOptions(retrievers=()), on_options=seen.append)
     assert result.already_done and result.run_id == done and result.signature == "sig-of-run-1"
     assert seen == []
+
+
+def test_a_copied_workspace_finds_its_own_snapshot_folder(tmp_path):
+    """A run records its snapshot's folder as an absolute path: in a copy of the workspace it
+    named (and the index and publish stages would have used) the original's folder."""
+    from okgen.daily.pipeline import _local_path
+
+    ws = Workspace(tmp_path / "copy")
+    name = "2025-04-11_20261201T034405Z_b7c76adc4e78"
+    (ws.snapshots_dir / name).mkdir(parents=True)
+    original = str(tmp_path / "original" / "snapshots" / name)
+    assert _local_path(ws, original) == str(ws.snapshots_dir / name)
+    assert _local_path(ws, str(tmp_path / "elsewhere" / "other")) == str(tmp_path / "elsewhere" / "other")
+    assert _local_path(ws, f"snapshots/{name}") == str(ws.home / "snapshots" / name)
+    assert _local_path(ws, None) is None
