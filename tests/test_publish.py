@@ -499,3 +499,19 @@ def test_hydrate_does_not_fetch_texts_that_came_from_a_news_dump(make_snapshot, 
     assert asked and not set(asked) & dumped
     assert f"{len(dumped & in_corpus)} imported" in r.output, r.output
     assert r.exception is not None and "came from a news dump" in str(r.exception)
+
+
+def test_a_no_text_releases_signature_never_lands_on_a_full_copy(make_snapshot, workspace, tmp_path):
+    """It signs the no-text manifest: copied onto the full copy held locally, the catalogue said
+    "signed" of a signature that does not verify there."""
+    from okgen.snapshot.store import catalogue
+
+    snap = make_snapshot()
+    priv, pub = generate_keypair(tmp_path / "k" / "okgen.key")
+    publish(snap, str(tmp_path / "plain"), workspace)
+    publish(snap, str(tmp_path / "signed"), workspace, no_text=True, sign_key=priv)
+    ws2 = Workspace(tmp_path / "w2")
+    pull(snap.signature.short, str(tmp_path / "plain"), ws2)
+    got = pull(snap.signature.short, str(tmp_path / "signed"), ws2, pubkey=pub)
+    assert got.manifest.text_included and not (got.path / layout.MANIFEST_SIG).exists()
+    assert not catalogue(ws2).get_by_name(got.name).signed

@@ -342,7 +342,9 @@ def _pull_into(entry: dict, src: str, ws: Workspace, pubkey: str | Path | None) 
             if existing.ok and Snapshot(final).manifest.text_included >= Snapshot(folder).manifest.text_included:
                 snap = Snapshot(final)
                 here = final / layout.MANIFEST_SIG
-                if pubkey is not None and snap.manifest.content_hash == Snapshot(folder).manifest.content_hash \
+                # Only onto the very manifest it signs: a no-text release's signature signs its own
+                # manifest, not the full copy's.
+                if pubkey is not None and (final / layout.MANIFEST).read_bytes() == (folder / layout.MANIFEST).read_bytes() \
                         and (here.read_bytes() if here.is_file() else b"") != (folder / layout.MANIFEST_SIG).read_bytes():
                     # The same snapshot, here unsigned (or signed otherwise): the verified signature
                     # and its archive become the local copy's.
@@ -355,7 +357,8 @@ def _pull_into(entry: dict, src: str, ws: Workspace, pubkey: str | Path | None) 
                     register(snap, ws, archive=archive_dst, source=source_name(src), verified=True)
                     return snap
                 log.info("%s is already present and verified", final.name)
-                register(snap, ws, source=source_name(src), verified=True if pubkey is not None else None)
+                same = (final / layout.MANIFEST).read_bytes() == (folder / layout.MANIFEST).read_bytes()
+                register(snap, ws, source=source_name(src), verified=True if pubkey is not None and same else None)
                 return snap
             log.warning("replacing the local copy of %s (%s) with the published one", final.name,
                         "it fails verification" if not existing.ok else "it has no article texts")
