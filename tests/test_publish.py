@@ -499,6 +499,17 @@ def test_hydrate_does_not_fetch_texts_that_came_from_a_news_dump(make_snapshot, 
     assert asked and not set(asked) & dumped
     assert f"{len(dumped & in_corpus)} imported" in r.output, r.output
     assert r.exception is not None and "came from a news dump" in str(r.exception)
+    # With the dump's articles in this workspace's store, their texts come back from there.
+    from okgen.ingest.store import ArticleStore
+
+    with ArticleStore(ws2.db_path) as store:
+        for a in snap.corpus:
+            if a.id in dumped:
+                store.upsert(a)
+    asked.clear()
+    r = CliRunner().invoke(okgen_cli, ["--home", str(ws2.home), "hydrate", snap.signature.short])
+    assert r.exit_code == 0, r.output
+    assert not asked and "the snapshot is complete again" in r.output  # the rest were restored the first time
 
 
 def test_a_no_text_releases_signature_never_lands_on_a_full_copy(make_snapshot, workspace, tmp_path):

@@ -52,8 +52,9 @@ def hydrate(ref: str, json_out: bool) -> None:
                    + len(report.imported))
         hints = []
         if report.imported:
-            hints.append("imported texts came from a news dump, not pages okgen extracted: get the dump (okgen "
-                         "ingest --import) or the release with texts from its publisher")
+            hints.append("imported texts came from a news dump, not pages okgen extracted: import that dump "
+                         "into this workspace (okgen ingest --import FILE --date D) and hydrate again, or get the "
+                         "release with texts from its publisher")
         if report.refused:
             hints.append("refused fetches follow [ingest] allow_networks and robots.txt: change the settings and rerun")
         if report.unreachable and all(u["reason"] in ("dns_error", "not fetched") for u in report.unreachable) \

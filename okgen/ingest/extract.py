@@ -60,10 +60,11 @@ class ExtractOptions:
         page gives them (``2026-11-30T18:00:00+0000``; a date alone reads ``...T00:00:00``)."""
         from trafilatura.settings import set_date_params
 
-        # max_date as the end of today, not trafilatura's "YYYY-MM-DD" (midnight): htmldate
-        # refuses a time after it, and gave a page of 01:27 today as "today, 00:00".
-        dates = {**set_date_params(extensive=False), "outputformat": PAGE_DATE_FORMAT,
-                 "max_date": dt.datetime.combine(dt.date.today(), dt.time(23, 59, 59))}
+        # max_date as a time a day ahead, not trafilatura's "YYYY-MM-DD" (midnight of the
+        # machine's day): htmldate refuses a time after it, and gave a page of 01:27 today as
+        # "today, 00:00" (okgen judges future dates itself: future_tolerance).
+        latest = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None) + dt.timedelta(days=1)  # any zone's today
+        dates = {**set_date_params(extensive=False), "outputformat": PAGE_DATE_FORMAT, "max_date": latest}
         return {"with_metadata": True, "include_comments": self.include_comments,
                 "include_tables": self.include_tables, "favor_precision": self.favor_precision,
                 "favor_recall": self.favor_recall, "date_extraction_params": dates}

@@ -110,14 +110,17 @@ class DayRun:
         r = await self.fetcher.fetch(url, "feed", headers or None)
         res = await self._parse_feed(outlet, url, r, state)
         earlier = None if self.live else getattr(self.fetcher, "earlier", None)
-        if earlier is not None and res.ok:
-            # A replay reads every capture of the feed: entries that left it between two live
-            # runs of the day are only in the first one.
+        if earlier is not None:
+            # A replay reads every capture of the feed (at the address it redirected to): entries
+            # that left it between two live runs of the day are only in the first one.
+            prev = [p for old in earlier(r.final_url or url, "feed")
+                    if (p := await self._parse_feed(outlet, url, old, None)).ok]
+            if not res.ok and prev:  # the last capture failed: the latest one that did not stands
+                res = prev.pop()
             have = {canonicalize_url(e.url) for e in res.entries}
             older = []
-            for old in earlier(url, "feed"):
-                prev = await self._parse_feed(outlet, url, old, None)
-                for e in prev.entries if prev.ok else ():
+            for p in prev if res.ok else ():
+                for e in p.entries:
                     if (k := canonicalize_url(e.url)) not in have:
                         have.add(k)
                         older.append(e)
@@ -248,10 +251,11 @@ class DayRun:
     async def _article(self, outlet: Outlet, pub: dt.datetime | None, key: str, entry: FeedEntry) -> None:
         s, cfg = self.summary, self.config
         r = await self.fetcher.fetch(entry.url, "article")
-        if not r.ok and r.status is not None and 400 <= r.status < 500:
+        if not r.ok and r.status is not None and 400 <= r.status < 500 and r.status not in (408, 429):
             # The claimed link is gone (an AMP link that 404s): another feed's link to the same
-            # story may still answer. Not for timeouts (a rerun retries) nor okgen's refusals.
-            for alt in self.alternates.get(key, []):
+            # story may still answer. Not for timeouts or a host asking to slow down (a rerun
+            # retries), nor okgen's refusals.
+            for alt in (u for u in self.alternates.get(key, []) if u != entry.url):
                 other = await self.fetcher.fetch(alt, "article")
                 if other.ok and other.status != 304:
                     r, entry = other, entry.model_copy(update={"url": alt})
@@ -312,7 +316,8 @@ class DayRun:
 
 def trusted_canonical(page_url: str | None, final: str) -> bool:
     """Whether a page's ``rel=canonical`` may name the article: an http(s) URL of the same
-    site that is not the site's home page nor a section above the page ("/", "/news/"), which a
+    site that is not the site's home page nor a section above the page ("/", "/news/"; a story's
+    id above its slug is trusted), which a
     misconfigured CMS gives every article (they then shared one id, and all but the first were
     dropped as copies, on every later day too)."""
     from urllib.parse import urlsplit
@@ -321,7 +326,13 @@ def trusted_canonical(page_url: str | None, final: str) -> bool:
         return False
     path = urlsplit(page_url).path.rstrip("/")
     own = urlsplit(final).path.rstrip("/")
-    return bool(path) and not (path != own and own.startswith(path + "/"))
+    if not path:
+        return False
+    # Above the page: a section ("/news", "/world/europe": words only) is no article's name; a
+    # story's own id above its slug ("/article/123456" of "/article/123456/new-title") is.
+    last = path.rsplit("/", 1)[-1]
+    section = not any(c.isdigit() or c == "-" for c in last)
+    return not (path != own and own.startswith(path + "/") and section)
 
 
 def page_time(text: str, cfg: IngestConfig) -> dt.datetime | None:

@@ -55,7 +55,7 @@ class ReplayFetcher:
             headers = {k.lower(): v for k, v in rec.headers}
             if rec.status == 304:  # the feed body the 304 stood for, with its own content type
                 body, ctype = self.archive.cached_body(current) or (b"", None)
-                if ctype and "content-type" not in headers:
+                if ctype:  # the cached feed's own type, as the live run read it
                     headers["content-type"] = ctype
             result = FetchResult(url, kind, final_url=current, status=rec.status,
                                  headers=headers, body=body, attempts=1,
@@ -72,6 +72,8 @@ class ReplayFetcher:
         body is an earlier capture's) and failures are left out."""
         recs = self.archive.responses.get(url, [])
         last = self.archive.lookup(url)
+        if last is not None and last.status != 200:  # fetch() served another answer: every 200 is earlier
+            last = None
         out = []
         for rec in recs:
             if rec is last or rec.status != 200:

@@ -84,14 +84,20 @@ def hydrate(snapshot: Snapshot, workspace: Workspace, *, config: Any = None, pro
     if not todo:
         log.info("%s already has every text", snapshot.name)
         return snapshot, report
-    dumped = {a.id for a in todo if (a.extractor or "").startswith(IMPORTED)}
-    texts = asyncio.run(_fetch_all([a for a in todo if a.id not in dumped], cfg, progress)) if len(dumped) < len(todo) else {}
+    # The workspace's own article store first: an article ingested here (fetched, or imported
+    # from the same dump) gives its text back without a fetch, when its hash matches.
+    texts = _from_store(workspace, todo)
+    todo_now = [a for a in todo if a.id not in texts]
+    dumped = {a.id for a in todo_now if (a.extractor or "").startswith(IMPORTED)}
+    fetch = [a for a in todo_now if a.id not in dumped]
+    if fetch:
+        texts.update(asyncio.run(_fetch_all(fetch, cfg, progress)))
     new: list[Article] = []
     for a in corpus:
         if not a.text_omitted:
             new.append(a)
             continue
-        if a.id in dumped:
+        if a.id in dumped and a.id not in texts:
             report.imported.append({"id": a.id, "url": a.url, "reason": "imported from a news dump"})
             new.append(a)
             continue
@@ -116,6 +122,21 @@ def hydrate(snapshot: Snapshot, workspace: Workspace, *, config: Any = None, pro
 
     register(snap, workspace)
     return snap, report
+
+
+def _from_store(workspace: Workspace, articles: list[Article]) -> dict[str, dict[str, Any]]:
+    """Texts of ``articles`` the workspace's article store holds with the same hash."""
+    if not workspace.db_path.is_file():
+        return {}
+    from okgen.ingest.store import ArticleStore
+
+    out: dict[str, dict[str, Any]] = {}
+    with ArticleStore(workspace.db_path) as store:
+        for a in articles:
+            got = store.get(a.id)
+            if got is not None and got.text and got.text_sha256 == a.text_sha256:
+                out[a.id] = {"text": got.text}
+    return out
 
 
 PROBE_HOSTS = 20  # one page of each of the first this many hosts is fetched first ...
