@@ -74,8 +74,9 @@ def describe_os_error(e: BaseException) -> str | None:
         if e.errno in (errno.EACCES, errno.EPERM):
             return f"permission denied{where}; point --home (OKGEN_HOME) at a folder you may write"
         if e.errno == errno.ENOTDIR:
-            return (f"not a folder{where}: a file stands where okgen needs a folder; check --home (OKGEN_HOME) "
-                    "and the paths given")
+            blocker = _file_in_the_way(str(e.filename)) if e.filename else None
+            what = f": {_short(blocker)} is a file" if blocker else where
+            return (f"not a folder{what}, where okgen needs one; check --home (OKGEN_HOME) and the paths given")
         if e.errno == errno.ENAMETOOLONG:
             return f"file name too long{where}; give a shorter path, signature or hash prefix"
     if isinstance(e, sqlite3.OperationalError):
@@ -84,6 +85,16 @@ def describe_os_error(e: BaseException) -> str | None:
             return "the workspace database is read-only; point --home (OKGEN_HOME) at a writable folder"
         if "disk is full" in text:
             return "no space left for the workspace database; free some space and rerun: finished work is kept"
+    return None
+
+
+def _file_in_the_way(path: str) -> str | None:
+    """The nearest ancestor of ``path`` that exists as a file (what made a folder impossible)."""
+    from pathlib import Path
+
+    for parent in Path(path).parents:
+        if parent.is_file():
+            return str(parent)
     return None
 
 

@@ -213,7 +213,7 @@ def test_a_day_that_has_not_begun_is_refused_for_a_live_run(tmp_path, capsys):
     code, _, err = cli(capsys, "--home", str(tmp_path), "ingest", "--date", future)
     assert code == 2 and "there is no news of it yet" in err
     code, _, err = cli(capsys, "--home", str(tmp_path), "daily", "--date", future)
-    assert code == 2 and "has not begun anywhere yet" in err
+    assert code == 2 and "there is no news of it yet" in err
     assert not (tmp_path / "data").exists()
 
 

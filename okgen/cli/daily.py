@@ -113,18 +113,21 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
         raise click.UsageError("--replay-dir is for backfills (--from/--to); use --replay for one date")
     if start is not None and end < start:
         raise click.BadParameter(f"{end} is before --from {start}", param_hint="--to")
-    if not replay and not replay_dir and not import_file:
-        # A day that has not begun anywhere has no news: a typo (2027 for 2026) fetched the
-        # feeds, stored nothing and said only "no question kept".
-        latest = dt.datetime.now(dt.timezone.utc).date() + dt.timedelta(days=1)  # the earliest zones are a day ahead
-        for d, hint in ((date, "--date"), (end, "--to")):
-            if d is not None and d > latest:
-                raise click.BadParameter(f"{d} has not begun anywhere yet: there is no news of it", param_hint=hint)
     _check_flags(ws, retrievers, windows)
     opts = DailyOptions.resolve(ws, feeds=feeds, replay=replay, import_file=import_file, generator=generator,
                                 validator=validator, probes=probes or None, per_article=per_article, max_cost=max_cost,
                                 publish_to=publish_to, sign_key=sign_key, no_text=no_text, retrievers=retrievers,
                                 windows=windows, use_cache=False if no_cache else None)
+    if not replay and not replay_dir and not import_file:
+        # A day after today in the news timezone has no news yet: a typo (2027 for 2026)
+        # fetched the feeds, stored nothing and said only "no question kept".
+        from zoneinfo import ZoneInfo
+
+        today = dt.datetime.now(ZoneInfo(opts.timezone)).date()
+        for d, hint in ((date, "--date"), (end, "--to")):
+            if d is not None and d > today:
+                raise click.BadParameter(f"{d} is after today ({today} in {opts.timezone}): there is no news of it yet",
+                                         param_hint=hint)
     said = []
 
     def offline_note(o) -> None:  # once, for the first date that runs the offline generator

@@ -37,7 +37,7 @@ def _ingest_runs(ws, limit: int) -> list[dict]:
     from okgen.ingest.store import ArticleStore
 
     with ArticleStore(ws.db_path) as store:
-        rows = list(store.runs())[:limit]
+        rows = list(store.runs(limit=limit))
     out = []
     for r in rows:
         try:
@@ -109,7 +109,7 @@ def status(limit: int, json_out: bool) -> None:
     if ingests:
         click.echo("recent ingest runs (okgen ingest, and the ingest stage of okgen daily):")
         echo_table([{"date": r["date"], "mode": r["mode"], "started": r["started"],
-                     "finished": r["finished"] or "unfinished", "stored": "" if r["stored"] is None else r["stored"],
+                     "finished": r["finished"] or "not finished (running, or stopped)", "stored": "" if r["stored"] is None else r["stored"],
                      "in store": "" if r["stored_total"] is None else r["stored_total"]} for r in ingests],
                    ["date", "mode", "started", "finished", "stored", "in store"])
     if not runs:

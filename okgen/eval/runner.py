@@ -220,11 +220,13 @@ def _check_oracle_gain(ev: _Evaluator, runs: Sequence[RunSpec], outcomes: list[R
             rec = EvalRecord.model_validate_json(other.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if rec.n == (outcomes[0].record.n if outcomes else -1):
+        mine = acc[({"none", "oracle"} - {setting}).pop()][1]  # this call's run of the other setting
+        if mine is None:
+            continue
+        if rec.n == mine.record.n:
             acc[setting] = (rec.accuracy, None)
-        elif outcomes:
+        else:
             # Another --limit: compared on the questions both runs scored (not 0/3 against 5/9).
-            mine = outcomes[0]
             theirs, ours = read_predictions(other.parent / PREDICTIONS), read_predictions(mine.path / PREDICTIONS)
             both = [q for q in ours if q in theirs and ours[q].error is None and theirs[q].error is None]
             if both:

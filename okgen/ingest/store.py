@@ -360,7 +360,11 @@ class ArticleStore:
             self.conn.execute("UPDATE ingest_runs SET finished_at=?, summary=? WHERE run_id=?",
                               (utcnow().isoformat(), json.dumps(summary, default=str), run_id))
 
-    def runs(self, date: dt.date | None = None) -> Sequence[dict[str, Any]]:
-        """Ingest runs (of one date when given), newest first."""
+    def runs(self, date: dt.date | None = None, limit: int | None = None) -> Sequence[dict[str, Any]]:
+        """Ingest runs (of one date when given; the newest ``limit``), newest first."""
         q = "SELECT * FROM ingest_runs" + (" WHERE date = ?" if date else "") + " ORDER BY started_at DESC"
-        return [dict(r) for r in self.conn.execute(q, (date.isoformat(),) if date else ())]
+        args: tuple[Any, ...] = (date.isoformat(),) if date else ()
+        if limit is not None:
+            q += " LIMIT ?"
+            args += (int(limit),)
+        return [dict(r) for r in self.conn.execute(q, args)]
