@@ -168,6 +168,9 @@ def test_review_sheet_round_trip_with_two_reviewers(make_snapshot, tmp_path, cap
     (lambda rows: [{**r, "publishable": "2"} for r in rows], "publishable must be 0 or 1"),
     (lambda rows: [{**r, "day_news": ""} for r in rows], "is rated by ana but day_news is blank: rate it 0 or 1, or clear"),
     (lambda rows: [{**r, "reviewer": ""} for r in rows], "has no reviewer"),
+    (lambda rows: [{**r, "answer_correct": "0"} for r in rows], "is publishable but answer_correct is 0"),
+    (lambda rows: [{**r, "snapshot": ""} if i == 2 else r for i, r in enumerate(rows)],
+     "row 4 is rated by ana but its snapshot cell is blank"),
 ])
 def test_bad_sheets_are_one_line_errors_and_write_nothing(make_snapshot, tmp_path, capsys, breakage, message):
     snap = make_snapshot()
@@ -269,7 +272,8 @@ def test_an_import_that_would_drop_a_reviewer_is_refused_and_the_archive_carries
     ben.write_bytes(ana.read_bytes())
     fill(ana, "ana", lambda i: 1)
     fill(ben, "ben", lambda i: int(i % 2 == 0))
-    assert run_cli(capsys, "review", "import", str(ana), str(ben))[0] == 0
+    code, out, _ = run_cli(capsys, "review", "import", str(ana), str(ben))
+    assert code == 0 and "no kappa for ana/ben" in out  # ana rated every question 1: said, not left out silently
     before = (snap.path / QUALITY).read_bytes()
     code, _, err = run_cli(capsys, "review", "import", str(ben))
     assert code == 1 and "holds the review of ana, ben" in err and "--replace" in err
@@ -281,6 +285,18 @@ def test_an_import_that_would_drop_a_reviewer_is_refused_and_the_archive_carries
         member = next(m for m in tf.getmembers() if m.name.endswith("/" + QUALITY))
         assert json.loads(tf.extractfile(member).read())["review"]["reviewers"] == ["ana", "ben"]
     assert run_cli(capsys, "snapshot", "verify", snap.signature.short)[0] == 0
+    # A copy published before the review is named as lacking it.
+    from okgen.settings import Workspace
+    from okgen.snapshot.publish import publish
+
+    publish(snap, str(tmp_path / "pub"), Workspace.from_env())
+    code, _, err = run_cli(capsys, "review", "import", str(ana), str(ben))
+    assert code == 0 and f"copy of {snap.name} at {tmp_path / 'pub'}" in err and "okgen publish" in err
+    # The same reviewer written otherwise (" ANA ") is no reviewer dropped.
+    rows = list(csv.DictReader(ana.open(encoding="utf-8")))
+    write_rows(ana, [{**r, "reviewer": " ANA "} for r in rows], list(rows[0]))
+    code, _, err = run_cli(capsys, "review", "import", str(ana), str(ben))
+    assert code == 0, err
     code, _, err = run_cli(capsys, "review", "import", "--replace", str(ben))
     assert code == 0, err
     assert load_quality(snap.path, snap.manifest.content_hash).review.reviewers == ("ben",)

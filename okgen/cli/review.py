@@ -24,10 +24,20 @@ def review() -> None:
       okgen review SIG --sample 80 --seed 7 --out reviews/     write a review sheet (CSV and JSONL)
       okgen review import reviews/review-*-s7.csv [MORE...]    record the filled sheets' verdicts
 
-    Rate each criterion 0 or 1 (clear, answerable, answer_correct, distractors_ok, no_giveaway,
-    day_news, publishable) and put your name under reviewer; leave a row blank to skip it. Import records the usable
-    (publishable) rate with its 95 % interval, and the reviewers' agreement, in the snapshot's
-    quality.json; `okgen snapshot show` prints them.
+    Rate each criterion 0 or 1 and put your name under reviewer; leave a row blank to skip it:
+
+    
+      clear           understood without the article: self-contained, names who and what, grammatical
+      answerable      given the article, exactly one option is right
+      answer_correct  the marked option is that one
+      distractors_ok  every wrong option is plausible, of the answer's kind, and well formed
+      no_giveaway     neither the stem nor the options' shape gives the answer away
+      day_news        it tests what the article reports of that day, not timeless knowledge
+      publishable     all of the above: you would print it in a daily news quiz as is
+
+    Import records the usable (publishable) rate with its 95 % interval, and the reviewers'
+    agreement, in the snapshot's quality.json; `okgen snapshot show` prints them
+    (docs/snapshots.md, "The review loop").
     """
 
 
@@ -69,7 +79,14 @@ def import_cmd(files: tuple[str, ...], replace: bool, json_out: bool) -> None:
     would drop another reviewer's verdicts is refused unless --replace."""
     from okgen.generate.review import import_sheets
 
-    snap, summary = import_sheets(files, get_ctx().workspace, replace=replace)
+    ws = get_ctx().workspace
+    snap, summary = import_sheets(files, ws, replace=replace)
+    from okgen.snapshot.store import catalogue
+
+    entry = catalogue(ws).get_by_name(snap.name)
+    for src in entry.sources if entry is not None else ():  # a release made before this review lacks it
+        click.echo(f"okgen: the copy of {snap.name} at {src} (published or pulled before this review) lacks it; "
+                   f"a release of yours is updated by okgen publish {snap.signature.short_hash} --to {src}", err=True)
     if want_json(json_out):
         echo_json({"snapshot": snap.name, "review": summary.model_dump(mode="json")})
         return
@@ -80,3 +97,12 @@ def import_cmd(files: tuple[str, ...], replace: bool, json_out: bool) -> None:
         click.echo(f"  {c:<15} {n.yes}/{n.rated}")
     if summary.agreement:
         click.echo("  agreement: " + ", ".join(f"{k} {v:.2f}" for k, v in summary.agreement.items()))
+        import importlib.util
+        import itertools
+
+        if importlib.util.find_spec("sklearn") is not None:
+            lacking = [f"{a}/{b}" for a, b in itertools.combinations(sorted(summary.reviewers), 2)
+                       if f"kappa {a}/{b}" not in summary.agreement]
+            if lacking:  # kappa is undefined when a reviewer gave one rating to every shared question
+                click.echo(f"  no kappa for {', '.join(lacking)}: no shared question, or one of them rated every "
+                           "shared question the same")

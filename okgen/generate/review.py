@@ -138,6 +138,10 @@ def read_sheet(path: str | Path) -> list[dict[str, Any]]:
             continue  # a question this reviewer did not rate
         if not rec["reviewer"]:
             raise OkgenError(f"{p}: row {n} ({rec['question_id']}) is rated but has no reviewer")
+        for c in ("snapshot", "question_id"):
+            if not rec[c]:
+                raise OkgenError(f"{p}: row {n} is rated by {rec['reviewer']} but its {c} cell is blank "
+                                 "(copy it back from the sheet okgen wrote)")
         for c in CRITERIA:
             v = str(row.get(c, "")).strip()
             if not v:
@@ -146,6 +150,11 @@ def read_sheet(path: str | Path) -> list[dict[str, Any]]:
             if v not in BINARY:
                 raise OkgenError(f"{p}: row {n} ({rec['question_id']}): {c} must be 0 or 1, got {v!r}")
             rec[c] = BINARY[v]
+        if rec["publishable"] and (no := [c for c in CRITERIA if c != "publishable" and not rec[c]]):
+            # "Publishable" means every other criterion holds: a publishable question with a wrong
+            # key is a slip of one of the two, and counted usable it would raise the rate.
+            raise OkgenError(f"{p}: row {n} ({rec['question_id']}) is publishable but {', '.join(no)} is 0: "
+                             "publishable means every other criterion is 1; correct one of them")
         out.append(rec)
     if not out:
         raise OkgenError(f"{p}: no row is rated (fill the criteria columns with 0 or 1 and the reviewer column)")
@@ -193,7 +202,11 @@ def import_sheets(paths: Sequence[str | Path], ws: Workspace, replace: bool = Fa
     quality = load_quality(snap.path, m.content_hash) or compute_quality(
         snap.questions, snap.corpus, m.funnel, m.content_hash, m.seed)
     old = quality.review
-    dropped = sorted(set(old.reviewers) - set(summary.reviewers)) if old is not None else []
+
+    def fold(name: str) -> str:  # "Ana " is "ana", as within one import
+        return " ".join(name.split()).casefold()
+
+    dropped = sorted(r for r in (old.reviewers if old is not None else ()) if fold(r) not in set(map(fold, summary.reviewers)))
     if dropped and not replace:
         raise OkgenError(f"{snap.name} holds the review of {', '.join(old.reviewers)} ({old.ratings} ratings), and "
                          f"these sheets have no verdicts of {', '.join(dropped)}: import every reviewer's sheet "
