@@ -137,6 +137,15 @@ def test_changed_time_replaces_the_job(workspace, clock):
     s.shutdown(wait=False)
 
 
+def test_a_changed_misfire_grace_is_set_on_the_stored_job(workspace, clock):
+    """It was kept at the old grace without a word; the pending fire time stays."""
+    s = manual_scheduler(workspace)
+    first = sch.configure(s, workspace, at="06:00", tz="UTC", misfire_grace=100)
+    again = sch.configure(s, workspace, at="06:00", tz="UTC", misfire_grace=5000)
+    assert again.misfire_grace_time == 5000 and again.next_run_time == first.next_run_time
+    s.shutdown(wait=False)
+
+
 def test_bad_at_and_tz(workspace):
     from okgen.errors import ConfigError
 

@@ -44,7 +44,8 @@ def configure(scheduler: Any, ws: Workspace, at: str = "06:00", tz: str = "UTC",
     """Add the daily job to a (started, paused) scheduler unless the store already has it.
 
     Keeping a stored job with the same trigger keeps its pending fire time, which is what lets a
-    missed fire run once after downtime. A changed time or zone replaces the job.
+    missed fire run once after downtime. A changed time or zone replaces the job; a changed
+    misfire grace is set on the stored job (its pending fire time kept).
     """
     from apscheduler.triggers.cron import CronTrigger
 
@@ -54,8 +55,11 @@ def configure(scheduler: Any, ws: Workspace, at: str = "06:00", tz: str = "UTC",
     kwargs = {"home": str(ws.home), "tz": tz, "catch_up_days": catch_up_days}
     existing = scheduler.get_job(JOB_ID)
     if existing is not None and str(existing.trigger) == str(trigger) and existing.kwargs == kwargs:
+        if existing.misfire_grace_time != misfire_grace:  # a new grace, the pending fire time kept
+            existing.modify(misfire_grace_time=misfire_grace)
+            log.info("the stored daily job's misfire grace is now %s s", misfire_grace)
         log.info("keeping the stored daily job (next run %s)", existing.next_run_time)
-        return existing
+        return scheduler.get_job(JOB_ID)
     return scheduler.add_job(JOB_FUNC, trigger=trigger, id=JOB_ID, name="okgen daily", kwargs=kwargs,
                              replace_existing=True, coalesce=True, max_instances=1, misfire_grace_time=misfire_grace)
 
