@@ -526,3 +526,10 @@ def test_a_no_text_releases_signature_never_lands_on_a_full_copy(make_snapshot, 
     got = pull(snap.signature.short, str(tmp_path / "signed"), ws2, pubkey=pub)
     assert got.manifest.text_included and not (got.path / layout.MANIFEST_SIG).exists()
     assert not catalogue(ws2).get_by_name(got.name).signed
+
+
+def test_the_data_card_tells_the_snapshots_own_windows(make_snapshot):
+    snap = make_snapshot()
+    card = (snap.path / layout.README).read_text(encoding="utf-8")
+    windows = ",".join(str(w) for w in sorted(snap.manifest.windows))
+    assert f"--retrievers bm25 --windows {windows}\n" in card

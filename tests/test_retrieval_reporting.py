@@ -209,3 +209,11 @@ def test_the_paired_test_counts_the_questions_only_one_retriever_finds():
     assert (got[5]["a_only"], got[5]["b_only"], got[5]["both"]) == (4, 0, 6)
     assert got[5]["p_value"] == pytest.approx(2 * 0.5 ** 4, abs=1e-4)
     assert "| 1-day | 1 | bm25 | dpr | 6 | 0 | 4 | 0.0312 |" in rep.to_markdown()
+
+
+def test_each_window_the_snapshot_lacks_names_itself_and_fails_only_itself(workspace, two_days):
+    longest = max(two_days.manifest.windows)
+    report = compare_retrievers(two_days, workspace, ["bm25"], [1, longest + 1, longest + 2], [1])
+    errors = [c.error for c in report.cells]
+    assert errors[0] is None
+    assert f"a {longest + 1}-day window needs" in errors[1] and f"a {longest + 2}-day window needs" in errors[2]

@@ -357,7 +357,9 @@ def compare_retrievers(snapshot, workspace: Workspace, retrievers: list[str], wi
             try:
                 _run_cell(cell, snapshot, workspace, name, w, queries, dates, gold, ks, build, ids)
             except (MissingExtraError, ConfigError) as e:
-                cell.error = fatal = str(e)
+                cell.error = str(e)
+                if not (isinstance(e, ConfigError) and w > max(snapshot.manifest.windows)):
+                    fatal = cell.error  # a window the snapshot lacks fails that window only
             except OkgenError as e:
                 cell.error = str(e)
             except Exception as e:  # noqa: BLE001 - record, log, keep the table going

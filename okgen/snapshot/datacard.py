@@ -53,7 +53,7 @@ check this folder with `okgen snapshot verify <folder>`.
 
 ```
 okgen eval --signature '{sig.short}' --model hf/Qwen/Qwen2.5-1.5B-Instruct --setting none
-okgen retrieval-eval --signature '{sig.short}' --retrievers bm25 --windows 1,5,10
+okgen retrieval-eval --signature '{sig.short}' --retrievers bm25 --windows {",".join(str(w) for w in sorted(manifest.windows))}
 ```
 
 ## How to cite
