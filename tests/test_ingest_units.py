@@ -502,3 +502,26 @@ def test_a_read_only_database_reads_its_tables_and_finds_missing_ones_empty(tmp_
     for ddl in (daily, generate, ingest, cache, vectors):
         ensure_schema(ro_empty, ddl)
     assert ro_empty.execute("SELECT COUNT(*) FROM daily_runs").fetchone() == (0,)
+
+
+def test_pruned_articles_give_their_space_back(tmp_path):
+    """gc deleted rows and the file kept its size, the deleted texts still in its free pages."""
+    import datetime as dt
+
+    from okgen.daily.gc import collect_garbage
+    from okgen.ingest.store import ArticleStore
+    from okgen.settings import Workspace
+    from okgen.testing.corpus import make_articles
+
+    ws = Workspace(tmp_path / "ws")
+    ws.db_path.parent.mkdir(parents=True, exist_ok=True)
+    day = dt.date(2025, 1, 10)
+    arts, _ = make_articles(120, day, days=1, seed=3, facts_per_article=6)
+    with ArticleStore(ws.db_path) as store:
+        for a in arts:
+            store.upsert(a.model_copy(update={"text": a.text * 20}))
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = ws.db_path.stat().st_size
+    rep = collect_garbage(ws, 1, today=day + dt.timedelta(days=60), articles=True, force=True)
+    assert rep.store["articles"] == 120 and rep.bytes_freed > 0
+    assert ws.db_path.stat().st_size < before / 2

@@ -109,6 +109,14 @@ def collect_garbage(ws: Workspace, keep_days: int, *, today: dt.date | None = No
         with ArticleStore(ws.db_path) as store:
             rep.store = store.prune(cutoff, articles_before=cutoff - dt.timedelta(days=WINDOW_DAYS) if articles else None,
                                     dry_run=dry_run)
+            if not dry_run and any(rep.store.values()):
+                import sqlite3
+
+                try:
+                    rep.bytes_freed += store.compact()
+                except sqlite3.OperationalError as e:  # a run holds the database: its rows are gone, the space later
+                    log.warning("gc: the article store could not be compacted now (%s); rerun okgen gc when no run "
+                                "is going to free its space", e)
     log.info("gc: cutoff %s, %d WARC files, %d index folders, %d vectors, store %s%s", cutoff, len(rep.warc),
              len(rep.indexes), rep.vectors, rep.store, " (dry run)" if dry_run else "")
     return rep
