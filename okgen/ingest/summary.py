@@ -75,10 +75,9 @@ class IngestSummary:
         rows: list[tuple[str, Any]] = [("date", self.date), ("mode", self.mode)]
         if self.mode != "import":
             rows += [
-                ("feeds ok / failed", f"{self.feeds_ok} / {self.feeds_failed}"
-                 + (f"  ({self.feeds_not_modified} not modified)" if self.feeds_not_modified else "")
-                 + (f"  ({self.feeds_truncated} truncated)" if self.feeds_truncated else "")
-                 + (f"  ({self.feeds_bozo} malformed, read as recovered)" if self.feeds_bozo else "")),
+                ("feeds ok / failed", f"{self.feeds_ok} / {self.feeds_failed}" + _notes(
+                    (self.feeds_not_modified, "not modified"), (self.feeds_truncated, "truncated"),
+                    (self.feeds_bozo, "malformed, read as recovered"))),
                 ("entries", f"{self.entries}" + (f"  ({self.duplicate_entries} repeated)" if self.duplicate_entries else "")),
                 ("in window", f"{self.in_window}  (+{self.undated} undated, {self.out_of_window} outside D, "
                               f"{self.future_dated} future-dated)"),
@@ -103,3 +102,9 @@ class IngestSummary:
             rows.append(("warc", self.warc))
         rows.append(("elapsed", f"{self.elapsed_s:.1f} s"))
         return rows
+
+
+def _notes(*counts: tuple[int, str]) -> str:
+    """``  (3 not modified; 1 malformed, read as recovered)`` for the non-zero counts, else ""."""
+    said = [f"{n} {what}" for n, what in counts if n]
+    return f"  ({'; '.join(said)})" if said else ""
