@@ -155,3 +155,25 @@ def test_status_lists_ingest_runs(tmp_path):
     assert out.returncode == 0 and "recent ingest runs" in out.stdout and "2025-04-12  import" in out.stdout, out.stdout
     js = json.loads(subprocess.run([*run, "--json", "status"], capture_output=True, text=True).stdout)
     assert [(r["date"], r["mode"], r["stored"]) for r in js["ingest_runs"]] == [("2025-04-12", "import", 1)]
+
+
+def test_gc_keeps_the_feeds_hash_a_snapshot_build_reads(tmp_path):
+    """gc deleted the ingest run records, and a snapshot built after it signed "unknown feeds"."""
+    import datetime as dt
+    import json
+
+    from okgen.daily.gc import collect_garbage
+    from okgen.ingest.pipeline import run_ingest
+    from okgen.settings import Workspace
+    from okgen.snapshot.from_store import ingest_feeds_hash
+
+    p = tmp_path / "dump.json"
+    text = " ".join(["The Lakeport harbour reopened after the storm and ferries to Rivertown resumed."] * 12)
+    p.write_text(json.dumps([{"title": "Harbour reopens", "article_text": text, "news_site": "bbc",
+                              "link": "https://example.org/a"}]))
+    day = dt.date(2025, 4, 12)
+    ws = Workspace(tmp_path / "ws")
+    run_ingest(day, ws, import_file=p)
+    before = ingest_feeds_hash(ws, day)
+    collect_garbage(ws, 0, today=day + dt.timedelta(days=30), force=True)
+    assert ingest_feeds_hash(ws, day) == before

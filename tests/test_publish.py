@@ -533,3 +533,21 @@ def test_the_data_card_tells_the_snapshots_own_windows(make_snapshot):
     card = (snap.path / layout.README).read_text(encoding="utf-8")
     windows = ",".join(str(w) for w in sorted(snap.manifest.windows))
     assert f"--retrievers bm25 --windows {windows}\n" in card
+
+
+def test_gc_keeps_the_indexes_of_a_snapshot_held_as_an_archive(make_snapshot, workspace, tmp_path):
+    """A snapshot whose folder is gone but whose archive is catalogued is in the workspace
+    (`snapshot show` restores it): gc called it "no such snapshot" and deleted its indexes."""
+    import datetime as dt
+    import shutil
+
+    from okgen.daily.gc import collect_garbage
+
+    snap = make_snapshot()
+    index = workspace.index_dir / snap.manifest.content_hash[:12]
+    index.mkdir(parents=True)
+    (index / "keep.txt").write_text("x")
+    shutil.move(str(snap.path), str(tmp_path / "aside"))
+    assert (snap.path.parent / f"{snap.name}.tar.gz").is_file()
+    rep = collect_garbage(workspace, 1, today=snap.manifest.date + dt.timedelta(days=1))
+    assert index.is_dir() and not rep.indexes

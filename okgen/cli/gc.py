@@ -8,7 +8,7 @@ from okgen.cli.common import echo_json, get_ctx, json_option, want_json
 
 
 @click.command("gc")
-@click.option("--keep-days", type=click.IntRange(min=0), required=True, help="Keep what belongs to the last N days.")
+@click.option("--keep-days", type=click.IntRange(min=0, max=36500), required=True, help="Keep what belongs to the last N days.")
 @click.option("--articles", is_flag=True, help="Also delete stored articles older than the cutoff minus the 10-day window.")
 @click.option("--dry-run", is_flag=True, help="List what would be deleted, delete nothing.")
 @click.option("--force", is_flag=True, help="Delete even when the cutoff passes the newest news day (all of it goes).")

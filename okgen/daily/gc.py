@@ -106,6 +106,7 @@ def collect_garbage(ws: Workspace, keep_days: int, *, today: dt.date | None = No
     if ws.db_path.is_file():
         from okgen.ingest.store import ArticleStore
 
+        before = _db_size(ws.db_path)
         with ArticleStore(ws.db_path) as store:
             rep.store = store.prune(cutoff, articles_before=cutoff - dt.timedelta(days=WINDOW_DAYS) if articles else None,
                                     dry_run=dry_run)
@@ -113,10 +114,11 @@ def collect_garbage(ws: Workspace, keep_days: int, *, today: dt.date | None = No
                 import sqlite3
 
                 try:
-                    rep.bytes_freed += store.compact()
-                except sqlite3.OperationalError as e:  # a run holds the database: its rows are gone, the space later
+                    store.compact()
+                    rep.bytes_freed += max(0, before - _db_size(ws.db_path))
+                except sqlite3.OperationalError as e:  # a run holds the database (or no room to copy it)
                     log.warning("gc: the article store could not be compacted now (%s); rerun okgen gc when no run "
-                                "is going to free its space", e)
+                                "is going (and with room for a copy of it) to free its space", e)
     log.info("gc: cutoff %s, %d WARC files, %d index folders, %d vectors, store %s%s", cutoff, len(rep.warc),
              len(rep.indexes), rep.vectors, rep.store, " (dry run)" if dry_run else "")
     return rep
@@ -135,16 +137,24 @@ def _newest_news_day(ws: Workspace, snapshot_dates: dict[str, dt.date]) -> dt.da
     return max(days, default=None)
 
 
+def _db_size(path: Path) -> int:
+    """The database file and its write-ahead log, in bytes."""
+    return sum(p.stat().st_size for p in (path, path.with_name(path.name + "-wal")) if p.exists())
+
+
 def _snapshot_dates(ws: Workspace) -> dict[str, dt.date]:
-    """First 12 hex digits of each present snapshot's content hash -> its date."""
-    from okgen.snapshot.store import list_snapshots
+    """First 12 hex digits of each present snapshot's content hash -> its date: a folder, or a
+    catalogued archive it can be restored from (``okgen snapshot show`` re-extracts it)."""
+    from okgen.snapshot.store import catalogue, list_snapshots
 
     out: dict[str, dt.date] = {}
+    cat = catalogue(ws)
     for entry, snap in list_snapshots(ws):
-        if snap is None:
+        if snap is not None:
+            key, date = snap.manifest.content_hash[:12], snap.manifest.date
+        elif entry is not None and entry.archive and (a := cat.resolve_path(entry.archive)) is not None and a.is_file():
+            key, date = entry.content_hash[:12], entry.date
+        else:
             continue
-        m = snap.manifest
-        key = m.content_hash[:12]
-        out[key] = max(out.get(key, m.date), m.date)
-        del entry
+        out[key] = max(out.get(key, date), date)
     return out

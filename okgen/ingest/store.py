@@ -322,9 +322,10 @@ class ArticleStore:
     def prune(self, before: dt.date, *, articles_before: dt.date | None = None, dry_run: bool = False) -> dict[str, int]:
         """Delete the ingest working state of dates before ``before`` (and old articles if asked).
 
-        Per-entry resume state, fetch log and run records of those dates go; feed state stays
-        (conditional GET needs it). Articles go only with ``articles_before``: those dated before
-        it (keep the dedup window of ``dedup_days`` before the oldest date still ingested).
+        Per-entry resume state and fetch log of those dates go; feed state stays (conditional GET
+        needs it). Articles go only with ``articles_before``: those dated before it (keep the
+        dedup window of ``dedup_days`` before the oldest date still ingested), with their dates'
+        run records (``okgen snapshot build`` reads a date's feeds hash from them).
 
         Args:
             before: first date whose working state is kept.
@@ -335,9 +336,10 @@ class ArticleStore:
             Rows (to be) deleted per table: ``ingest_items``, ``fetch_log``, ``ingest_runs``, ``articles``.
         """
         self.flush_log()
-        plan = [("ingest_items", "date", before), ("fetch_log", "date", before), ("ingest_runs", "date", before)]
+        plan = [("ingest_items", "date", before), ("fetch_log", "date", before)]
         if articles_before is not None:
-            plan.append(("articles", "date", articles_before))
+            # The run records (the feeds hash a snapshot's signature takes) go with the articles.
+            plan += [("articles", "date", articles_before), ("ingest_runs", "date", articles_before)]
         counts = {"ingest_items": 0, "fetch_log": 0, "ingest_runs": 0, "articles": 0}
         with self.conn:
             for table, column, day in plan:
@@ -347,22 +349,16 @@ class ArticleStore:
                     self.conn.execute(f"DELETE {where}", (day.isoformat(),))
         return counts
 
-    def compact(self) -> int:
+    def compact(self) -> None:
         """Give the space of deleted rows back to the disk (``VACUUM``: SQLite keeps it in the
-        file otherwise, with the deleted texts still readable in it); returns the bytes freed.
+        file otherwise, with the deleted texts still readable in it).
 
         Raises:
-            sqlite3.OperationalError: another process holds the database (a run in progress).
+            sqlite3.OperationalError: another process holds the database (a run in progress), or
+                there is no room for the copy VACUUM writes.
         """
-        path = Path(self.path)
-
-        def size() -> int:
-            return sum(p.stat().st_size for p in (path, path.with_name(path.name + "-wal")) if p.exists())
-
-        before = size()
         self.conn.execute("VACUUM")
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        return max(0, before - size())
 
     # ----------------------------------------------------------------------- runs
     def start_run(self, run_id: str, date: dt.date, mode: str) -> None:
