@@ -31,8 +31,11 @@ log = logging.getLogger(__name__)
 
 CRITERIA = ("clear", "answerable", "answer_correct", "distractors_ok", "no_giveaway", "day_news", "publishable")
 LETTERS = "ABCD"
-COLUMNS = ("snapshot", "question_id", "source", "question", "A", "B", "C", "D", "marked_answer", "source_excerpt",
-           *CRITERIA, "reviewer", "notes")
+COLUMNS = ("snapshot", "question_id", "source", "date", "article_id", "url", "question", "A", "B", "C", "D",
+           "marked_answer", "source_excerpt", *CRITERIA, "reviewer", "notes")
+"""The sheet's columns: the article's date, id (``okgen articles show ID``, or the snapshot's
+corpus) and URL let a reviewer read the whole story, not only the excerpt, to judge
+``answer_correct`` and ``day_news``."""
 EXCERPT_CHARS = 700
 BINARY = {"0": 0, "1": 1, "0.0": 0, "1.0": 1}  # a spreadsheet may save a 1 as "1.0"
 
@@ -60,7 +63,8 @@ def write_sheet(snapshot: Any, out_dir: str | Path, *, sample: int = 80, seed: i
     for q in (qs[i] for i in picked):
         a = arts.get(q.article_id)
         excerpt = q.evidence or (a.text[:EXCERPT_CHARS] if a is not None else "")
-        row = {"snapshot": m.content_hash, "question_id": q.id, "source": q.source, "question": q.question}
+        row = {"snapshot": m.content_hash, "question_id": q.id, "source": q.source, "date": str(q.date),
+               "article_id": q.article_id, "url": a.url if a is not None else "", "question": q.question}
         row.update({LETTERS[i]: (q.choices[i] if i < len(q.choices) else "") for i in range(4)})
         row.update({"marked_answer": f"{LETTERS[q.answer_index]}: {q.answer}",
                     "source_excerpt": (f"{a.title} -- " if a is not None else "") + excerpt[:EXCERPT_CHARS]})
