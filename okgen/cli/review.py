@@ -92,7 +92,8 @@ def import_cmd(files: tuple[str, ...], replace: bool, json_out: bool) -> None:
         return
     lo, hi = summary.usable_ci95
     click.echo(f"{snap.name}: {summary.usable}/{summary.items} questions usable ({summary.usable_rate:.1%}, "
-               f"95% CI {lo:.1%}-{hi:.1%}); {summary.ratings} ratings by {', '.join(summary.reviewers)}")
+               f"95% CI {lo:.1%}-{hi:.1%}); {summary.ratings} rating{'s' * (summary.ratings != 1)} by "
+               f"{', '.join(summary.reviewers)}")
     for c, n in summary.criteria.items():
         click.echo(f"  {c:<15} {n.yes}/{n.rated}")
     if summary.agreement:
