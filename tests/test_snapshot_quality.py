@@ -300,3 +300,21 @@ def test_an_import_that_would_drop_a_reviewer_is_refused_and_the_archive_carries
     code, _, err = run_cli(capsys, "review", "import", "--replace", str(ben))
     assert code == 0, err
     assert load_quality(snap.path, snap.manifest.content_hash).review.reviewers == ("ben",)
+
+
+def test_showing_an_archive_whose_snapshot_is_here_says_the_evidence_differs(make_snapshot, tmp_path, capsys, caplog):
+    """The workspace's folder is shown for an archive of the same snapshot: when a review was
+    imported since, the archive's evidence is not what is shown, and a line says so."""
+    import logging
+    import shutil
+
+    snap = make_snapshot()
+    old = tmp_path / "before-review.tar.gz"
+    shutil.copyfile(snap.path.parent / f"{snap.name}.tar.gz", old)
+    assert run_cli(capsys, "review", snap.signature.short, "--sample", "3", "--out", str(tmp_path))[0] == 0
+    sheet = next(tmp_path.glob("review-*.csv"))
+    fill(sheet, "ana", lambda i: 1)
+    assert run_cli(capsys, "review", "import", str(sheet))[0] == 0
+    with caplog.at_level(logging.WARNING, logger="okgen.snapshot.store"):
+        code, out, _ = run_cli(capsys, "snapshot", "show", str(old))
+    assert code == 0 and any("quality evidence differs from the archive's" in r.getMessage() for r in caplog.records)

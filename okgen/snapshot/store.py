@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,8 @@ from okgen.settings import Workspace
 from okgen.signature import Signature, looks_like_signature
 from okgen.snapshot import layout
 from okgen.snapshot.catalogue import HEX_PREFIX, Catalogue, CatalogueEntry
+
+log = logging.getLogger(__name__)
 
 
 class Snapshot:
@@ -168,9 +171,28 @@ def open_archive(archive: Path, ws: Workspace) -> Snapshot:
     folder = ws.snapshots_dir / top
     if not (folder / layout.MANIFEST).is_file():
         folder = safe_extract(archive, ws.snapshots_dir)
+    elif _member_bytes(archive, f"{top}/{layout.QUALITY}") != _file_bytes(folder / layout.QUALITY):
+        log.warning("%s: the workspace's copy of %s is what is shown, and its quality evidence differs from the "
+                    "archive's (a review imported since?)", archive.name, top)
     snap = Snapshot(folder)
     register(snap, ws, archive=archive if archive.resolve().parent == ws.snapshots_dir.resolve() else None)
     return snap
+
+
+def _member_bytes(archive: Path, name: str) -> bytes | None:
+    """One file of a snapshot archive, or None when it has none of that name."""
+    import tarfile
+
+    with tarfile.open(archive) as tf:
+        try:
+            f = tf.extractfile(name)
+        except KeyError:
+            return None
+        return f.read() if f is not None else None
+
+
+def _file_bytes(path: Path) -> bytes | None:
+    return path.read_bytes() if path.is_file() else None
 
 
 def register(snapshot: Snapshot, ws: Workspace, archive: Path | None = None, source: str | None = None,
