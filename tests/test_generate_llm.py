@@ -391,3 +391,18 @@ def test_the_funnel_lists_rejections_in_pipeline_order_also_when_read_back():
     line = next(ln for ln in render_funnel(f).splitlines() if "after checks" in ln)
     shown = [w for w in line.split("rejected ", 1)[1].replace(",", "").split() if not w.isdigit()]
     assert shown == sorted(shown, key=ORDER.index) and shown[0] == "schema"
+
+
+def test_settings_that_change_the_questions_change_the_signatures_prompt_hash(workspace, articles):
+    """An outlet cap or an answer cap other than the default keeps other questions: the
+    signature names it (its `prompt` hash), as it names the questions asked per article."""
+    r = AgentResponder(articles, questions=fixture_questions())
+    with OpenAIServer(responder=r) as srv:
+        spec = f"openai/fake,base_url={srv.base_url}"
+        base = run_generate(EVE, workspace, articles, generator=spec).prompt_hash
+        again = run_generate(EVE, workspace, articles, generator=spec, config={"generate": {}}).prompt_hash
+        capped = run_generate(EVE, workspace, articles, generator=spec,
+                              config={"generate": {"max_outlet_share": 0.5}}).prompt_hash
+        repeats = run_generate(EVE, workspace, articles, generator=spec,
+                               config={"generate": {"max_answer_repeats": 0}}).prompt_hash
+    assert base == again and len({base, capped, repeats}) == 3

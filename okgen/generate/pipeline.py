@@ -172,7 +172,8 @@ def run_generate(
     t0 = time.perf_counter()
     cfg = workspace.config() if config is None else config
     gcfg = dict(cfg.get("generate", {}) or {})
-    targets, pool_articles = _articles(date, workspace, articles, pool, int(gcfg.get("pool_days", DEFAULT_POOL_DAYS)))
+    pool_days = int(gcfg.get("pool_days", DEFAULT_POOL_DAYS))
+    targets, pool_articles = _articles(date, workspace, articles, pool, pool_days)
     if not targets:
         raise NotFoundError(f"no articles dated {date} (run `okgen ingest --date {date}` first)")
     cfg_dir = gcfg.get("agents_dir")
@@ -214,14 +215,6 @@ def run_generate(
         # Its distractors come from the pool's other articles: another pool is another run.
         params["pool"] = sha256_json(sorted([a.id, a.text_sha256] for a in pool_articles))
     run_key = sha256_json(params)[:32]
-    # The signature's `prompt`: the agents' files, and what else shapes the questions that no other
-    # key names (the probes, by model and spec, whether they drop, the questions asked per article)
-    # when it is not the default (a run with the defaults keeps the agents' hash alone).
-    p_hash = hash_prompts(agents.specs)
-    if probe_infos or per_article != DEFAULT_PER_ARTICLE:
-        p_hash = sha256_json({"agents": p_hash, "per_article": per_article,
-                              "probes": [[p.model, p.spec_hash] for p in probe_infos],
-                              "drop_known": agents.drop_known if probe_infos else None})
     share = float(gcfg.get("max_outlet_share", DEFAULT_MAX_OUTLET_SHARE))
     if not 0 < share <= 1:
         run_sync(agents.aclose())
@@ -236,6 +229,21 @@ def run_generate(
     if give_up < 0:
         run_sync(agents.aclose())
         raise ConfigError(f"[generate] give_up_after must be a whole number >= 0 (0: never give up), got {raw!r}")
+    # The signature's `prompt`: the agents' files, and what else shapes the questions that no other
+    # key names (the probes, by model and spec, whether they drop, the questions asked per article,
+    # the gates, the day's caps, the distractor pool's days) when it is not the default (a run
+    # with the defaults keeps the agents' hash alone).
+    p_hash = hash_prompts(agents.specs)
+    changed = {k: v for k, v, default in (
+        ("quality_gates", gates_on, quality_gates.DEFAULT_ON), ("max_outlet_share", share, DEFAULT_MAX_OUTLET_SHARE),
+        ("max_answer_repeats", repeats, DEFAULT_MAX_ANSWER_REPEATS),
+        ("pool_days", pool_days if isinstance(agents.generator, ExtractiveGenerator) else DEFAULT_POOL_DAYS,
+         DEFAULT_POOL_DAYS)) if v != default}
+    if probe_infos or per_article != DEFAULT_PER_ARTICLE or changed:
+        p_hash = sha256_json({"agents": p_hash, "per_article": per_article,
+                              "probes": [[p.model, p.spec_hash] for p in probe_infos],
+                              "drop_known": agents.drop_known if probe_infos else None,
+                              **({"settings": changed} if changed else {})})
     prior = recent_questions(workspace, date)
     day = dict(prior=prior, max_outlet_share=share, max_answer_repeats=repeats)
     fingerprint = _fingerprint(targets, prior, share, repeats)
@@ -291,6 +299,10 @@ def run_generate(
                                   validator=val_info is not None, probes=len(probe_infos), stopped=state.stopped,
                                   resumed=resumed, run_usage=state.usage, pending_errors=state.last_error)
             funnel["quality_gates"] = gates_on
+            # What shaped the day's questions besides the agents (the signature's `prompt` hashes
+            # those set otherwise than the default): listed in the snapshot's manifest with the funnel.
+            funnel["settings"] = {"per_article": per_article, "quality_gates": gates_on, "max_outlet_share": share,
+                                  "max_answer_repeats": repeats, "pool_days": pool_days}
             if ext_pool is not None:  # why the parse's (sentence, answer) pairs made no question
                 funnel["extractive_reasons"] = dict(ext_pool.reasons.most_common())
             if agents.clients:  # the structured-output mode each model ended on (learnt from its server)
