@@ -375,7 +375,7 @@ class EvalSignature(Signature):
     )
 
     setting: str
-    """Context given to the model: none, oracle (source article) or retrieval."""
+    """Context given to the model: none, oracle (source article), retrieval, or dated contexts (ctx:closest, ctx:latest, ctx:cumulative)."""
     retriever: str
     """Retriever name for the retrieval setting, else ``none``."""
     retriever_hash: str
