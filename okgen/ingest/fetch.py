@@ -405,8 +405,9 @@ class Fetcher:
         except aiohttp.ClientConnectorError as e:
             if isinstance(e.os_error, netpolicy.BlockedAddress):  # the name now resolves to a refused address
                 result.error, result.detail = "blocked_address", str(e.os_error)[:300]
-            else:
-                result.error, result.detail = "connect_error", f"{type(e).__name__}: {e}"[:300]
+            else:  # aiohttp's own text names "ssl:default" even for http: the host and the cause only
+                why = getattr(e.os_error, "strerror", None) or str(e.os_error)
+                result.error, result.detail = "connect_error", f"cannot connect to {e.host}:{e.port}: {why}"[:300]
         except (aiohttp.InvalidURL, ValueError) as e:
             result.error, result.detail = "bad_url", f"{e}"[:300]
         except aiohttp.ClientError as e:
