@@ -110,7 +110,8 @@ def test_connection_refused_is_retried_then_reported():
     s.close()
     r = one(fast_ingest_config(max_retries=1), f"http://127.0.0.1:{port}/x")
     assert r.error == "connect_error" and r.attempts == 2
-    assert r.detail.startswith(f"cannot connect to 127.0.0.1:{port}: ") and "ssl" not in r.detail  # no aiohttp noise
+    feed = one(fast_ingest_config(max_retries=0), f"http://127.0.0.1:{port}/feed.xml", kind="feed")
+    assert feed.detail.startswith(f"cannot connect to 127.0.0.1:{port}: ") and "ssl" not in feed.detail  # no aiohttp noise
 
 
 def _closed_port() -> int:
