@@ -505,7 +505,8 @@ def test_a_read_only_database_reads_its_tables_and_finds_missing_ones_empty(tmp_
 
 
 def test_pruned_articles_give_their_space_back(tmp_path):
-    """gc deleted rows and the file kept its size, the deleted texts still in its free pages."""
+    """gc deleted rows and the file kept its size, the deleted texts still in its free pages,
+    without a word: the free space is said, and --compact gives it back."""
     import datetime as dt
 
     from okgen.daily.gc import collect_garbage
@@ -523,5 +524,14 @@ def test_pruned_articles_give_their_space_back(tmp_path):
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     before = ws.db_path.stat().st_size
     rep = collect_garbage(ws, 1, today=day + dt.timedelta(days=60), articles=True, force=True)
-    assert rep.store["articles"] == 120 and rep.bytes_freed > 0
+    assert rep.store["articles"] == 120 and rep.free_bytes > before / 2  # said, not yet given back
+    # --compact gives it back; never while a daily run holds the workspace.
+    from okgen.daily.lock import RunLock
+    from okgen.errors import LockedError
+
+    with RunLock(ws.data_dir / "locks" / "daily.lock"):
+        with pytest.raises(LockedError, match="okgen gc --compact"):
+            collect_garbage(ws, 1, today=day + dt.timedelta(days=60), force=True, compact=True)
+    rep = collect_garbage(ws, 1, today=day + dt.timedelta(days=60), force=True, compact=True)
+    assert rep.bytes_freed > 0 and rep.free_bytes == 0
     assert ws.db_path.stat().st_size < before / 2

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from okgen.errors import ConfigError
+from okgen.errors import ConfigError, OkgenError
 from okgen.settings import Workspace
 
 log = logging.getLogger(__name__)
@@ -42,13 +42,15 @@ class GcReport:
     vectors: int = 0
     store: dict[str, int] = field(default_factory=dict)
     bytes_freed: int = 0
+    free_bytes: int = 0
+    """Space the article store's file keeps from deleted rows (``--compact`` gives it back)."""
     warning: str | None = None
     """A dry run's note that the real run would be refused (the cutoff passes all the news)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"cutoff": str(self.cutoff), "dry_run": self.dry_run, "warc": self.warc, "indexes": self.indexes,
-                "vectors": self.vectors, "store": self.store, "bytes_freed": self.bytes_freed, "warning": self.warning}
+                "vectors": self.vectors, "store": self.store, "bytes_freed": self.bytes_freed, "store_free_bytes": self.free_bytes, "warning": self.warning}
 
 
 def _size(p: Path) -> int:
@@ -58,7 +60,7 @@ def _size(p: Path) -> int:
 
 
 def collect_garbage(ws: Workspace, keep_days: int, *, today: dt.date | None = None, dry_run: bool = False,
-                    articles: bool = False, force: bool = False) -> GcReport:
+                    articles: bool = False, force: bool = False, compact: bool = False) -> GcReport:
     """Delete what is older than ``keep_days`` days (see the module docstring).
 
     The days count back from today. A workspace whose newest news day is before the cutoff (a
@@ -110,15 +112,28 @@ def collect_garbage(ws: Workspace, keep_days: int, *, today: dt.date | None = No
         with ArticleStore(ws.db_path) as store:
             rep.store = store.prune(cutoff, articles_before=cutoff - dt.timedelta(days=WINDOW_DAYS) if articles else None,
                                     dry_run=dry_run)
-            if not dry_run and any(rep.store.values()):
+            rep.free_bytes = store.free_bytes()
+            if compact and not dry_run:
                 import sqlite3
 
-                try:
-                    store.compact()
+                from okgen.daily.lock import RunLock
+
+                # VACUUM rewrites the whole file (room for a copy needed) and holds the database:
+                # never under a daily run, whose writes would time out.
+                with RunLock(ws.data_dir / "locks" / "daily.lock", message="okgen daily is running in this "
+                             "workspace{holder}: compact the store (okgen gc --compact) when it has finished"):
+                    try:
+                        done = store.compact()
+                    except sqlite3.OperationalError as e:  # another process reads or writes it, or no room
+                        raise OkgenError(f"the article store could not be compacted now ({e}); nothing else is "
+                                         "lost: rerun okgen gc --compact when no okgen runs, with room for a copy "
+                                         "of data/okgen.sqlite") from None
+                if done:
                     rep.bytes_freed += max(0, before - _db_size(ws.db_path))
-                except sqlite3.OperationalError as e:  # a run holds the database (or no room to copy it)
-                    log.warning("gc: the article store could not be compacted now (%s); rerun okgen gc when no run "
-                                "is going (and with room for a copy of it) to free its space", e)
+                    rep.free_bytes = store.free_bytes()
+                else:
+                    log.warning("gc: the article store was compacted, but a reader kept its log from being folded "
+                                "back; the space comes back when no okgen runs")
     log.info("gc: cutoff %s, %d WARC files, %d index folders, %d vectors, store %s%s", cutoff, len(rep.warc),
              len(rep.indexes), rep.vectors, rep.store, " (dry run)" if dry_run else "")
     return rep

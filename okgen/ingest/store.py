@@ -349,16 +349,23 @@ class ArticleStore:
                     self.conn.execute(f"DELETE {where}", (day.isoformat(),))
         return counts
 
-    def compact(self) -> None:
-        """Give the space of deleted rows back to the disk (``VACUUM``: SQLite keeps it in the
-        file otherwise, with the deleted texts still readable in it).
+    def free_bytes(self) -> int:
+        """Bytes of the file that deleted rows left free (SQLite keeps them, with the deleted
+        texts still readable in them, until a ``VACUUM``)."""
+        pages = self.conn.execute("PRAGMA freelist_count").fetchone()[0]
+        return int(pages) * int(self.conn.execute("PRAGMA page_size").fetchone()[0])
+
+    def compact(self) -> bool:
+        """Give the space of deleted rows back to the disk (``VACUUM``); False when a reader
+        kept the write-ahead log from being folded back (the file is compact, the log not yet).
 
         Raises:
             sqlite3.OperationalError: another process holds the database (a run in progress), or
                 there is no room for the copy VACUUM writes.
         """
         self.conn.execute("VACUUM")
-        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        return not busy
 
     # ----------------------------------------------------------------------- runs
     def start_run(self, run_id: str, date: dt.date, mode: str) -> None:
