@@ -214,6 +214,15 @@ def test_an_article_a_server_always_fails_is_given_up_after_three_runs(workspace
             run_generate(EVE, workspace, articles, generator=spec, config={"generate": {"give_up_after": "x"}})
 
 
+def test_only_failures_an_article_can_draw_by_itself_count_against_it():
+    from okgen.generate.runner import own_failure
+
+    assert all(own_failure(k) for k in ("http_500", "http_400", "http_413", "http_422", "bad_response", "internal"))
+    assert not any(own_failure(k) for k in ("http_502", "http_503", "http_504", "timeout", "connection", "unreachable",
+                                            "rate_limit", "budget", "http_401", "http_402", "http_403", "http_404",
+                                            "http_408", "http_409", "http_429"))
+
+
 def test_an_outage_over_reruns_gives_nothing_up(workspace, articles):
     """The other articles finished, then the server is down (503) for the reruns of the one left:
     an outage says nothing of that article, however many reruns see it."""

@@ -225,6 +225,7 @@ def test_a_home_under_a_file_is_one_line(tmp_path, capsys):
     code, _, err = cli(capsys, "--home", str(tmp_path / "afile" / "sub"), "ingest", "--date", "2025-04-10",
                        "--import", str(dump))
     assert code == 1 and "not a folder" in err and "check --home" in err and "internal error" not in err, err
+    assert f"{tmp_path / 'afile'} is a file" in err  # the file in the way, not the folder it blocked
 
 
 def test_a_refused_feed_list_or_capture_creates_nothing(tmp_path, capsys):

@@ -254,6 +254,13 @@ def test_a_spreadsheets_semicolon_or_legacy_encoding_sheet(make_snapshot, tmp_pa
     assert code == 0, err
     r = load_quality(snap.path, snap.manifest.content_hash).review
     assert (r.items, r.usable) == (5, 4)
+    tabs = tmp_path / "tabs.tsv"
+    with tabs.open("w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]), delimiter="\t")
+        w.writeheader()
+        w.writerows(rows)
+    code, out, err = run_cli(capsys, "review", "import", str(tabs))
+    assert code == 0, err
     legacy = tmp_path / "legacy.csv"
     legacy.write_bytes(sheet.read_text(encoding="utf-8").replace("Question", "Question \u2019").encode("cp1252", "replace")
                        + "\u2019".encode("cp1252"))

@@ -123,11 +123,13 @@ def daily(date_s, from_s, to_s, force, feeds, replay, replay_dir, import_file, g
         # fetched the feeds, stored nothing and said only "no question kept".
         from zoneinfo import ZoneInfo
 
-        today = dt.datetime.now(ZoneInfo(opts.timezone)).date()
+        from okgen.ingest.config import config_for
+
+        # the later of the two news days: daily's own zone (what "yesterday" is) and ingest's
+        today = max(dt.datetime.now(ZoneInfo(tz)).date() for tz in {opts.timezone, config_for(ws).timezone})
         for d, hint in ((date, "--date"), (end, "--to")):
             if d is not None and d > today:
-                raise click.BadParameter(f"{d} is after today ({today} in {opts.timezone}): there is no news of it yet",
-                                         param_hint=hint)
+                raise click.BadParameter(f"{d} is after today ({today}): there is no news of it yet", param_hint=hint)
     said = []
 
     def offline_note(o) -> None:  # once, for the first date that runs the offline generator

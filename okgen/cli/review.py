@@ -85,6 +85,8 @@ def import_cmd(files: tuple[str, ...], replace: bool, json_out: bool) -> None:
 
     entry = catalogue(ws).get_by_name(snap.name)
     for src in entry.sources if entry is not None else ():  # a release made before this review lacks it
+        if src.startswith(("http://", "https://")):
+            continue  # pulled from a server: that copy is its publisher's, not one to update from here
         click.echo(f"okgen: the copy of {snap.name} at {src} (published or pulled before this review) lacks it; "
                    f"a release of yours is updated by okgen publish {snap.signature.short_hash} --to {src}", err=True)
     if want_json(json_out):

@@ -52,7 +52,7 @@ def _ingest_runs(ws, limit: int) -> list[dict]:
 
 
 @click.command("status")
-@click.option("--limit", default=10, show_default=True, type=int, help="Runs to show.")
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1), help="Runs to show.")
 @json_option
 def status(limit: int, json_out: bool) -> None:
     """Show recent ingest runs, recent daily runs with their stages and failures, and the next

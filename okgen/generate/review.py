@@ -223,13 +223,17 @@ def import_sheets(paths: Sequence[str | Path], ws: Workspace, replace: bool = Fa
         log.info("%s: the release's signature no longer covers quality.json (these verdicts are yours, not the "
                  "publisher's); okgen publish --sign-key signs it again", snap.name)
     write_quality(snap.path, with_review(quality, summary))
-    archive = snap.path.parent / f"{snap.name}.tar.gz"
+    from okgen.snapshot.store import catalogue, register
+
+    entry = catalogue(ws).get_by_name(snap.name)
+    recorded = catalogue(ws).resolve_path(entry.archive) if entry is not None and entry.archive else None
+    archive = recorded if recorded is not None and recorded.is_file() else snap.path.parent / f"{snap.name}.tar.gz"
     if archive.is_file():  # the archive is the snapshot as published and restored: it carries the review too
         from okgen.snapshot.archive import make_archive
-        from okgen.snapshot.store import register
 
         make_archive(snap.path, archive)
         register(snap, ws, archive=archive)
+        log.info("rewrote %s with the review", archive)
     return snap, summary
 
 

@@ -203,12 +203,14 @@ class _Slot:
 def own_failure(kind: str) -> bool:
     """Whether an article left unfinished by ``kind`` may be failing by itself (``give_up_after``
     gives such an article up): a server error (HTTP 500), a client error its request alone
-    draws (another 4xx), a broken reply, okgen's own bug on it. Not what a server down or busy
-    gives every request (502, 503, 504, timeouts, refused connections, 408, 409, 429), nor the
-    budget: an outage over a few reruns must not give up the articles left."""
+    draws (400, 413, 422...), a broken reply, okgen's own bug on it. Not what a server down or
+    busy gives every request (502, 503, 504, timeouts, refused connections, 408, 409, 429), nor
+    what a setup gives every request (401, 402, 403, 404: a key, a payment, a model gone), nor
+    the budget: an outage over a few reruns must not give up the articles left."""
     if kind in ("http_500", "bad_response", "internal"):
         return True
-    return kind.startswith("http_4") and kind not in ("http_408", "http_409", "http_429")
+    return kind.startswith("http_4") and kind not in ("http_401", "http_402", "http_403", "http_404", "http_408",
+                                                       "http_409", "http_429")
 
 
 @dataclass

@@ -13,6 +13,7 @@ import datetime as dt
 import gzip
 import logging
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -113,8 +114,10 @@ class DayRun:
         if earlier is not None:
             # A replay reads every capture of the feed (at the address it redirected to): entries
             # that left it between two live runs of the day are only in the first one.
-            prev = [p for old in earlier(r.final_url or url, "feed")
+            addresses = dict.fromkeys([url, r.final_url or url])  # a feed that began redirecting in the day
+            prev = [p for a in addresses for old in earlier(a, "feed")
                     if (p := await self._parse_feed(outlet, url, old, None)).ok]
+            prev.sort(key=lambda p: p.fetched_at or dt.datetime.min.replace(tzinfo=dt.timezone.utc))
             if not res.ok and prev:  # the last capture failed: the latest one that did not stands
                 res = prev.pop()
             have = {canonicalize_url(e.url) for e in res.entries}
@@ -328,11 +331,12 @@ def trusted_canonical(page_url: str | None, final: str) -> bool:
     own = urlsplit(final).path.rstrip("/")
     if not path:
         return False
-    # Above the page: a section ("/news", "/world/europe": words only) is no article's name; a
-    # story's own id above its slug ("/article/123456" of "/article/123456/new-title") is.
+    # Above the page: a section ("/news", "/us-news", "/world/middle-east") or a date archive
+    # ("/2026/11/30", "/news/2026") is no article's name; a story's own id above its slug
+    # ("/article/1234567" of "/article/1234567/new-title": five digits or more) is.
     last = path.rsplit("/", 1)[-1]
-    section = not any(c.isdigit() or c == "-" for c in last)
-    return not (path != own and own.startswith(path + "/") and section)
+    story_id = re.search(r"\d{5,}", last) is not None
+    return not (path != own and own.startswith(path + "/") and not story_id)
 
 
 def page_time(text: str, cfg: IngestConfig) -> dt.datetime | None:

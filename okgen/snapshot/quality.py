@@ -303,7 +303,7 @@ def render_quality(q: QualityEvidence) -> list[str]:
         # A record written before the rate was taken over questions counted ratings (usable > items
         # can only be that): it is shown as what it counted.
         # (the stored rate is rounded to 4 decimals: 6/9 is 0.6667)
-        per = "questions" if r.items and abs(r.usable_rate - r.usable / r.items) < 5e-5 else "ratings"
+        per = "questions" if r.items and abs(r.usable_rate - r.usable / r.items) < 1e-4 else "ratings"
         lines.append(f"review: {r.usable}/{r.items if per == 'questions' else r.ratings} {per} usable "
                      f"({r.usable_rate:.1%}, 95% CI {lo:.1%}-{hi:.1%}); {r.ratings} rating{'s' * (r.ratings != 1)} by "
                      f"{', '.join(r.reviewers)}")
