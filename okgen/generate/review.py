@@ -165,6 +165,11 @@ def read_sheet(path: str | Path) -> list[dict[str, Any]]:
     return out
 
 
+def _fold(name: str) -> str:
+    """A reviewer's name as names compare: "Ana " is "ana"."""
+    return " ".join(name.split()).casefold()
+
+
 def import_sheets(paths: Sequence[str | Path], ws: Workspace, replace: bool = False) -> tuple[Any, Any]:
     """Check filled sheets and record their verdicts in the snapshot's ``quality.json``.
 
@@ -186,7 +191,7 @@ def import_sheets(paths: Sequence[str | Path], ws: Workspace, replace: bool = Fa
     rows = [r for p in paths for r in read_sheet(p)]
     names: dict[str, str] = {}  # "Alice" and "alice" are one reviewer: named as first written
     for r in rows:
-        r["reviewer"] = names.setdefault(" ".join(r["reviewer"].split()).casefold(), r["reviewer"])
+        r["reviewer"] = names.setdefault(_fold(r["reviewer"]), r["reviewer"])
     snaps = {r["snapshot"] for r in rows}
     if len(snaps) != 1:
         raise OkgenError(f"the sheets review {len(snaps)} snapshots ({', '.join(sorted(s[:12] for s in snaps))}); import one at a time")
@@ -206,11 +211,8 @@ def import_sheets(paths: Sequence[str | Path], ws: Workspace, replace: bool = Fa
     quality = load_quality(snap.path, m.content_hash) or compute_quality(
         snap.questions, snap.corpus, m.funnel, m.content_hash, m.seed)
     old = quality.review
-
-    def fold(name: str) -> str:  # "Ana " is "ana", as within one import
-        return " ".join(name.split()).casefold()
-
-    dropped = sorted(r for r in (old.reviewers if old is not None else ()) if fold(r) not in set(map(fold, summary.reviewers)))
+    now = {_fold(r) for r in summary.reviewers}
+    dropped = sorted(r for r in (old.reviewers if old is not None else ()) if _fold(r) not in now)
     if dropped and not replace:
         raise OkgenError(f"{snap.name} holds the review of {', '.join(old.reviewers)} ({old.ratings} ratings), and "
                          f"these sheets have no verdicts of {', '.join(dropped)}: import every reviewer's sheet "
