@@ -85,3 +85,26 @@ def test_registry_unknown_and_missing_extra():
         reg.get("nope")
     with pytest.raises(MissingExtraError, match=r'pip install "okgen\[colbert\]"'):
         require("colbert_not_installed_mod", "colbert", "the colbert retriever")
+
+
+def test_empty_list_items_are_usage_errors(workspace, make_snapshot):
+    """``--setting none,,oracle`` or a trailing comma is a typo: refused before any work, not a
+    run with the item dropped."""
+    from click.testing import CliRunner
+
+    from okgen.cli.main import cli
+
+    snap = make_snapshot()
+    cases = [
+        (["eval", "-s", snap.name, "-m", "random", "--setting", "none,,oracle"], "--setting", "'none,,oracle'"),
+        (["eval", "-s", snap.name, "-m", "random", "--setting", "retrieval", "--k", "1,5,"], "--k", "'1,5,'"),
+        (["index", "build", "--signature", snap.name, "--retriever", "bm25,", "--window", "1"], "--retriever", "'bm25,'"),
+        (["retrieval-eval", "--signature", snap.name, "--retrievers", "bm25,,dense"], "--retrievers", "'bm25,,dense'"),
+        (["report", "--figures", "png,,svg", "--out", str(workspace.home / "r"), str(workspace.home)], "--figures", "'png,,svg'"),
+        (["daily", "--retrievers", "bm25,,dense", "--date", "2025-04-10"], "--retrievers", "'bm25,,dense'"),
+    ]
+    for args, option, shown in cases:
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 2, (args, r.output)
+        assert option in r.output and shown in r.output and "empty item" in r.output, (args, r.output)
+    assert not (workspace.home / "runs").exists()  # nothing ran

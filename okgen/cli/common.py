@@ -33,6 +33,24 @@ def get_ctx() -> Context:
     return root.obj
 
 
+def split_list(value: str | Iterable[str] | None, option: str) -> list[str]:
+    """A comma-separated option value as its items, stripped (repeated options joined; None or
+    blank: none). An empty item (``none,,oracle``, a trailing comma) is a usage error: it is
+    more often a typo than a wish.
+
+    Raises:
+        click.BadParameter: an empty item.
+    """
+    text = ",".join(value) if value is not None and not isinstance(value, str) else (value or "")
+    if not text.strip():
+        return []
+    items = [x.strip() for x in text.split(",")]
+    if "" in items:
+        raise click.BadParameter(f"has an empty item in {text!r} (items are separated by single commas)",
+                                 param_hint=option)
+    return items
+
+
 def json_option(f):
     """Add ``--json`` to a reporting verb (same as the global ``okgen --json``)."""
     return click.option("--json", "json_out", is_flag=True, default=False, envvar="OKGEN_JSON",

@@ -5,18 +5,15 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
-from okgen.cli.common import echo_json, echo_table, get_ctx, json_option, want_json
+from okgen.cli.common import echo_json, echo_table, get_ctx, json_option, split_list, want_json
 from okgen.errors import ConfigError
 from okgen.eval.scoring import SCORINGS
 
 
-def _csv(value: str | None) -> list[str]:
-    return [x.strip() for x in (value or "").split(",") if x.strip()]
-
-
 def _ints(value: str | None, name: str) -> list[int]:
+    items = split_list(value, f"--{name}")
     try:
-        return [int(x) for x in _csv(value)]
+        return [int(x) for x in items]
     except ValueError:
         raise click.BadParameter(f"takes integers (comma-separated), got {value!r}", param_hint=f"--{name}") from None
 
@@ -79,7 +76,7 @@ def eval_cmd(ref: str | None, series_ref: str | None, stream_ref: str | None, mo
             raise click.UsageError("give only one of --signature, --series and --stream")
         from okgen.cli.stream_eval import echo_stream_eval
 
-        echo_stream_eval(stream_ref, model, _csv(setting), limit, out, want_json(json_out), overwrite,
+        echo_stream_eval(stream_ref, model, split_list(setting, "--setting"), limit, out, want_json(json_out), overwrite,
                          context_chars=context_chars)
         return
     if context_chars is not None:
@@ -112,7 +109,7 @@ def eval_cmd(ref: str | None, series_ref: str | None, stream_ref: str | None, mo
         if click.get_current_context().get_parameter_source("scoring") == ParameterSource.COMMANDLINE:
             raise click.UsageError("--format open is scored by generation: use --scoring generate (or leave it out)")
         scoring = "generate"  # the open format is always generated
-    if "retrieval" not in _csv(setting):
+    if "retrieval" not in split_list(setting, "--setting"):
         ctx = click.get_current_context()
         stray = [f"--{flag}" for flag, name in (("retriever", "retriever"), ("window", "window"), ("k", "ks"))
                  if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE]
@@ -120,7 +117,7 @@ def eval_cmd(ref: str | None, series_ref: str | None, stream_ref: str | None, mo
             verb = "applies" if len(stray) == 1 else "apply"
             raise click.UsageError(f"{', '.join(stray)} {verb} to --setting retrieval only (got --setting {setting})")
     try:
-        runs = plan_runs(_csv(setting), _csv(retriever) or ["bm25"], _ints(window, "window"), _ints(ks, "k") or [5])
+        runs = plan_runs(split_list(setting, "--setting"), split_list(retriever, "--retriever") or ["bm25"], _ints(window, "window"), _ints(ks, "k") or [5])
     except ConfigError as e:  # an unknown setting, k or window below 1: the command line is wrong
         raise click.UsageError(str(e)) from None
     opts = EvalOptions(scoring=scoring, fmt=fmt, template=template, limit=limit, seed=seed, temperature=temperature,

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import click
 
-from okgen.cli.common import echo_json, echo_table, get_ctx, json_option, note, want_json, warn
+from okgen.cli.common import (
+    echo_json,
+    echo_table,
+    get_ctx,
+    json_option,
+    note,
+    split_list,
+    want_json,
+    warn,
+)
 from okgen.errors import ConfigError, OkgenError
-
-
-def _names(values: tuple[str, ...]) -> list[str]:
-    return list(dict.fromkeys(x.strip() for v in values for x in v.split(",") if x.strip()))
 
 
 @click.group()
@@ -39,7 +44,7 @@ def build(ref: str, retrievers: tuple[str, ...], windows: tuple[str, ...], rebui
     from okgen.snapshot.store import resolve
 
     ws = get_ctx().workspace
-    names = _names(retrievers)
+    names = list(dict.fromkeys(split_list(retrievers, "--retriever")))
     for name in names:  # a misspelt name is one line before any work, not a failed index each
         find_spec_file(name, ws)
     snap = resolve(ref, ws)

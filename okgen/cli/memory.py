@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from okgen.cli.common import echo_json, get_ctx, json_option, want_json
+from okgen.cli.common import echo_json, get_ctx, json_option, split_list, want_json
 
 
 @click.group()
@@ -73,7 +73,7 @@ def eval_memory(series_ref: str | None, stream_ref: str | None, model: str, sett
 
     if (series_ref is None) == (stream_ref is None):
         raise click.UsageError("give exactly one of --series and --stream")
-    settings = [s.strip() for s in setting.split(",") if s.strip()] + [f"mem:{m}" for m in memories]
+    settings = split_list(setting, "--setting") + [f"mem:{m}" for m in memories]
     opts = StreamOptions(k=k, ask=ask, limit=limit, seed=seed, scoring=scoring, overwrite=overwrite)
     if stream_ref is not None:
         if scoring != "loglik":

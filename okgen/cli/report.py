@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from okgen.cli.common import echo_json, json_option, want_json
+from okgen.cli.common import echo_json, json_option, split_list, want_json
 
 FIGURE_FORMATS = ("png", "svg", "pdf")
 
@@ -39,7 +39,7 @@ def report(runs: tuple[str, ...], out: str | None, plots: bool, figure_formats: 
     from okgen.snapshot.quality import render_quality_markdown
     from okgen.snapshot.store import quality_of_snapshots
 
-    formats = [f.strip().lower() for f in figure_formats.split(",") if f.strip()]
+    formats = [f.lower() for f in split_list(figure_formats, "--figures")]
     bad = [f for f in formats if f not in FIGURE_FORMATS]
     if bad or not formats:
         raise click.BadParameter(f"takes {', '.join(FIGURE_FORMATS)} (comma-separated; --no-plots for none), "

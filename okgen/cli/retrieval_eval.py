@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from okgen.cli.common import echo_json, get_ctx, json_option, note, want_json, warn
+from okgen.cli.common import echo_json, get_ctx, json_option, note, split_list, want_json, warn
 from okgen.errors import OkgenError
 
 
@@ -46,7 +46,7 @@ def retrieval_eval(ref: str, retrievers: str, windows: str, ks: str, with_choice
         wins, cutoffs = parse_int_list(windows, "--windows"), parse_int_list(ks, "--k")
     except ConfigError as e:  # the command line is wrong: a usage error (exit 2)
         raise click.UsageError(str(e)) from None
-    names = [r.strip() for r in retrievers.split(",") if r.strip()]
+    names = split_list(retrievers, "--retrievers")
     for name in names:  # a misspelt name is one line before any work, not a run of failed cells
         find_spec_file(name, ws)
     snap = resolve(ref, ws)

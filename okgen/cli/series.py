@@ -7,7 +7,15 @@ from pathlib import Path
 
 import click
 
-from okgen.cli.common import echo_json, echo_kv, echo_table, get_ctx, json_option, want_json
+from okgen.cli.common import (
+    echo_json,
+    echo_kv,
+    echo_table,
+    get_ctx,
+    json_option,
+    split_list,
+    want_json,
+)
 from okgen.errors import IntegrityError
 
 
@@ -39,7 +47,7 @@ def build(name: str, start: str, end: str, allow_differ: str, allow_gaps: bool, 
     """
     from okgen.series.store import build_series
 
-    allow = [x.strip() for x in allow_differ.split(",") if x.strip()]
+    allow = split_list(allow_differ, "--allow-differ")
     m = build_series(get_ctx().workspace, name, _date(start, "--from"), _date(end, "--to"), allow_differ=allow,
                      allow_gaps=allow_gaps, overwrite=overwrite)
     if want_json(json_out):

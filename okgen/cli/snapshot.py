@@ -16,6 +16,7 @@ from okgen.cli.common import (
     json_option,
     note,
     progress_enabled,
+    split_list,
     want_json,
 )
 from okgen.errors import IntegrityError, OkgenError
@@ -237,7 +238,7 @@ def import_cmd(file: str, date_: str | None, all_dates: bool, windows: str, name
 
     try:
         day = dt.date.fromisoformat(date_) if date_ else None
-        wins = tuple(int(w) for w in windows.split(",") if w.strip())
+        wins = tuple(int(w) for w in split_list(windows, "--windows"))
     except ValueError:
         raise ConfigError("--date takes YYYY-MM-DD and --windows comma-separated day counts") from None
     if not wins:
@@ -332,7 +333,7 @@ def build_cmd(date_s: str, generator: str | None, validator: str | None, windows
     except ValueError:
         raise click.BadParameter(f"{date_s!r} is not a date (YYYY-MM-DD)", param_hint="--date") from None
     try:
-        wins = tuple(sorted({int(w) for w in windows.split(",") if w.strip()}))
+        wins = tuple(sorted({int(w) for w in split_list(windows, "--windows")}))
     except ValueError:
         raise click.BadParameter(f"{windows!r} is not a comma-separated list of days", param_hint="--windows") from None
     ws = get_ctx().workspace

@@ -42,7 +42,10 @@ def split_list(value: Any) -> Any:
             return json.loads(text)
         except ValueError:
             raise ValueError(f"{value!r} is not a JSON array") from None
-    return [x.strip() for x in text.split(",") if x.strip()]
+    items = [x.strip() for x in text.split(",")] if text else []
+    if "" in items:
+        raise ValueError(f"{value!r} has an empty item (items are separated by single commas)")
+    return items
 
 
 # A list setting: a TOML array in okgen.toml; one string (environment, flag) is split.
