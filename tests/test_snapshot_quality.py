@@ -268,7 +268,7 @@ def test_a_spreadsheets_semicolon_or_legacy_encoding_sheet(make_snapshot, tmp_pa
     assert code == 1 and "save the sheet as CSV UTF-8" in err and len(err.strip().splitlines()) == 1
 
 
-def test_an_import_that_would_drop_a_reviewer_is_refused_and_the_archive_carries_the_review(make_snapshot, tmp_path,
+def test_a_later_import_keeps_other_reviewers_verdicts_and_the_archive_carries_the_review(make_snapshot, tmp_path,
                                                                                             capsys):
     import tarfile
 
@@ -281,10 +281,32 @@ def test_an_import_that_would_drop_a_reviewer_is_refused_and_the_archive_carries
     fill(ben, "ben", lambda i: int(i % 2 == 0))
     code, out, _ = run_cli(capsys, "review", "import", str(ana), str(ben))
     assert code == 0 and "no kappa for ana/ben" in out  # ana rated every question 1: said, not left out silently
+    both = load_quality(snap.path, snap.manifest.content_hash).review
+    # A reviewer's sheet imported again replaces their verdicts and keeps the other's.
+    rows = list(csv.DictReader(ben.open(encoding="utf-8")))
+    write_rows(ben, [{**r, "publishable": "0", "notes": "options  of two kinds" if i == 0 else ""}
+                     for i, r in enumerate(rows)], list(rows[0]))
+    code, out, err = run_cli(capsys, "review", "import", str(ben))
+    assert code == 0 and "by ana, ben" in out, err
+    again = load_quality(snap.path, snap.manifest.content_hash).review
+    assert again.reviewers == ("ana", "ben") and again.ratings == both.ratings == 8
+    assert [v for v in again.verdicts if v.reviewer == "ana"] == [v for v in both.verdicts if v.reviewer == "ana"]
+    assert sum(v.ratings["publishable"] for v in again.verdicts if v.reviewer == "ben") == 0
+    assert again.usable == 0 < both.usable
+    assert [v.notes for v in again.verdicts if v.reviewer == "ben"][0] == "options of two kinds"
+    code, out, _ = run_cli(capsys, "snapshot", "show", snap.signature.short)
+    assert code == 0 and "review note (ben, " in out and "not publishable: options of two kinds" in out
+    # A review recorded before okgen kept verdicts cannot take one reviewer's sheet alone: the
+    # others' verdicts could not be rebuilt.
+    q = json.loads((snap.path / QUALITY).read_text())
+    del q["review"]["verdicts"]
+    (snap.path / QUALITY).write_text(json.dumps(q))
     before = (snap.path / QUALITY).read_bytes()
     code, _, err = run_cli(capsys, "review", "import", str(ben))
-    assert code == 1 and "holds the review of ana, ben" in err and "--replace" in err
+    assert code == 1 and "holds the review of ana, ben" in err and "without its verdicts" in err and "--replace" in err
     assert (snap.path / QUALITY).read_bytes() == before
+    fill(ben, "ben", lambda i: int(i % 2 == 0))
+    assert run_cli(capsys, "review", "import", str(ana), str(ben))[0] == 0
     # The local archive (what a restore or a publish ships) carries the recorded review.
     archive = snap.path.parent / f"{snap.name}.tar.gz"
     assert archive.is_file()

@@ -70,13 +70,14 @@ def sheet(ref: str, sample: int, seed: int, out_dir: str, overwrite: bool, json_
 
 @review.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--replace", is_flag=True, help="Replace a recorded review even if it drops other reviewers' verdicts.")
+@click.option("--replace", is_flag=True, help="Drop the recorded verdicts of reviewers these sheets lack.")
 @json_option
 def import_cmd(files: tuple[str, ...], replace: bool, json_out: bool) -> None:
     """Record the verdicts of filled review sheets (one per reviewer) in their snapshot's quality.json.
 
-    Import every reviewer's sheet at once: the record replaces the one before, and one that
-    would drop another reviewer's verdicts is refused unless --replace."""
+    Every rating is kept with its notes: another reviewer's sheet, imported later, joins the
+    recorded verdicts; a reviewer's own sheet imported again replaces theirs; --replace drops
+    the reviewers these sheets lack."""
     from okgen.generate.review import import_sheets
 
     ws = get_ctx().workspace

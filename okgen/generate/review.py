@@ -137,7 +137,8 @@ def read_sheet(path: str | Path) -> list[dict[str, Any]]:
     out = []
     for n, row in enumerate(rows, 2 if p.suffix.lower() not in (".jsonl", ".ndjson") else 1):
         rec: dict[str, Any] = {"snapshot": str(row["snapshot"]).strip(), "question_id": str(row["question_id"]).strip(),
-                               "reviewer": str(row.get("reviewer") or "").strip()}
+                               "reviewer": str(row.get("reviewer") or "").strip(),
+                               "notes": " ".join(str(row.get("notes") or "").split())}
         if not rec["reviewer"] and not any(str(row.get(c) or "").strip() for c in CRITERIA):
             continue  # a question this reviewer did not rate
         if not rec["reviewer"]:
@@ -192,6 +193,7 @@ def import_sheets(paths: Sequence[str | Path], ws: Workspace, replace: bool = Fa
     names: dict[str, str] = {}  # "Alice" and "alice" are one reviewer: named as first written
     for r in rows:
         r["reviewer"] = names.setdefault(_fold(r["reviewer"]), r["reviewer"])
+    new_reviewers = {_fold(r["reviewer"]) for r in rows}
     snaps = {r["snapshot"] for r in rows}
     if len(snaps) != 1:
         raise OkgenError(f"the sheets review {len(snaps)} snapshots ({', '.join(sorted(s[:12] for s in snaps))}); import one at a time")
@@ -206,17 +208,25 @@ def import_sheets(paths: Sequence[str | Path], ws: Workspace, replace: bool = Fa
         if key in seen:
             raise OkgenError(f"reviewer {r['reviewer']!r} rated question {r['question_id']} twice")
         seen[key] = r["publishable"]
-    summary = summarize(rows, [sha256_file(p) for p in paths])
     m = snap.manifest
     quality = load_quality(snap.path, m.content_hash) or compute_quality(
         snap.questions, snap.corpus, m.funnel, m.content_hash, m.seed)
     old = quality.review
-    now = {_fold(r) for r in summary.reviewers}
-    dropped = sorted(r for r in (old.reviewers if old is not None else ()) if _fold(r) not in now)
-    if dropped and not replace:
-        raise OkgenError(f"{snap.name} holds the review of {', '.join(old.reviewers)} ({old.ratings} ratings), and "
-                         f"these sheets have no verdicts of {', '.join(dropped)}: import every reviewer's sheet "
-                         "together (okgen review import a.csv b.csv), or give --replace to drop them")
+    sheets = [sha256_file(p) for p in paths]
+    others = sorted(r for r in (old.reviewers if old is not None else ()) if _fold(r) not in new_reviewers)
+    if others and not replace:
+        kept = [v for v in old.verdicts if _fold(v.reviewer) not in new_reviewers]
+        if {_fold(v.reviewer) for v in kept} != {_fold(r) for r in others}:  # recorded before verdicts were kept
+            raise OkgenError(f"{snap.name} holds the review of {', '.join(old.reviewers)} ({old.ratings} ratings) "
+                             f"without its verdicts, and these sheets have none of {', '.join(others)}: import every "
+                             "reviewer's sheet together (okgen review import a.csv b.csv), or give --replace to drop them")
+        # Another reviewer's sheet, imported later, joins the recorded verdicts; a reviewer's
+        # own sheet, imported again, replaces theirs.
+        rows = [{"snapshot": snap.name, "question_id": v.question_id, "notes": v.notes, **v.ratings,
+                 "reviewer": names.setdefault(_fold(v.reviewer), v.reviewer)} for v in kept] + rows
+        sheets = list(dict.fromkeys([*old.sheets, *sheets]))
+        log.info("%s: kept the recorded verdicts of %s", snap.name, ", ".join(others))
+    summary = summarize(rows, sheets)
     from okgen.snapshot.signing import unsign_quality
 
     # The signature's part first: stopped in between, the evidence is unsigned and unchanged,
@@ -247,7 +257,7 @@ def summarize(rows: Sequence[dict[str, Any]], sheets: Sequence[str] = ()) -> Any
     except ImportError:
         raise ConfigError('recording reviews needs scipy (Wilson interval): pip install "okgen[review]"') from None
 
-    from okgen.snapshot.quality import CriterionCount, ReviewSummary
+    from okgen.snapshot.quality import CriterionCount, ReviewSummary, Verdict
 
     n = len(rows)
     # Per question, not per rating: two reviewers' ratings of one question are not independent
@@ -263,7 +273,9 @@ def summarize(rows: Sequence[dict[str, Any]], sheets: Sequence[str] = ()) -> Any
         reviewers=tuple(reviewers), items=items, ratings=n,
         criteria={c: CriterionCount(yes=sum(r[c] for r in rows), rated=n) for c in CRITERIA},
         usable=usable, usable_rate=round(usable / items, 4), usable_ci95=(round(ci.low, 4), round(ci.high, 4)),
-        agreement=agreement(rows) if len(reviewers) > 1 else None, sheets=tuple(sheets))
+        agreement=agreement(rows) if len(reviewers) > 1 else None, sheets=tuple(sheets),
+        verdicts=tuple(Verdict(question_id=r["question_id"], reviewer=r["reviewer"], ratings={c: int(r[c]) for c in CRITERIA},
+                               notes=r.get("notes", "")) for r in rows))
 
 
 def agreement(rows: Sequence[dict[str, Any]]) -> dict[str, float]:

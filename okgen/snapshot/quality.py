@@ -75,6 +75,20 @@ class CriterionCount(_Frozen):
     """Ratings given (0 or 1)."""
 
 
+NOTES_SHOWN = 5  # reviewers' notes shown with the evidence (all are kept)
+
+
+class Verdict(_Frozen):
+    """One reviewer's rating of one question, as the sheet gave it."""
+
+    question_id: str
+    reviewer: str
+    ratings: dict[str, int]
+    """Each criterion of the review guide: 0 or 1."""
+    notes: str = ""
+    """The sheet's ``notes`` cell (what the reviewer saw fail)."""
+
+
 class ReviewSummary(_Frozen):
     """Human review verdicts recorded by ``okgen review import``."""
 
@@ -98,6 +112,9 @@ class ReviewSummary(_Frozen):
     on the questions both rated, and ``raw`` pairwise percentage agreement; None with one."""
     sheets: tuple[str, ...] = ()
     """SHA-256 of every imported sheet file."""
+    verdicts: tuple[Verdict, ...] = ()
+    """Every rating with its notes (empty in a review recorded before okgen kept them): a later
+    import of another reviewer's sheet adds to them."""
 
 
 class QualityEvidence(_Frozen):
@@ -309,6 +326,13 @@ def render_quality(q: QualityEvidence) -> list[str]:
                      f"{', '.join(r.reviewers)}")
         if r.agreement:
             lines.append("reviewer agreement: " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(r.agreement.items())))
+        # What the reviewers wrote of the questions they would not publish, first: what still fails.
+        noted = sorted((v for v in r.verdicts if v.notes), key=lambda v: (v.ratings.get("publishable", 0), v.question_id))
+        for v in noted[:NOTES_SHOWN]:
+            mark = "" if v.ratings.get("publishable") else "not publishable: "
+            lines.append(f"review note ({v.reviewer}, {v.question_id}): {mark}{v.notes}")
+        if len(noted) > NOTES_SHOWN:
+            lines.append(f"review notes: {len(noted) - NOTES_SHOWN} more in quality.json")
     return lines
 
 
@@ -327,6 +351,6 @@ def with_review(q: QualityEvidence, review: ReviewSummary) -> QualityEvidence:
     return q.model_copy(update={"review": review})
 
 
-__all__ = ["QUALITY", "CriterionCount", "Field", "GateRate", "QualityEvidence", "ReviewSummary", "SampleItem",
+__all__ = ["QUALITY", "CriterionCount", "Field", "GateRate", "QualityEvidence", "ReviewSummary", "SampleItem", "Verdict",
            "compute_quality", "load_quality", "render_quality", "render_quality_markdown",
            "with_review", "write_quality"]
