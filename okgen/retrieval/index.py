@@ -282,6 +282,11 @@ class WindowIndex:
             verify_files(folder, m)
         retriever = spec.retriever_class().load(folder, spec.params)
         retriever.folder = folder
+        built_with = m.info.get("weights")
+        if built_with is not None and (now := retriever.weights()) != built_with:
+            raise IntegrityError(f"{folder} was built with other model weights ({built_with[:40]}) than the model gives "
+                                 f"now ({(now or 'none')[:40]}): its vectors would not match the queries'; "
+                                 f"{rebuild_hint(m)}")
         return cls(folder, m, spec, retriever, units)
 
 
@@ -422,7 +427,7 @@ def _build_locked(snapshot, spec: RetrieverSpec, window: int, articles, folder: 
             snapshot_signature=m.signature, content_hash=m.content_hash, date=m.date, window=window,
             corpus_hash=corpus_hash(units), num_articles=len(articles), num_units=len(units),
             languages=language_counts(articles), versions={"okgen": __version__, **retr.versions()},
-            info=retr.describe(), okgen_version=__version__, built_at=utcnow(), build_seconds=round(seconds, 3),
+            info={**retr.describe(), **({"weights": w} if (w := retr.weights()) else {})}, okgen_version=__version__, built_at=utcnow(), build_seconds=round(seconds, 3),
             files=_file_entries(tmp),
         )
         atomic_write_text(tmp / MANIFEST, pretty_json(manifest))
