@@ -155,7 +155,7 @@ def eval_cmd(ref: str | None, series_ref: str | None, stream_ref: str | None, mo
             label = setting_label({**run, "setting": run.get("setting") or ""}) if run.get("setting") else "?"
             click.echo(f"{label}: stale-answer rate "
                        f"{_rate(d, 'stale_answer_rate', 'with_stale_choice')}, future-answer rate "
-                       f"{_rate(d, 'future_answer_rate', 'with_future_choice')}, gold article in context "
+                       f"{_rate(d, 'future_answer_rate', 'with_future_choice')}, gold article among the retrieved "
                        f"{'-' if d.get('gold_in_context') is None else format(d['gold_in_context'], '.3f')}")
     if outcomes:
         click.echo(f"runs in {outcomes[0].path.parent}" if len(outcomes) > 1 else f"run in {outcomes[0].path}", err=True)
