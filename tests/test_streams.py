@@ -183,6 +183,21 @@ def test_name_spellings_are_one_value_and_never_distractors():
     q = make_question(t, pool=pool, seed=1, year=2026)
     assert "Sergei Lavrov" not in q.choices and "Olga Petrov" not in q.choices and len(q.choices) >= 6
 
+    # Options come from the values of the same relation first, and never in alphabetical order:
+    # a pool whose first names all start with "A" gave every question the same four A-names.
+    a_names = Pool()
+    for i in range(30):
+        a_names.add("person", f"A{chr(97 + i % 26)}ron Ab{i:02d}", f"a{i}")
+    offices = Pool()
+    for i, n in enumerate(["Keir Starmer", "Pedro Sanchez", "Benjamin Netanyahu", "Nayib Bukele", "Mark Carney"]):
+        offices.add("person", n, f"o{i}")
+    q = make_question(t, pool=a_names, relation_pool=offices, seed=1, year=2026)
+    others = [c for c in q.choices if c not in ("Sergey Lavrov", "Olga Petrova", "not known yet")]
+    assert len(others) >= 3 and all(c in {"Keir Starmer", "Pedro Sanchez", "Benjamin Netanyahu", "Nayib Bukele",
+                                           "Mark Carney"} for c in others[:3]), q.choices
+    drawn = {tuple(sorted(make_question(t, pool=a_names, seed=s, year=2026).choices)) for s in range(6)}
+    assert len(drawn) > 1  # the seed draws among equally plausible names
+
 
 def test_a_stream_whose_only_changes_are_first_values_says_what_it_measures(tmp_path, caplog, monkeypatch):
     import logging

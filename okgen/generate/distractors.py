@@ -294,6 +294,8 @@ def pick(answer: str, kind: str, *, pool: Pool, article_id: str, article_norm: s
             if why is not None:
                 why.append("no_distractors")
             return None
+        if not pool.contexts:  # the streams' pool: no usage to rank by, so no alphabetical order either
+            rng.shuffle(cands)
         ranked = _topical(answer, cands, pool, kind, near, n, same_type, evidence, role, question, titles)
         if len(ranked) < n:
             if why is not None:
@@ -560,7 +562,7 @@ def _topical(answer: str, cands: list[str], pool: Pool, kind: str, near: Sequenc
             return True
         return sim >= MIN_SIMILARITY and (is_near or ev_sim >= MIN_EVIDENCE_SIMILARITY or focus_sim >= min_focus)
 
-    ranked = sorted(cands, key=lambda c: (-score(c), c))
+    ranked = sorted(cands, key=(lambda c: (-score(c), c)) if pool.contexts else (lambda c: -score(c)))
     if pool.contexts:
         # Only plausible names; when fewer than n are, any pick would be absurd. (A pool built
         # without contexts, as the streams' is, ranks by nearness alone.)

@@ -100,12 +100,14 @@ def build_stream(ws: Workspace, name: str, series_ref: str, *, min_changes: int 
                 ev = evidence[f"{f.relation}/{f.subject_key}"][f.object_key].setdefault(i, [])
                 if f.evidence not in ev and len(ev) < 3:
                     ev.append(f.evidence)
-    pool = name_pool(f for day in facts for f in day)
+    every = [f for day in facts for f in day]
+    pool = name_pool(every)
+    by_relation = {rel: name_pool(f for f in every if f.relation == rel) for rel in {f.relation for f in every}}
     questions, final = [], []
     for t in tracks:
         if t.excluded is None:
             try:
-                questions.append(make_question(t, pool=pool, seed=seed, year=dates[-1].year, evidence=evidence[t.id]))
+                questions.append(make_question(t, pool=pool, relation_pool=by_relation.get(t.relation), seed=seed, year=dates[-1].year, evidence=evidence[t.id]))
             except ConfigError as e:
                 t = t.model_copy(update={"excluded": str(e).split(": ", 1)[-1]})
         final.append(t)

@@ -38,8 +38,11 @@ def _value_key(kind: str, text: str) -> str | None:
 
 
 def make_question(track: Track, *, pool: dis.Pool, seed: int, year: int,
-                  evidence: Mapping[str, Mapping[int, list[str]]] | None = None) -> StreamQuestion:
-    """The question of a streamed track.
+                  evidence: Mapping[str, Mapping[int, list[str]]] | None = None,
+                  relation_pool: dis.Pool | None = None) -> StreamQuestion:
+    """The question of a streamed track. Distractors come first from ``relation_pool`` (the
+    values of the track's relation in other tracks: other prime ministers for a prime minister),
+    then from ``pool`` (every name the facts give); ties are drawn with the track's seed.
 
     Raises:
         ConfigError: the track has a same-day conflict or too few changes (it is not streamed),
@@ -55,17 +58,18 @@ def make_question(track: Track, *, pool: dis.Pool, seed: int, year: int,
     need = max(2, MIN_OPTIONS - len(values) - 1)
     taken = {_value_key(track.object_kind, v) for v in values} | {name_key(NOT_KNOWN)}
     picked: list[str] = []
-    for attempt in range(4):
-        cands = dis.pick(values[-1], kind, pool=pool, article_id="", article_norm=" ", question=question, rng=rng,
-                         year=year, n=need + len(values) + 2 * attempt) or []
+    pools = [p for p in (relation_pool, pool) if p is not None] if kind in dis.POOL_KINDS else [pool]
+    for source, attempt in ((p, a) for p in pools for a in range(4)):
+        if len(picked) >= need:
+            break
+        cands = dis.pick(values[-1], kind, pool=source, article_id="", article_norm=" ", question=question, rng=rng,
+                         year=year, n=need - len(picked) + len(values) + 2 * attempt) or []
         for c in cands:
             k = _value_key(track.object_kind, c)
             names = track.object_kind in ("person", "org")
             if k and k not in taken and c not in picked and not (names and any(same_name(k, t) for t in taken)):
                 picked.append(c)
                 taken.add(k)
-        if len(picked) >= need:
-            break
     if len(picked) < need:
         raise ConfigError(f"track {track.id}: only {len(picked)} distractor(s) of kind {kind}, {need} needed")
     choices = values + [NOT_KNOWN] + picked[:need]
