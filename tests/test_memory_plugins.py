@@ -85,3 +85,23 @@ def test_rolling_summary_through_a_chat_model_spec(tmp_path, monkeypatch):
 def test_summary_needs_a_model():
     with pytest.raises(ConfigError, match="chat model"):
         load_memory("summary")
+
+
+def test_a_passage_with_a_date_that_is_not_iso_is_one_line_naming_the_memory():
+    import datetime as dt
+
+    import pytest
+
+    from okgen.errors import OkgenError
+    from okgen.eval.templates import Passage
+    from okgen.memory.harness import LeakError, _Feed
+
+    feed = _Feed(dates={"a1": dt.date(2025, 4, 10)}, seen={"a1"})
+    day = dt.date(2025, 4, 10)
+    feed.check_passages("memory odd", day, [Passage(article_id="a1", title="t", text="x", date="2025-04-10")])
+    with pytest.raises(OkgenError) as e:
+        feed.check_passages("memory odd", day, [Passage(article_id="a1", title="t", text="x", date="April 10, 2025")])
+    assert str(e.value) == ("memory odd returned a1 with date 'April 10, 2025': a passage's date is ISO "
+                            "(YYYY-MM-DD), or empty")
+    with pytest.raises(LeakError):
+        feed.check_passages("memory odd", day, [Passage(article_id="b2", title="t", text="x", date="2025-04-13")])

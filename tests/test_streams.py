@@ -225,3 +225,19 @@ def test_a_stream_whose_only_changes_are_first_values_says_what_it_measures(tmp_
     assert m.counts["questions"] == 2 and m.counts["questions_changing_value"] == 0
     assert any("none of the 2 streamed question(s) changes value after its first report" in r.getMessage()
                for r in caplog.records)
+
+
+def test_a_ranked_context_over_budget_keeps_the_best_ranked_and_shows_them_oldest_first():
+    from types import SimpleNamespace
+
+    from okgen.streams.evaluate import _shown
+    from okgen.streams.records import StreamDocument
+
+    stream = SimpleNamespace(manifest=SimpleNamespace(intervals=[SimpleNamespace(index=i, label=f"day {i}")
+                                                                 for i in range(4)]))
+    # Best first: an old document ranked first, then newer ones; room for two.
+    docs = [StreamDocument(id=f"d{iv}", interval=iv, title=f"t{iv}", text="x" * 900) for iv in (0, 3, 2, 1)]
+    ranked = _shown(stream, docs, 2000, ranked=True)
+    assert [d.id for d, _ in ranked] == ["d0", "d3"]  # the two best, oldest first
+    chronological = _shown(stream, sorted(docs, key=lambda d: d.interval), 2000)
+    assert [d.id for d, _ in chronological] == ["d2", "d3"]  # the newest

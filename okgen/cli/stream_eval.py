@@ -40,7 +40,8 @@ def echo_stream_eval(ref: str, model: str, settings: list[str], limit: int | Non
     for r in results:
         if (cut := r.get("context_cut") or {}).get("pairs"):
             click.echo(f"warning: {r['setting']}: {cut['pairs']} of {cut['of']} (question, interval) pairs read only "
-                       f"the newest documents that fit {r['budget_chars']:,} characters ({cut['documents']:,} left out; "
+                       f"the {'best-ranked' if str(r['setting']).startswith('retrieval:') else 'newest'} documents "
+                       f"that fit {r['budget_chars']:,} characters ({cut['documents']:,} left out; "
                        "--context-chars raises the budget)", err=True)
     if json_out:
         echo_json(results)

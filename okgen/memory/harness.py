@@ -97,7 +97,12 @@ class _Feed:
 
     def check_passages(self, who: str, as_of: dt.date, passages: Sequence[Passage]) -> None:
         for p in passages:
-            if p.date and dt.date.fromisoformat(p.date[:10]) > as_of:
+            try:
+                when = dt.date.fromisoformat(p.date[:10]) if p.date else None
+            except ValueError:
+                raise OkgenError(f"{who} returned {p.article_id or 'a passage'} with date {p.date!r}: a "
+                                 "passage's date is ISO (YYYY-MM-DD), or empty") from None
+            if when is not None and when > as_of:
                 raise LeakError(f"{who} returned {p.article_id or 'a passage'} dated {p.date} for a question asked "
                                 f"on {as_of}: it saw the future")
             if p.article_id in self.dates and p.article_id not in self.seen:

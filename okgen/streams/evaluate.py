@@ -99,8 +99,9 @@ class Setting:
 
 def select(stream: Stream, setting: Setting, t: int, question: str | StreamQuestion,
            view: StreamView | None = None) -> list[StreamDocument]:
-    """The documents a setting gives at interval ``t``, oldest first: never a later one, except
-    ``ctx:latest``'s newest document about the entity (future context, recorded as such)."""
+    """The documents a setting gives at interval ``t``, oldest first (``retrieval:R``: best
+    first): never a later one, except ``ctx:latest``'s newest document about the entity (future
+    context, recorded as such)."""
     if setting.kind == "none":
         return []
     if setting.kind == "ctx":
@@ -146,13 +147,19 @@ def contexts(stream: Stream, setting: Setting, t: int, question: str | StreamQue
              view: StreamView | None = None) -> list[str]:
     """The passages a model may read at interval ``t`` (oldest first): never a later document,
     except ``ctx:latest``'s (see :func:`select`)."""
-    return [text for _, text in _shown(stream, select(stream, setting, t, question, view), budget_chars)]
+    chosen = select(stream, setting, t, question, view)
+    return [text for _, text in _shown(stream, chosen, budget_chars, ranked=setting.kind == "retrieval")]
 
 
-def _shown(stream: Stream, docs: Sequence[StreamDocument], budget_chars: int) -> list[tuple[StreamDocument, str]]:
+def _shown(stream: Stream, docs: Sequence[StreamDocument], budget_chars: int,
+           ranked: bool = False) -> list[tuple[StreamDocument, str]]:
+    """The documents that fit the budget with their passage texts, oldest first. Chronological
+    contexts keep the newest; ``ranked`` ones (``docs`` best first) keep the best-ranked."""
     label = {iv.index: iv.label for iv in stream.manifest.intervals}
     texts = [passage_text(label[d.interval], d.outlet, d.title, d.text) for d in docs]
-    kept = fit_budget(texts, budget_chars, "newest")
+    kept = fit_budget(texts, budget_chars, "first" if ranked else "newest")
+    if ranked:
+        kept = sorted(kept, key=lambda i: (docs[i].interval, i))
     return [(docs[i], texts[i][:budget_chars]) for i in kept]
 
 
@@ -173,8 +180,7 @@ def _bm25(docs: Sequence[Any], query: str, k: int) -> list[Any]:
         return []
     scores = model.get_scores_from_ids(q)
     top = sorted(range(len(docs)), key=lambda i: (-scores[i], i))[:k]
-    top = [i for i in top if scores[i] > 0]
-    return [docs[i] for i in sorted(top, key=lambda i: (docs[i].interval, i))]
+    return [docs[i] for i in top if scores[i] > 0]  # best first: the budget keeps the best
 
 
 def render(question: str, choices: Sequence[str], when: str, passages: Sequence[str]) -> Prompt:
@@ -310,7 +316,7 @@ def _score_pending(stream: Stream, view: StreamView, questions: Sequence[Any], s
             prompts, shown, left_out = [], [], []
             for iv in todo:
                 chosen = select(stream, st, iv.index, q, view)
-                got = _shown(stream, chosen, budget_chars)
+                got = _shown(stream, chosen, budget_chars, ranked=st.kind == "retrieval")
                 p, dropped = fit_prompt(be, q.question, q.choices, iv.label, [text for _, text in got])
                 prompts.append(p)
                 shown.append(got[dropped:])
