@@ -66,6 +66,9 @@ def test_compare_table_has_gain_over_none(dated):
     assert by["ctx:closest"]["gain_over_none"] == pytest.approx(1.0 - by["none"]["accuracy"])
     table = markdown(rows)
     assert "| ctx:closest | 4 | 100.0" in table
+    # Each rate says how many questions it rests on.
+    n = by["ctx:closest"]["with_stale_choice"]
+    assert n is not None and f" (of {n}) |" in table.splitlines()[2 + [r["setting"] for r in rows].index("ctx:closest")]
 
 
 def test_a_memory_that_peeks_at_the_future_is_caught(tmp_path):

@@ -68,6 +68,7 @@ def compare(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         rows.append({"setting": r["setting"], "n": r["n"], "accuracy": r["accuracy"], "ci95": r["ci95"],
                      "gain_over_none": None if base is None else round(r["accuracy"] - base, 6),
                      "stale_answer_rate": d["stale_answer_rate"], "future_answer_rate": d["future_answer_rate"],
+                     "with_stale_choice": d.get("with_stale_choice"), "with_future_choice": d.get("with_future_choice"),
                      "gold_in_context": d["gold_in_context"], "future_context": d["future_context"],
                      "prompt_tokens_per_day": c.get("prompt_tokens"), "seconds_per_day":
                      round(sum(c.get(k, 0.0) for k in ("observe_s", "retrieve_s", "score_s")), 3) if c else None,
@@ -82,6 +83,10 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     def pct(x: Any) -> str:
         return "–" if x is None else f"{100 * x:.1f}"
 
+    def rate(r: dict[str, Any], kind: str) -> str:  # with the questions it rests on: 100.0 of 1 is not of 40
+        n = r.get(f"with_{kind}_choice")
+        return pct(r[f"{kind}_answer_rate"]) + ("" if n is None else f" (of {n})")
+
     oaks = any("al" in r for r in rows)
     extra = " AL | DS | PM |" if oaks else ""
     head = (f"| setting | n | accuracy [95% CI] |{extra} gain over none | stale answers | future answers | gold in context "
@@ -91,8 +96,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         g = r["gain_over_none"]
         cols = "".join(f" {r[k]:.3f} |" for k in ("al", "ds", "pm")) if oaks else ""
         lines.append(f"| {r['setting']} | {r['n']} | {pct(r['accuracy'])} [{pct(r['ci95'][0])}, {pct(r['ci95'][1])}] |{cols}"
-                     f" {'–' if g is None else f'{100 * g:+.1f}'} | {pct(r['stale_answer_rate'])} "
-                     f"| {pct(r['future_answer_rate'])} | {pct(r['gold_in_context'])} | {pct(r['future_context'])} "
+                     f" {'–' if g is None else f'{100 * g:+.1f}'} | {rate(r, 'stale')} "
+                     f"| {rate(r, 'future')} | {pct(r['gold_in_context'])} | {pct(r['future_context'])} "
                      f"| {r['prompt_tokens_per_day'] if r['prompt_tokens_per_day'] is not None else '–'} "
                      f"| {r['seconds_per_day'] if r['seconds_per_day'] is not None else '–'} "
                      f"| {r['memory_chars'] if r['memory_chars'] is not None else '–'} |")
