@@ -60,7 +60,8 @@ def test_cli_generates_with_the_offline_default(workspace, capsys, articles_file
 
 def test_cli_errors(workspace, capsys, articles_file):
     code, _, err = run_cli(capsys, "generate", "--date", "2026-11-25", "--articles", str(articles_file))
-    assert code == 1 and "no articles dated 2026-11-25" in err
+    # An --articles file of other days names them (it used to say "run okgen ingest first").
+    assert code == 1 and "none of the 10 given articles is dated 2026-11-25: they are dated 2026-11-20, 2026-11-21" in err
     code, _, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file), "--generator", "gpt")
     assert code == 2 and "model spec 'gpt' must read backend/model" in err  # a usage error
     code, _, err = run_cli(capsys, "generate", "--date", "21/11/2026")
@@ -303,6 +304,11 @@ def test_cli_nothing_kept_is_an_error(workspace, capsys, articles_file):
     (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,api_key_env=OKGEN_NO_SUCH_KEY"],
      "OKGEN_NO_SUCH_KEY is not set", 1),
     (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,temperature=hot"], "bad temperature in model options", 1),
+    (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,max_tokens=-5"],
+     "bad max_tokens in model options: expected a whole number >= 1", 1),
+    (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,max_tokens=0"], "bad max_tokens in model options", 1),
+    (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,top_p=1.5"],
+     "bad top_p in model options: expected a number above 0 and at most 1", 1),
     (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1", "--max-cost", "nan"],
      "--max-cost: Input should be greater than or equal to 0", 1),
     (["--generator", "openai/local-model,base_url=http://127.0.0.1:9/v1", "--max-cost", "5"],
@@ -311,6 +317,27 @@ def test_cli_nothing_kept_is_an_error(workspace, capsys, articles_file):
 def test_cli_bad_model_options_fail_before_any_call(workspace, capsys, articles_file, args, message, status):
     code, _, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file), *args)
     assert code == status and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("extra, flag", [([], "--drop-known"), (["--probe", "none"], "--flag-known")])
+def test_drop_or_flag_known_without_a_probe_is_a_usage_error(workspace, capsys, articles_file, extra, flag):
+    # The flag acts on probe verdicts: with no probe it used to do nothing, silently.
+    code, stdout, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file),
+                                *extra, flag)
+    assert code == 2 and f"{flag} acts on freshness probes, and none is set" in err and "funnel" not in stdout
+
+
+def test_flag_known_on_the_command_line_keeps_what_the_probe_knew(workspace, capsys, articles_file):
+    articles = fixture_articles()
+    r = AgentResponder(articles)
+    r.probe_answer = lambda req: r.letter(req, correct=True)
+    with OpenAIServer(responder=r) as srv:
+        spec = f"openai/fake,base_url={srv.base_url}"
+        code, stdout, err = run_cli(capsys, "--json", "generate", "--date", str(DAY), "--articles", str(articles_file),
+                                    "--generator", spec, "--probe", spec, "--flag-known")
+    assert code == 0, err
+    probes = json.loads(stdout)["funnel"]["probes"]
+    assert probes["dropped"] == 0 and probes["flagged"] > 0
 
 
 def test_an_unwritable_out_fails_before_the_run(workspace, capsys, articles_file, tmp_path):

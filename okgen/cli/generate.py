@@ -37,7 +37,8 @@ class _Date(click.ParamType):
 @click.option("--probe", "probes", multiple=True, metavar="SPEC",
               help="Freshness probe model spec (openai/MODEL..., hf/PATH, vllm/ID); repeat for several.")
 @click.option("--drop-known/--flag-known", default=None,
-              help="Drop questions every probe answers correctly, or only flag them (default: the probe spec).")
+              help="Drop questions every probe answers correctly, or only flag them (default: the probe spec); "
+                   "needs --probe or [generate] probes.")
 @click.option("--per-article", type=click.IntRange(1, 50), default=None, help="Questions per article (default 5).")
 @click.option("--concurrency", type=click.IntRange(1, 1024), default=None,
               help="LLM calls in flight at once (default 16, or [generate] concurrency).")
@@ -88,6 +89,13 @@ def generate(date: dt.date | str, generator: str | None, validator: str | None, 
                                          per_article=per_article, concurrency=concurrency, max_cost=max_cost,
                                          seed=seed, drop_known=drop_known))
     g = settings.generate
+    if drop_known is not None:  # the flag acts on probe verdicts: without a probe it would silently do nothing
+        from okgen.generate.runner import is_off
+
+        if not [p for p in (g.probes or ()) if not is_off(p)]:
+            flag = "--drop-known" if drop_known else "--flag-known"
+            raise click.UsageError(f"{flag} acts on freshness probes, and none is set: add --probe SPEC "
+                                   "(or [generate] probes in okgen.toml)")
     if isinstance(date, str):  # today / yesterday: the news day of `okgen ingest` ([ingest] timezone)
         from okgen.cli.ingest import parse_date
 

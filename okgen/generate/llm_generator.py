@@ -66,17 +66,20 @@ def decoding_from(spec: AgentSpec, options: dict[str, str], seed: int) -> Decodi
         for key in ("temperature", "top_p"):
             if key in options:
                 d[key] = float(options.pop(key))
-                if not math.isfinite(d[key]) or d[key] < 0:
+                if not math.isfinite(d[key]) or d[key] < 0 or (key == "top_p" and not 0 < d[key] <= 1):
                     raise ValueError
         key = "max_tokens"
         if key in options:
             d[key] = int(options.pop(key))
+            if d[key] < 1:  # a negative or zero limit passed the old check and then failed every call
+                raise ValueError
         key = "seed"
         if key in options:
             seed = int(options.pop(key))
     except ValueError:
-        raise ConfigError(f"bad {key} in model options: expected a {'whole ' if key in ('max_tokens', 'seed') else ''}"
-                          f"number{' >= 0' if key in ('temperature', 'top_p') else ''}") from None
+        expected = {"temperature": "a number >= 0", "top_p": "a number above 0 and at most 1",
+                    "max_tokens": "a whole number >= 1", "seed": "a whole number"}[key]
+        raise ConfigError(f"bad {key} in model options: expected {expected}") from None
     return Decoding(temperature=float(d.get("temperature", 0.0)), top_p=float(d.get("top_p", 1.0)),
                     max_tokens=int(d.get("max_tokens", 0)), seed=seed)
 

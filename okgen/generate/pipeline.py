@@ -175,6 +175,10 @@ def run_generate(
     pool_days = int(gcfg.get("pool_days", DEFAULT_POOL_DAYS))
     targets, pool_articles = _articles(date, workspace, articles, pool, pool_days)
     if not targets:
+        if articles:  # an --articles file of other days: say which, not "ingest first"
+            days = sorted({str(a.date) for a in articles})
+            shown = ", ".join(days[:5]) + (f" and {len(days) - 5} more" if len(days) > 5 else "")
+            raise NotFoundError(f"none of the {len(articles)} given articles is dated {date}: they are dated {shown}")
         raise NotFoundError(f"no articles dated {date} (run `okgen ingest --date {date}` first)")
     cfg_dir = gcfg.get("agents_dir")
     if not agents_dir and cfg_dir and not Path(str(cfg_dir)).expanduser().is_absolute():
