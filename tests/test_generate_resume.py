@@ -163,6 +163,14 @@ def test_a_dead_endpoint_stops_the_run_in_seconds(tmp_path, monkeypatch, caplog)
     assert len(lines) <= 3, [r.getMessage() for r in lines]
     msg = f["articles"]["errors"]["unreachable"]
     assert url in msg and "base_url" in msg and f["articles"]["errors"]["errors"] == msg
+    # The run's line says its calls were never answered (it read as 16 calls made, $0).
+    failed = f["usage"]["this_run_errors"]
+    assert failed and set(failed) <= {"unreachable", "connection"}
+    assert sum(failed.values()) == f["usage"]["this_run_calls"]
+    from okgen.generate.funnel import render_funnel
+
+    line = next(x for x in render_funnel(f).splitlines() if x.strip().startswith("this run"))
+    assert f"{sum(failed.values())} failed: " in line and "unreachable" in line
 
 
 def test_a_content_filter_refusal_is_a_final_article_failure(tmp_path):

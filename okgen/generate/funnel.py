@@ -130,6 +130,9 @@ def build_funnel(date: dt.date, total_articles: int, results: Sequence[ArticleRe
             "this_run_cost_usd": round(run_usage.cost_usd, 6) if run_usage else 0.0,
             "this_run_cached_calls": run_usage.cached if run_usage else 0,
             "this_run_retries": run_usage.retries if run_usage else 0,
+            # Calls this run sent that got no usable reply (a server never reached counts here).
+            "this_run_errors": ({k: v for k, v in sorted(run_usage.errors.items()) if k != "budget"}
+                                if run_usage else {}),
         },
         "stopped": stopped,
         # What the servers said answered, by agent, over every finished article (resumed ones too).
@@ -201,8 +204,11 @@ def render_funnel(f: dict[str, Any], this_run: bool = True) -> str:
     if this_run and (u["calls"] or u.get("this_run_calls")) and u.get("this_run_calls", 0) != u["calls"]:
         # The usage line covers every stored result (earlier runs included); this one's own calls,
         # also those spent on articles it left unfinished, follow.
+        failed = u.get("this_run_errors") or {}
         lines.append(f"  this run      {u['this_run_calls']} calls ({u.get('this_run_cached_calls', 0)} cached, "
-                     f"{u.get('this_run_retries', 0)} retries), ${u['this_run_cost_usd']:.4f}")
+                     f"{u.get('this_run_retries', 0)} retries"
+                     + (f", {sum(failed.values())} failed: {_kv(failed)}" if failed else "")
+                     + f"), ${u['this_run_cost_usd']:.4f}")
     if f.get("served_models"):  # what the servers said answered, where they said
         lines.append("  served by     " + "; ".join(f"{role} {', '.join(f'{m} ({n})' for m, n in models.items())}"
                                                    for role, models in f["served_models"].items()))
