@@ -115,12 +115,16 @@ def test_bad_outputs_are_dropped_with_the_right_verdict(workspace, articles, mon
     for c in res.candidates:
         cands.setdefault(by_title[c.article_id].split()[0], []).append(c)
     assert "Kestrel" not in cands and "Floods" not in cands
-    assert len(cands["Meridian"]) == 1  # the complete part of the cut answer
+    # The complete part of the cut answer, and the question being written when it was cut, counted
+    # as a failed candidate (it vanished from the funnel before).
+    mer = sorted(cands["Meridian"], key=lambda c: c.index)
+    assert len(mer) == 2 and mer[0].rejected_by != "schema" and mer[1].rejected_by == "schema"
+    assert "cut off by the completion token limit" in str(mer[1].verdicts[-1].reason)
     b = sorted(cands["Brightline"], key=lambda c: c.index)
     assert b[0].rejected_by == "answer_in_choices" and b[1].rejected_by == "schema"
     lis = sorted(cands["Lisbon"], key=lambda c: c.index)
     assert len(lis) == 7 and [c.rejected_by for c in lis[5:]] == ["question_count", "question_count"]
-    assert f["checks"]["rejected"]["question_count"] == 2 and f["checks"]["rejected"]["schema"] == 1
+    assert f["checks"]["rejected"]["question_count"] == 2 and f["checks"]["rejected"]["schema"] == 2
     shares = [c for c in res.candidates if "Shares in" in c.question]
     assert shares and all(c.rejected_by == "one_correct_choice" and c.rejected_stage == "validator" for c in shares)
     assert f["validator"]["rejected"] == {"one_correct_choice": len(shares)}

@@ -140,6 +140,7 @@ class LLMGenerator:
 def parse_outcome(res: ChatResult, article_id: str, n: int) -> GenOutcome:
     """Turn a generator answer into candidates, per item (see the module docstring)."""
     out = GenOutcome()
+    cut: Candidate | None = None
     if res.ok and res.parsed is not None:
         items: list[Any] = [q.model_dump() for q in res.parsed.questions]
     elif res.transient:
@@ -155,13 +156,20 @@ def parse_outcome(res: ChatResult, article_id: str, n: int) -> GenOutcome:
             out.error_kind, out.error = "schema", "the answer holds no list of questions"
             return out
         out.truncated = res.error_kind == "length"
-        if out.truncated:
-            items = items[:-1]  # the question being written when the answer was cut (repaired, not whole)
+        if out.truncated and items:
+            # The question being written when the answer was cut (repaired, not whole): a candidate
+            # the funnel counts as failed, so every question the model began is accounted for.
+            last, items = items[-1], items[:-1]
+            raw = last if isinstance(last, dict) else {}
+            cut = Candidate(article_id=article_id, index=len(items), question=str(raw.get("question", ""))[:1000])
+            cut.add("schema", False, reason="cut off by the completion token limit (raise max_tokens)")
     else:
         out.error_kind, out.error = res.error_kind or "bad_response", res.error
         return out
     for i, item in enumerate(items):
         out.candidates.append(_candidate(article_id, i, item, n))
+    if cut is not None:
+        out.candidates.append(cut)
     out.short = len(items) < n
     return out
 
