@@ -305,10 +305,10 @@ def test_cli_nothing_kept_is_an_error(workspace, capsys, articles_file):
      "OKGEN_NO_SUCH_KEY is not set", 1),
     (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,temperature=hot"], "bad temperature in model options", 1),
     (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,max_tokens=-5"],
-     "bad max_tokens in model options: expected a whole number >= 1", 1),
-    (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,max_tokens=0"], "bad max_tokens in model options", 1),
+     "bad max_tokens in model options: -5, expected a whole number >= 0 (0: no limit)", 1),
+    (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,max_tokens=1.5"], "bad max_tokens in model options", 1),
     (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1,top_p=1.5"],
-     "bad top_p in model options: expected a number above 0 and at most 1", 1),
+     "bad top_p in model options: 1.5, expected a number above 0 and at most 1", 1),
     (["--generator", "openai/m,base_url=http://127.0.0.1:9/v1", "--max-cost", "nan"],
      "--max-cost: Input should be greater than or equal to 0", 1),
     (["--generator", "openai/local-model,base_url=http://127.0.0.1:9/v1", "--max-cost", "5"],
@@ -319,12 +319,14 @@ def test_cli_bad_model_options_fail_before_any_call(workspace, capsys, articles_
     assert code == status and message in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("extra, flag", [([], "--drop-known"), (["--probe", "none"], "--flag-known")])
-def test_drop_or_flag_known_without_a_probe_is_a_usage_error(workspace, capsys, articles_file, extra, flag):
+@pytest.mark.parametrize("extra, flag, why", [([], "--drop-known", "none is set: add --probe SPEC"),
+                                               (["--probe", "none"], "--flag-known", "--probe none turned them off")])
+def test_drop_or_flag_known_without_a_probe_is_a_usage_error(workspace, capsys, articles_file, extra, flag, why):
     # The flag acts on probe verdicts: with no probe it used to do nothing, silently.
+    (workspace.home / "okgen.toml").write_text("[generate]\ndrop_known = false\n")  # the setting alone is fine
     code, stdout, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file),
                                 *extra, flag)
-    assert code == 2 and f"{flag} acts on freshness probes, and none is set" in err and "funnel" not in stdout
+    assert code == 2 and f"{flag} acts on freshness probes, and {why}" in err and "funnel" not in stdout
 
 
 def test_flag_known_on_the_command_line_keeps_what_the_probe_knew(workspace, capsys, articles_file):
@@ -338,6 +340,26 @@ def test_flag_known_on_the_command_line_keeps_what_the_probe_knew(workspace, cap
     assert code == 0, err
     probes = json.loads(stdout)["funnel"]["probes"]
     assert probes["dropped"] == 0 and probes["flagged"] > 0
+
+
+@pytest.mark.parametrize("line, message", [
+    ("max_tokens = -5", "bad max_tokens in the generator spec's [decoding]: -5, expected a whole number >= 0"),
+    ('temperature = "hot"', "bad temperature in the generator spec's [decoding]: hot, expected a number >= 0"),
+])
+def test_a_bad_decoding_value_in_an_agent_spec_fails_before_any_call(workspace, capsys, articles_file, tmp_path,
+                                                                      line, message):
+    custom = tmp_path / "agents"
+    shutil.copytree(packaged_agents_dir(), custom)
+    spec = custom / "generator" / "spec.toml"
+    text = spec.read_text()
+    key = line.split()[0]
+    spec.write_text(re.sub(rf"(?m)^{key} = .*$", line, text) if re.search(rf"(?m)^{key} = ", text)
+                    else text.replace("[decoding]\n", f"[decoding]\n{line}\n"))
+    with OpenAIServer(responder=AgentResponder(fixture_articles())) as srv:
+        code, _, err = run_cli(capsys, "generate", "--date", str(DAY), "--articles", str(articles_file), "--agents",
+                               str(custom), "--generator", f"openai/fake,base_url={srv.base_url}")
+        assert srv.calls["chat"] == 0
+    assert code == 1 and message in err and "Traceback" not in err
 
 
 def test_an_unwritable_out_fails_before_the_run(workspace, capsys, articles_file, tmp_path):

@@ -144,6 +144,15 @@ def test_bad_outputs_are_dropped_with_the_right_verdict(workspace, articles, mon
     assert f["usage"]["by_agent"]["generator"]["calls"] == 6
     assert res.generator.model == "openai/fake" and res.probes[1].model == "openai/oracle"
     assert len(res.prompt_hash) == 64
+    assert f["usage"]["this_run_errors"] == {"invalid_json": 1, "length": 1, "refusal": 1, "schema": 1}
+    # Asked again, the finished date is answered from the store: the first run's own counts
+    # (its failed calls, retries, cached calls) are not this run's.
+    again = run_generate(DAY, workspace, articles, generator=spec, validator=spec,
+                         probes=[spec, f"openai/oracle,base_url={srv2.base_url}"], seed=3, concurrency=4)
+    u = again.funnel["usage"]
+    assert (u["this_run_calls"], u["this_run_retries"], u["this_run_cached_calls"], u["this_run_errors"]) == (0, 0, 0, {})
+    line = next(x for x in render_funnel(again.funnel).splitlines() if x.strip().startswith("this run"))
+    assert line.split() == ["this", "run", "0", "calls", "(0", "cached,", "0", "retries),", "$0.0000"]
 
 
 def test_transient_failures_are_retried_unless_maybe_processed(workspace, articles):
@@ -419,3 +428,18 @@ def test_settings_that_change_the_questions_change_the_signatures_prompt_hash(wo
         repeats = run_generate(EVE, workspace, articles, generator=spec,
                                config={"generate": {"max_answer_repeats": 0}}).prompt_hash
     assert base == again and len({base, capped, repeats}) == 3
+
+
+@pytest.mark.parametrize("n, check", [(3, "schema"), (2, "schema"), (1, "question_count")])
+def test_the_question_cut_by_the_token_limit_is_a_failed_candidate(n, check):
+    from okgen.generate.llm_generator import parse_outcome
+    from okgen.llm.base import ChatResult
+
+    whole = {"question": "Which city hosted the summit?", "choices": ["Lisbon", "Porto", "Braga", "Faro"],
+             "answer": "Lisbon", "short_answer": "Lisbon", "rationale": "The article says so.", "evidence": "in Lisbon"}
+    text = json.dumps({"questions": [whole, {**whole, "question": "Who chaired it?"}]})
+    text = text[: text.rindex("The article")]  # cut inside the second question's rationale
+    out = parse_outcome(ChatResult(text=text, error="cut at the token limit", error_kind="length"), "a1", n)
+    assert out.truncated and [c.index for c in out.candidates] == [0, 1]
+    assert out.candidates[0].rejected_by is None and out.candidates[1].question == "Who chaired it?"
+    assert out.candidates[1].rejected_by == check

@@ -94,6 +94,8 @@ def generate(date: dt.date | str, generator: str | None, validator: str | None, 
 
         if not [p for p in (g.probes or ()) if not is_off(p)]:
             flag = "--drop-known" if drop_known else "--flag-known"
+            if probes:  # --probe none turned off those of okgen.toml
+                raise click.UsageError(f"{flag} acts on freshness probes, and --probe none turned them off")
             raise click.UsageError(f"{flag} acts on freshness probes, and none is set: add --probe SPEC "
                                    "(or [generate] probes in okgen.toml)")
     if isinstance(date, str):  # today / yesterday: the news day of `okgen ingest` ([ingest] timezone)

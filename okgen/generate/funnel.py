@@ -130,7 +130,8 @@ def build_funnel(date: dt.date, total_articles: int, results: Sequence[ArticleRe
             "this_run_cost_usd": round(run_usage.cost_usd, 6) if run_usage else 0.0,
             "this_run_cached_calls": run_usage.cached if run_usage else 0,
             "this_run_retries": run_usage.retries if run_usage else 0,
-            # Calls this run sent that got no usable reply (a server never reached counts here).
+            # Calls this run sent that ended in an error, by kind: no reply (a server never reached),
+            # or a reply cut by the token limit or off the schema, whose whole questions may be kept.
             "this_run_errors": ({k: v for k, v in sorted(run_usage.errors.items()) if k != "budget"}
                                 if run_usage else {}),
         },

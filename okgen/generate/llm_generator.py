@@ -60,28 +60,34 @@ class GenOutcome:
 
 def decoding_from(spec: AgentSpec, options: dict[str, str], seed: int) -> Decoding:
     """Decoding of an agent: the spec's ``[decoding]``, overridden by model-spec options."""
-    d = dict(spec.section("decoding"))
-    key = ""
-    try:
-        for key in ("temperature", "top_p"):
-            if key in options:
-                d[key] = float(options.pop(key))
+    d = {k: v for k, v in spec.section("decoding").items() if k != "seed"}
+    given = {k: options.pop(k) for k in ("temperature", "top_p", "max_tokens", "seed") if k in options}
+    d.update(given)
+    key, v = "", None
+    try:  # the model options and the agent spec's [decoding] alike: a bad value fails before any call
+        for key in ("temperature", "top_p", "max_tokens", "seed"):
+            if key not in d:
+                continue
+            v = d[key]
+            if isinstance(v, bool):
+                raise ValueError
+            if key in ("temperature", "top_p"):
+                d[key] = float(v)
                 if not math.isfinite(d[key]) or d[key] < 0 or (key == "top_p" and not 0 < d[key] <= 1):
                     raise ValueError
-        key = "max_tokens"
-        if key in options:
-            d[key] = int(options.pop(key))
-            if d[key] < 1:  # a negative or zero limit passed the old check and then failed every call
-                raise ValueError
-        key = "seed"
-        if key in options:
-            seed = int(options.pop(key))
-    except ValueError:
+            else:
+                if isinstance(v, float) and not v.is_integer():
+                    raise ValueError
+                d[key] = int(v)
+                if key == "max_tokens" and d[key] < 0:  # 0: no limit (the backend's default)
+                    raise ValueError
+    except (TypeError, ValueError):
         expected = {"temperature": "a number >= 0", "top_p": "a number above 0 and at most 1",
-                    "max_tokens": "a whole number >= 1", "seed": "a whole number"}[key]
-        raise ConfigError(f"bad {key} in model options: expected {expected}") from None
+                    "max_tokens": "a whole number >= 0 (0: no limit)", "seed": "a whole number"}[key]
+        where = "model options" if key in given else f"the {spec.name} spec's [decoding]"
+        raise ConfigError(f"bad {key} in {where}: {v}, expected {expected}") from None
     return Decoding(temperature=float(d.get("temperature", 0.0)), top_p=float(d.get("top_p", 1.0)),
-                    max_tokens=int(d.get("max_tokens", 0)), seed=seed)
+                    max_tokens=int(d.get("max_tokens", 0)), seed=int(d.get("seed", seed)))
 
 
 def cut_text(text: str, limit: int) -> str:
@@ -162,7 +168,10 @@ def parse_outcome(res: ChatResult, article_id: str, n: int) -> GenOutcome:
             last, items = items[-1], items[:-1]
             raw = last if isinstance(last, dict) else {}
             cut = Candidate(article_id=article_id, index=len(items), question=str(raw.get("question", ""))[:1000])
-            cut.add("schema", False, reason="cut off by the completion token limit (raise max_tokens)")
+            if len(items) < n:
+                cut.add("schema", False, reason="cut off by the completion token limit (raise max_tokens)")
+            else:  # an extra question beyond those asked: refused for that, whole or not
+                cut.add("question_count", False, reason=f"question {len(items) + 1} of a request for {n}")
     else:
         out.error_kind, out.error = res.error_kind or "bad_response", res.error
         return out

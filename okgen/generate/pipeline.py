@@ -337,7 +337,8 @@ def _from_assembly(hit: tuple[str, dict[str, Any]], base: dict[str, Any], ws: Wo
                    targets: Sequence[Article], t0: float, day: dict[str, Any]) -> GenerateResult:
     questions_json, funnel = hit
     funnel["articles"]["resumed"] = len(targets)
-    funnel["usage"]["this_run_calls"], funnel["usage"]["this_run_cost_usd"] = 0, 0.0
+    u = funnel["usage"]  # this run made no call: none of the stored run's own counts is this run's
+    u.update(this_run_calls=0, this_run_cost_usd=0.0, this_run_cached_calls=0, this_run_retries=0, this_run_errors={})
     funnel["seconds"] = round(time.perf_counter() - t0, 3)
     funnel["run_key"] = base["run_key"]
     ids = {a.id for a in targets}
